@@ -1,0 +1,49 @@
+import { type SchemaNode, refName } from "./json-schema.ts";
+
+// Translates one JSON Schema node into the source text of an equivalent TypeBox expression.
+// Defs are emitted as named constants in dependency order, so a $ref is just the constant's name.
+export function typeboxExpression(node: SchemaNode): string {
+  const opts = options(node);
+  if (node.$ref) return refName(node.$ref);
+  if (node.oneOf || node.anyOf) {
+    const members = (node.oneOf ?? node.anyOf)!.map(typeboxExpression);
+    return `Type.Union([${members.join(", ")}]${opts})`;
+  }
+  if ("const" in node) return `Type.Literal(${JSON.stringify(node.const)}${opts})`;
+  if (node.enum) return `Type.Union([${node.enum.map((v) => `Type.Literal(${JSON.stringify(v)})`).join(", ")}]${opts})`;
+  if (Array.isArray(node.type)) {
+    return `Type.Union([${node.type.map((t) => typeboxExpression({ ...node, type: t, description: undefined })).join(", ")}]${opts})`;
+  }
+  switch (node.type) {
+    case undefined: return `Type.Unknown(${opts.slice(2)})`;
+    case "string": return `Type.String(${options(node, ["minLength", "maxLength", "pattern"]).slice(2)})`;
+    case "integer": return `Type.Integer(${options(node, ["minimum"]).slice(2)})`;
+    case "number": return `Type.Number(${options(node, ["minimum"]).slice(2)})`;
+    case "boolean": return `Type.Boolean(${opts.slice(2)})`;
+    case "null": return `Type.Null(${opts.slice(2)})`;
+    case "array": {
+      if (!node.items) throw new Error("array without items");
+      return `Type.Array(${typeboxExpression(node.items)}${options(node, ["minItems"])})`;
+    }
+    case "object": {
+      const required = new Set(node.required ?? []);
+      const props = Object.entries(node.properties ?? {}).map(([key, child]) => {
+        const expr = typeboxExpression(child);
+        return `${JSON.stringify(key)}: ${required.has(key) ? expr : `Type.Optional(${expr})`}`;
+      });
+      for (const key of required) {
+        if (!(key in (node.properties ?? {}))) throw new Error(`required property ${key} is not declared`);
+      }
+      const extra: (keyof SchemaNode)[] = node.additionalProperties === false ? ["additionalProperties"] : [];
+      return `Type.Object({ ${props.join(", ")} }${options(node, extra)})`;
+    }
+    default: throw new Error(`unsupported type ${String(node.type)}`);
+  }
+}
+
+function options(node: SchemaNode, keys: (keyof SchemaNode)[] = []): string {
+  const picked: Record<string, unknown> = {};
+  if (node.description !== undefined) picked.description = node.description;
+  for (const key of keys) if (node[key] !== undefined) picked[key] = node[key];
+  return Object.keys(picked).length === 0 ? "" : `, ${JSON.stringify(picked)}`;
+}
