@@ -83,9 +83,72 @@ export interface ValidationIssue {
   message: string;
 }
 
+/** Unions whose members are told apart by one property: issues are reported against the member the value names. */
+const discriminated: Partial<Record<DefName, { key: string; members: Record<string, DefName> }>> = {
+    "JournalRecord": {
+      "key": "type",
+      "members": {
+        "session.created": "SessionCreatedRecord",
+        "message.user": "MessageUserRecord",
+        "turn.started": "TurnStartedRecord",
+        "model.request": "ModelRequestRecord",
+        "model.response": "ModelResponseRecord",
+        "model.usage": "ModelUsageRecord",
+        "tool.call_started": "ToolCallStartedRecord",
+        "tool.event": "ToolEventRecord",
+        "tool.result": "ToolResultRecord",
+        "tool.returned": "ToolReturnedRecord",
+        "tool.finished": "ToolFinishedRecord",
+        "turn.completed": "TurnCompletedRecord",
+        "turn.failed": "TurnFailedRecord",
+        "session.deleted": "SessionDeletedRecord"
+      }
+    },
+    "ModelConfig": {
+      "key": "provider",
+      "members": {
+        "scripted": "ScriptedModelConfig",
+        "openai": "ProviderModelConfig",
+        "anthropic": "ProviderModelConfig"
+      }
+    },
+    "Outcome": {
+      "key": "status",
+      "members": {
+        "ok": "OkOutcome",
+        "error": "ErrorOutcome",
+        "timeout": "TimeoutOutcome",
+        "cancelled": "CancelledOutcome",
+        "unknown": "UnknownOutcome"
+      }
+    },
+    "Placement": {
+      "key": "kind",
+      "members": {
+        "host": "HostPlacement",
+        "component": "ComponentPlacement",
+        "descriptor": "DescriptorPlacement"
+      }
+    }
+  };
+
 /** Every reason `value` does not match the def `name` (empty when it matches). */
 export function issues(name: DefName, value: unknown): ValidationIssue[] {
   const validator = validate[name];
   if (validator.Check(value)) return [];
-  return [...validator.Errors(value)].map((e) => ({ path: e.path === "" ? "/" : e.path, message: e.message }));
+  const union = discriminated[name];
+  const tag = union && typeof value === "object" && value !== null ? (value as Record<string, unknown>)[union.key] : undefined;
+  const member = union && typeof tag === "string" ? union.members[tag] : undefined;
+  if (member) return issues(member, value);
+  if (union) return [{ path: `/${union.key}`, message: `Expected one of ${Object.keys(union.members).map((m) => JSON.stringify(m)).join(", ")}` }];
+  // TypeBox reports a missing property twice (missing, then wrong type): keep the first reason per path.
+  const seen = new Set<string>();
+  const found: ValidationIssue[] = [];
+  for (const e of validator.Errors(value)) {
+    const path = e.path === "" ? "/" : e.path;
+    if (!seen.has(path)) { seen.add(path); found.push({ path, message: e.message }); }
+
+  }
+
+  return found;
 }

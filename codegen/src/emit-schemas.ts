@@ -1,5 +1,5 @@
 import { VariableDeclarationKind } from "ts-morph";
-import { type ProtocolSchema, assertSupported, topologicalOrder } from "./json-schema.ts";
+import { type ProtocolSchema, type SchemaNode, assertSupported, topologicalOrder, refName } from "./json-schema.ts";
 import { typeboxExpression } from "./typebox-expression.ts";
 import { newSourceFile, render, jsdoc } from "./ts-file.ts";
 
@@ -51,6 +51,12 @@ export function emitValidators(schema: ProtocolSchema, headerText: string): stri
     docs: jsdoc("One reason a value does not match a def: a JSON pointer and a message."),
     properties: [{ name: "path", type: "string" }, { name: "message", type: "string" }],
   });
+  const unions = discriminatedUnions(schema);
+  file.addVariableStatement({
+    declarationKind: VariableDeclarationKind.Const,
+    docs: jsdoc("Unions whose members are told apart by one property: issues are reported against the member the value names."),
+    declarations: [{ name: "discriminated", type: "Partial<Record<DefName, { key: string; members: Record<string, DefName> }>>", initializer: JSON.stringify(unions, null, 2) }],
+  });
   file.addFunction({
     isExported: true,
     name: "issues",
@@ -60,8 +66,42 @@ export function emitValidators(schema: ProtocolSchema, headerText: string): stri
     statements: [
       "const validator = validate[name];",
       "if (validator.Check(value)) return [];",
-      "return [...validator.Errors(value)].map((e) => ({ path: e.path === \"\" ? \"/\" : e.path, message: e.message }));",
+      "const union = discriminated[name];",
+      "const tag = union && typeof value === \"object\" && value !== null ? (value as Record<string, unknown>)[union.key] : undefined;",
+      "const member = union && typeof tag === \"string\" ? union.members[tag] : undefined;",
+      "if (member) return issues(member, value);",
+      "if (union) return [{ path: `/${union.key}`, message: `Expected one of ${Object.keys(union.members).map((m) => JSON.stringify(m)).join(\", \")}` }];",
+      "// TypeBox reports a missing property twice (missing, then wrong type): keep the first reason per path.",
+      "const seen = new Set<string>();",
+      "const found: ValidationIssue[] = [];",
+      "for (const e of validator.Errors(value)) {",
+      "  const path = e.path === \"\" ? \"/\" : e.path;",
+      "  if (!seen.has(path)) { seen.add(path); found.push({ path, message: e.message }); }",
+      "}",
+      "return found;",
     ],
   });
   return render(file, headerText);
+}
+
+function discriminatedUnions(schema: ProtocolSchema): Record<string, { key: string; members: Record<string, string> }> {
+  const out: Record<string, { key: string; members: Record<string, string> }> = {};
+  for (const [name, def] of Object.entries(schema.$defs).sort(([a], [b]) => a.localeCompare(b))) {
+    if (!def.oneOf) continue;
+    const members = def.oneOf.map((m) => refName(m.$ref!));
+    const shapes = members.map((m) => schema.$defs[m]!);
+    const key = Object.keys(shapes[0]!.properties ?? {}).find((k) => shapes.every((s) => tags(s.properties?.[k]).length > 0));
+    if (!key) continue;
+    const map: Record<string, string> = {};
+    members.forEach((m, i) => { for (const t of tags(shapes[i]!.properties![key])) map[t] = m; });
+    out[name] = { key, members: map };
+  }
+  return out;
+}
+
+function tags(node: SchemaNode | undefined): string[] {
+  if (!node) return [];
+  if (typeof node.const === "string") return [node.const];
+  if (node.enum?.every((v) => typeof v === "string")) return node.enum as string[];
+  return [];
 }
