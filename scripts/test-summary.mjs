@@ -1,0 +1,46 @@
+// Turns a suite's printed output and exit status into pass/fail counts for the root `npm test`.
+
+// uvu forces colour on, so its numbers arrive wrapped in ANSI escapes.
+const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
+const plain = (text) => text.replace(ANSI, "");
+
+/**
+ * uvu prints `Total: N`, `Passed: N`, `Skipped: N`. uvu's Total already leaves out skipped tests
+ * (test.skip and tests not selected by test.only), so failed = total - passed; subtracting Skipped
+ * again would hide real failures in a suite that also skips.
+ */
+export function parseUvuSummary(output) {
+  const text = plain(output);
+  const totals = [...text.matchAll(/^\s*Total:\s+(\d+)\s*$/gm)];
+  const passes = [...text.matchAll(/^\s*Passed:\s+(\d+)\s*$/gm)];
+  if (!totals.length || !passes.length) return undefined;
+  let total = 0;
+  let passed = 0;
+  // Sum every block so a script like `uvu a && uvu b` is counted whole.
+  for (const m of totals) total += Number(m[1]);
+  for (const m of passes) passed += Number(m[1]);
+  return { passed, failed: Math.max(0, total - passed) };
+}
+
+/** Deno ends with `ok | 5 passed | 0 failed (12ms)` or `FAILED | 4 passed | 1 failed (…)`. */
+export function parseDenoSummary(output) {
+  const lines = plain(output).split("\n").filter((line) => /^(ok|FAILED)\s+\|/.test(line.trim()));
+  const last = lines.at(-1);
+  if (!last) return undefined;
+  const passed = Number(/(\d+)\s+passed/.exec(last)?.[1] ?? 0);
+  const failed = Number(/(\d+)\s+failed/.exec(last)?.[1] ?? 0);
+  return { passed, failed };
+}
+
+/**
+ * Combines the parsed summary with how the process ended. A suite without a summary counts as one
+ * check (1 passed on exit 0, else 1 failed); a nonzero exit never reads as all-green, and a killed
+ * suite is always a failure.
+ */
+export function countSuite(run, summary) {
+  if (run.timedOut) return { passed: summary?.passed ?? 0, failed: Math.max(1, summary?.failed ?? 0), note: "timed out" };
+  if (run.error) return { passed: 0, failed: 1, note: "did not start" };
+  if (!summary) return run.code === 0 ? { passed: 1, failed: 0 } : { passed: 0, failed: 1, note: `exit ${run.code}` };
+  if (run.code !== 0 && summary.failed === 0) return { passed: summary.passed, failed: 1, note: `exit ${run.code} with no failed test` };
+  return { ...summary };
+}

@@ -1,0 +1,116 @@
+#!/usr/bin/env node
+// Root `npm test`: runs every suite in turn, streams its output live, keeps going after a failure,
+// and ends with exactly one plain line `N passed, N failed` summing all of them.
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseUvuSummary, parseDenoSummary, countSuite } from "./test-summary.mjs";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const SUITE_TIMEOUT_MS = Number(process.env.BRAIN_SUITE_TIMEOUT_MS ?? 5 * 60_000);
+
+const readJson = (path) => JSON.parse(readFileSync(path, "utf8"));
+
+/** @typedef {{ name: string, cwd: string, command: string, args: string[], parse: (out: string) => ({passed:number, failed:number} | undefined) }} Suite */
+
+/** Suites in dependency order: contract drift first, then the layering lint, then every workspace. */
+function discoverSuites() {
+  /** @type {Suite[]} */
+  const suites = [];
+  const pkg = readJson(join(root, "package.json"));
+
+  // codegen --check is one pass/fail check, not a test count.
+  if (pkg.scripts?.codegen && existsSync(join(root, "codegen/src/cli.ts"))) {
+    suites.push({
+      name: "codegen --check",
+      cwd: root,
+      command: "npm",
+      args: ["run", "--silent", "codegen", "--", "--check"],
+      parse: () => undefined,
+    });
+  }
+
+  suites.push({
+    name: "scripts (import boundaries)",
+    cwd: root,
+    command: process.execPath,
+    args: [join(root, "node_modules/uvu/bin.js"), "scripts/test", "\\.test\\.mjs$"],
+    parse: parseUvuSummary,
+  });
+
+  for (const workspace of pkg.workspaces ?? []) {
+    const manifest = join(root, workspace, "package.json");
+    if (!existsSync(manifest)) continue;
+    if (!readJson(manifest).scripts?.test) continue;
+    suites.push({
+      name: workspace,
+      cwd: join(root, workspace),
+      command: "npm",
+      args: ["run", "--silent", "test"],
+      parse: parseUvuSummary,
+    });
+  }
+
+  // sdk-deno is not an npm workspace; it is tested by Deno itself, through its own "test" task
+  // so that the flags live next to the suite they belong to.
+  const denoJson = join(root, "sdk-deno/deno.json");
+  if (existsSync(denoJson) && readJson(denoJson).tasks?.test) {
+    suites.push({
+      name: "sdk-deno (deno test)",
+      cwd: join(root, "sdk-deno"),
+      command: join(root, "node_modules/.bin/deno"),
+      args: ["task", "test"],
+      parse: parseDenoSummary,
+    });
+  }
+  return suites;
+}
+
+/** Runs one suite in its own process group so a hung suite can be killed with all its children. */
+function runSuite(suite) {
+  return new Promise((resolve) => {
+    let output = "";
+    let timedOut = false;
+    const child = spawn(suite.command, suite.args, {
+      cwd: suite.cwd,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, DENO_NO_UPDATE_CHECK: "1" },
+    });
+    child.stdout.on("data", (chunk) => { output += chunk; process.stdout.write(chunk); });
+    child.stderr.on("data", (chunk) => { output += chunk; process.stderr.write(chunk); });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try { process.kill(-child.pid, "SIGKILL"); } catch { /* already gone */ }
+    }, SUITE_TIMEOUT_MS);
+    const done = (code, error) => {
+      clearTimeout(timer);
+      resolve({ code, output, timedOut, error });
+    };
+    child.on("error", (error) => done(null, error));
+    child.on("close", (code) => done(code));
+  });
+}
+
+const suites = discoverSuites();
+const results = [];
+for (const suite of suites) {
+  console.log(`\n=== ${suite.name} (${suite.cwd === root ? "." : suite.cwd.slice(root.length + 1)}: ${[suite.command.startsWith(root) ? suite.command.slice(root.length + 1) : suite.command === process.execPath ? "node" : suite.command, ...suite.args].join(" ")})`);
+  const run = await runSuite(suite);
+  const counts = countSuite(run, suite.parse(run.output));
+  if (run.timedOut) console.log(`!!! ${suite.name}: killed after ${SUITE_TIMEOUT_MS} ms`);
+  if (run.error) console.log(`!!! ${suite.name}: could not start: ${run.error.message}`);
+  results.push({ name: suite.name, ...counts });
+}
+
+let passed = 0;
+let failed = 0;
+console.log("\n=== summary");
+for (const r of results) {
+  passed += r.passed;
+  failed += r.failed;
+  console.log(`  ${r.failed ? "FAIL" : "ok  "} ${r.name}: ${r.passed} passed, ${r.failed} failed${r.note ? ` (${r.note})` : ""}`);
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exitCode = failed ? 1 : 0;

@@ -1,0 +1,42 @@
+// The root `npm test` must count every suite honestly: these pin how uvu and Deno output and exit
+// codes become `N passed, N failed`.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { countSuite, parseDenoSummary, parseUvuSummary } from "../test-summary.mjs";
+
+const uvu = (total, passed, skipped) =>
+  `\u001b[32m✔\u001b[39m  (3 / 3)\n\n  Total:     ${total}\n\u001b[32m  Passed:    ${passed}\u001b[39m\n  Skipped:   ${skipped}\n  Duration:  4.2ms\n\n`;
+
+test("uvu summary with colour codes is parsed", () => {
+  assert.equal(parseUvuSummary(uvu(7, 7, 0)), { passed: 7, failed: 0 });
+  assert.equal(parseUvuSummary(uvu(7, 5, 0)), { passed: 5, failed: 2 });
+});
+
+test("uvu skipped tests are not in Total, so they do not hide failures", () => {
+  assert.equal(parseUvuSummary(uvu(4, 2, 2)), { passed: 2, failed: 2 });
+});
+
+test("several uvu runs in one script are summed", () => {
+  assert.equal(parseUvuSummary(uvu(3, 3, 0) + uvu(2, 1, 0)), { passed: 4, failed: 1 });
+});
+
+test("output without a summary is not a summary", () => {
+  assert.is(parseUvuSummary("Error: Cannot find module 'x'\n"), undefined);
+  assert.is(parseDenoSummary("error: Module not found\n"), undefined);
+});
+
+test("deno summary lines are parsed", () => {
+  assert.equal(parseDenoSummary("running 3 tests\nok | 3 passed | 0 failed (20ms)\n"), { passed: 3, failed: 0 });
+  assert.equal(parseDenoSummary("FAILED | 4 passed | 1 failed | 2 ignored (1s)\n\nerror: Test failed\n"), { passed: 4, failed: 1 });
+});
+
+test("exit codes override summaries that look green", () => {
+  assert.equal(countSuite({ code: 1 }, undefined), { passed: 0, failed: 1, note: "exit 1" });
+  assert.equal(countSuite({ code: 0 }, undefined), { passed: 1, failed: 0 });
+  assert.equal(countSuite({ code: 1 }, { passed: 3, failed: 0 }).failed, 1);
+  assert.equal(countSuite({ code: 1 }, { passed: 3, failed: 2 }), { passed: 3, failed: 2 });
+  assert.equal(countSuite({ code: null, timedOut: true }, undefined).failed, 1);
+  assert.equal(countSuite({ code: null, error: new Error("ENOENT") }, undefined).failed, 1);
+});
+
+test.run();
