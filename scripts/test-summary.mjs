@@ -35,10 +35,11 @@ export function parseDenoSummary(output) {
 /**
  * Combines the parsed summary with how the process ended. A suite without a summary counts as one
  * check (1 passed on exit 0, else 1 failed); a nonzero exit never reads as all-green, and a killed
- * suite is always a failure.
+ * suite is always a failure, and so is one that exits leaving its children running.
  */
 export function countSuite(run, summary) {
   if (run.timedOut) return { passed: summary?.passed ?? 0, failed: Math.max(1, summary?.failed ?? 0), note: "timed out" };
+  if (run.leftovers) return { passed: summary?.passed ?? 0, failed: (summary?.failed ?? 0) + 1, note: "exited but left processes holding its output open" };
   if (run.error) return { passed: 0, failed: 1, note: "did not start" };
   if (!summary) return run.code === 0 ? { passed: 1, failed: 0 } : { passed: 0, failed: 1, note: `exit ${run.code}` };
   if (run.code !== 0 && summary.failed === 0) return { passed: summary.passed, failed: 1, note: `exit ${run.code} with no failed test` };

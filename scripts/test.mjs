@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // Root `npm test`: runs every suite in turn, streams its output live, keeps going after a failure,
 // and ends with exactly one plain line `N passed, N failed` summing all of them.
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseUvuSummary, parseDenoSummary, countSuite } from "./test-summary.mjs";
+import { runSuite } from "./run-suite.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const SUITE_TIMEOUT_MS = Number(process.env.BRAIN_SUITE_TIMEOUT_MS ?? 5 * 60_000);
@@ -67,37 +67,11 @@ function discoverSuites() {
   return suites;
 }
 
-/** Runs one suite in its own process group so a hung suite can be killed with all its children. */
-function runSuite(suite) {
-  return new Promise((resolve) => {
-    let output = "";
-    let timedOut = false;
-    const child = spawn(suite.command, suite.args, {
-      cwd: suite.cwd,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, DENO_NO_UPDATE_CHECK: "1" },
-    });
-    child.stdout.on("data", (chunk) => { output += chunk; process.stdout.write(chunk); });
-    child.stderr.on("data", (chunk) => { output += chunk; process.stderr.write(chunk); });
-    const timer = setTimeout(() => {
-      timedOut = true;
-      try { process.kill(-child.pid, "SIGKILL"); } catch { /* already gone */ }
-    }, SUITE_TIMEOUT_MS);
-    const done = (code, error) => {
-      clearTimeout(timer);
-      resolve({ code, output, timedOut, error });
-    };
-    child.on("error", (error) => done(null, error));
-    child.on("close", (code) => done(code));
-  });
-}
-
 const suites = discoverSuites();
 const results = [];
 for (const suite of suites) {
   console.log(`\n=== ${suite.name} (${suite.cwd === root ? "." : suite.cwd.slice(root.length + 1)}: ${[suite.command.startsWith(root) ? suite.command.slice(root.length + 1) : suite.command === process.execPath ? "node" : suite.command, ...suite.args].join(" ")})`);
-  const run = await runSuite(suite);
+  const run = await runSuite(suite, SUITE_TIMEOUT_MS);
   const counts = countSuite(run, suite.parse(run.output));
   if (run.timedOut) console.log(`!!! ${suite.name}: killed after ${SUITE_TIMEOUT_MS} ms`);
   if (run.error) console.log(`!!! ${suite.name}: could not start: ${run.error.message}`);
