@@ -2,12 +2,15 @@
 // Root `npm test`: runs every suite in turn, streams its output live, keeps going after a failure,
 // and ends with exactly one plain line `N passed, N failed` summing all of them.
 import { existsSync, readFileSync } from "node:fs";
-import { join, dirname } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseUvuSummary, parseDenoSummary, countSuite } from "./test-summary.mjs";
 import { runSuite } from "./run-suite.mjs";
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+// Tools (uvu, deno) come from this checkout; the suites are discovered under BRAIN_TEST_ROOT when
+// set, which is how scripts/test/runner.test.mjs runs this file against a synthetic repository.
+const home = join(dirname(fileURLToPath(import.meta.url)), "..");
+const root = process.env.BRAIN_TEST_ROOT ?? home;
 const SUITE_TIMEOUT_MS = Number(process.env.BRAIN_SUITE_TIMEOUT_MS ?? 5 * 60_000);
 
 const readJson = (path) => JSON.parse(readFileSync(path, "utf8"));
@@ -31,11 +34,11 @@ function discoverSuites() {
     });
   }
 
-  suites.push({
-    name: "scripts (import boundaries)",
+  if (existsSync(join(root, "scripts/test"))) suites.push({
+    name: "scripts",
     cwd: root,
     command: process.execPath,
-    args: [join(root, "node_modules/uvu/bin.js"), "scripts/test", "\\.test\\.mjs$"],
+    args: [join(home, "node_modules/uvu/bin.js"), "scripts/test", "\\.test\\.mjs$"],
     parse: parseUvuSummary,
   });
 
@@ -59,7 +62,7 @@ function discoverSuites() {
     suites.push({
       name: "sdk-deno (deno test)",
       cwd: join(root, "sdk-deno"),
-      command: join(root, "node_modules/.bin/deno"),
+      command: join(home, "node_modules/.bin/deno"),
       args: ["task", "test"],
       parse: parseDenoSummary,
     });
@@ -70,7 +73,9 @@ function discoverSuites() {
 const suites = discoverSuites();
 const results = [];
 for (const suite of suites) {
-  console.log(`\n=== ${suite.name} (${suite.cwd === root ? "." : suite.cwd.slice(root.length + 1)}: ${[suite.command.startsWith(root) ? suite.command.slice(root.length + 1) : suite.command === process.execPath ? "node" : suite.command, ...suite.args].join(" ")})`);
+  const where = relative(root, suite.cwd) || ".";
+  const command = suite.command === process.execPath ? "node" : relative(home, suite.command).startsWith("..") ? suite.command : relative(home, suite.command);
+  console.log(`\n=== ${suite.name} (in ${where}: ${[command, ...suite.args].join(" ")})`);
   const run = await runSuite(suite, SUITE_TIMEOUT_MS);
   const counts = countSuite(run, suite.parse(run.output));
   if (run.timedOut) console.log(`!!! ${suite.name}: killed after ${SUITE_TIMEOUT_MS} ms`);

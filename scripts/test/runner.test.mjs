@@ -1,0 +1,76 @@
+// Runs the real root runner (scripts/test.mjs) against a synthetic repository with passing,
+// failing and summary-less suites, and checks the one line it must end with.
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+
+const home = join(dirname(fileURLToPath(import.meta.url)), "../..");
+const uvuTest = "node ../node_modules/uvu/bin.js test";
+
+function fakeRepo(workspaces, { deno } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "brain-runner-"));
+  symlinkSync(join(home, "node_modules"), join(dir, "node_modules"), "dir");
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "fake", private: true, workspaces: Object.keys(workspaces) }));
+  for (const [name, { script, tests }] of Object.entries(workspaces)) {
+    mkdirSync(join(dir, name, "test"), { recursive: true });
+    writeFileSync(join(dir, name, "package.json"), JSON.stringify({ name, private: true, type: "module", scripts: script ? { test: script } : {} }));
+    for (const [file, body] of Object.entries(tests ?? {})) writeFileSync(join(dir, name, "test", file), body);
+  }
+  if (deno) {
+    mkdirSync(join(dir, "sdk-deno"));
+    writeFileSync(join(dir, "sdk-deno/deno.json"), JSON.stringify({ tasks: { test: "deno test --allow-all" } }));
+    writeFileSync(join(dir, "sdk-deno/a_test.ts"), deno);
+  }
+  return dir;
+}
+
+function runRunner(dir) {
+  const result = spawnSync(process.execPath, [join(home, "scripts/test.mjs")], {
+    cwd: dir,
+    env: { ...process.env, BRAIN_TEST_ROOT: dir },
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+  const lines = result.stdout.trimEnd().split("\n");
+  return { status: result.status, last: lines.at(-1), stdout: result.stdout, endsWithNewlineOnly: result.stdout.endsWith(`${lines.at(-1)}\n`) };
+}
+
+const passing = (n) => `import { test } from "uvu";\n${Array.from({ length: n }, (_, i) => `test("p${i}", () => {});`).join("\n")}\ntest.run();\n`;
+const failing = `import { test } from "uvu";\nimport * as assert from "uvu/assert";\ntest("ok", () => {});\ntest("bad", () => { assert.is(1, 2); });\ntest.skip("skipped", () => {});\ntest.run();\n`;
+
+test("sums passing, failing, summary-less and deno suites into one last line, exit 1", () => {
+  const dir = fakeRepo({
+    alpha: { script: uvuTest, tests: { "a.test.mjs": passing(2) } },
+    beta: { script: uvuTest, tests: { "b.test.mjs": failing } },
+    gamma: { script: "node -e \"process.exit(2)\"" },
+    delta: {},
+  }, { deno: `Deno.test("d1", () => {});\nDeno.test("d2", () => { throw new Error("no"); });\n` });
+  try {
+    const run = runRunner(dir);
+    // alpha 2+0, beta 1+1, gamma 0+1, delta not run, deno 1+1
+    assert.is(run.last, "4 passed, 3 failed", run.stdout);
+    assert.ok(run.endsWithNewlineOnly, "something was printed after the summary line");
+    assert.is(run.status, 1);
+    assert.ok(run.stdout.includes("=== alpha") && run.stdout.includes("=== beta") && run.stdout.includes("=== sdk-deno"), "a suite header is missing");
+    assert.not.ok(run.stdout.includes("=== delta"), "a workspace without a test script was run");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("all green exits 0", () => {
+  const dir = fakeRepo({ alpha: { script: uvuTest, tests: { "a.test.mjs": passing(3) } } });
+  try {
+    const run = runRunner(dir);
+    assert.is(run.last, "3 passed, 0 failed", run.stdout);
+    assert.is(run.status, 0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test.run();
