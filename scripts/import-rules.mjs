@@ -1,6 +1,6 @@
 // The layering of docs/ARCHITECTURE.md as data, and a checker that applies it to TypeScript source.
 // scripts/test/imports.test.mjs runs it over the whole repository.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { join, posix } from "node:path";
 import ts from "typescript";
@@ -195,10 +195,28 @@ function collectPlatformGlobals(source) {
 }
 
 /**
+ * Relative imports must name the real file (`./journal/sqlite.ts`) so the sources run unchanged in
+ * Deno, which does no extension guessing. `exists(repoRelPath)` tells `./x.js` that really is a JS
+ * file apart from a `.js` alias of a `.ts` source. Declaration files follow tsc's own `.js` style.
+ */
+function extensionViolation(rel, specifier, exists) {
+  if (!specifier.startsWith(".") || /\.d\.[cm]?ts$/.test(rel)) return undefined;
+  const last = specifier.split("/").at(-1);
+  if (!/\.[A-Za-z0-9]+$/.test(last)) return `relative import without a file extension (write the .ts file name)`;
+  const js = /\.([cm]?)js$/.exec(specifier);
+  if (js && exists) {
+    const target = posix.normalize(posix.join(posix.dirname(rel), specifier));
+    const tsTwin = target.replace(/\.([cm]?)js$/, ".$1ts");
+    if (!exists(target) && exists(tsTwin)) return `import the .ts source by its own name (${tsTwin.split("/").at(-1)}), not a .js alias`;
+  }
+  return undefined;
+}
+
+/**
  * Checks one file's text against the rules for its location. Returns violations as
  * `{ file, line, message }`; empty when the file keeps to the layering.
  */
-export function checkFile(rel, text) {
+export function checkFile(rel, text, { exists } = {}) {
   const area = rel.split("/")[0];
   const base = RULES[area];
   if (!base) return [];
@@ -207,7 +225,7 @@ export function checkFile(rel, text) {
   const lineOf = (pos) => source.getLineAndCharacterOfPosition(pos).line + 1;
   const violations = [];
   for (const { specifier, pos } of collectSpecifiers(source)) {
-    const message = importViolation(rel, area, rule, specifier);
+    const message = importViolation(rel, area, rule, specifier) ?? extensionViolation(rel, specifier, exists);
     if (message) violations.push({ file: rel, line: lineOf(pos), message: `${message} — "${specifier}"` });
   }
   if (rule.neutral) {
@@ -221,5 +239,6 @@ export function checkFile(rel, text) {
 /** Checks every TypeScript file of the repository at `root`. */
 export function checkRepository(root) {
   const files = listSourceFiles(root);
-  return { files, violations: files.flatMap((rel) => checkFile(rel, readFileSync(join(root, rel), "utf8"))) };
+  const exists = (rel) => existsSync(join(root, rel));
+  return { files, violations: files.flatMap((rel) => checkFile(rel, readFileSync(join(root, rel), "utf8"), { exists })) };
 }

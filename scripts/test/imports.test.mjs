@@ -102,6 +102,16 @@ test("tests may use Node and drive the real runtime, even in sdk-core", () => {
   accepts("sdk-core/test/host.test.ts", `import { test } from "uvu";\nimport { spawn } from "node:child_process";\nimport { startBrain } from "@aexhq/brain-runtime";\nconst dir = process.env.TMPDIR;`);
 });
 
+test("relative imports name the .ts file so Deno can run the sources", () => {
+  rejects("runtime/src/a.ts", `import { open } from "./journal/sqlite";`, /without a file extension/);
+  rejects("runtime/src/a.ts", `import { open } from "./journal";`, /without a file extension/);
+  const exists = (rel) => rel === "runtime/src/journal/sqlite.ts" || rel === "runtime/src/vendor/lib.js";
+  assert.ok(checkFile("runtime/src/a.ts", `import { open } from "./journal/sqlite.js";`, { exists }).some((v) => /not a \.js alias/.test(v.message)));
+  assert.equal(checkFile("runtime/src/a.ts", `import lib from "./vendor/lib.js";\nimport { open } from "./journal/sqlite.ts";`, { exists }), []);
+  accepts("generated/wit/host/tool.d.ts", `import type { Host } from "./interfaces/brain-tool-host.js";`);
+  accepts("codegen/src/a.ts", `import schema from "../../contract/protocol.schema.json" with { type: "json" };`);
+});
+
 test("specifiers are classified by package name, scheme and path", () => {
   assert.equal(classify("sdk-core/src/a.ts", "@aexhq/brain/contracts/tool.wit"), { kind: "area", area: "sdk-node", relative: false });
   assert.equal(classify("sdk-deno/mod.ts", "npm:zod@4"), { kind: "external", name: "zod" });
