@@ -18,6 +18,8 @@ const readJson = (path) => JSON.parse(readFileSync(path, "utf8"));
 /** @typedef {{ name: string, cwd: string, command: string, args: string[], parse: (out: string) => ({passed:number, failed:number} | undefined) }} Suite */
 
 /** Suites in dependency order: contract drift first, then the layering lint, then every workspace. */
+const notices = [];
+
 function discoverSuites() {
   /** @type {Suite[]} */
   const suites = [];
@@ -46,6 +48,12 @@ function discoverSuites() {
     const manifest = join(root, workspace, "package.json");
     if (!existsSync(manifest)) continue;
     if (!readJson(manifest).scripts?.test) continue;
+    // git keeps no empty folders, so a workspace whose test/ is still empty has none in a fresh
+    // clone; say so instead of letting uvu fail on a missing directory.
+    if (!existsSync(join(root, workspace, "test"))) {
+      notices.push(`${workspace}: has a test script but no test/ folder yet; nothing to run`);
+      continue;
+    }
     suites.push({
       name: workspace,
       cwd: join(root, workspace),
@@ -86,6 +94,7 @@ for (const suite of suites) {
 let passed = 0;
 let failed = 0;
 console.log("\n=== summary");
+for (const notice of notices) console.log(`  --   ${notice}`);
 for (const r of results) {
   passed += r.passed;
   failed += r.failed;

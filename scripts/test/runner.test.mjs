@@ -16,7 +16,7 @@ function fakeRepo(workspaces, { deno } = {}) {
   symlinkSync(join(home, "node_modules"), join(dir, "node_modules"), "dir");
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "fake", private: true, workspaces: Object.keys(workspaces) }));
   for (const [name, { script, tests }] of Object.entries(workspaces)) {
-    mkdirSync(join(dir, name, "test"), { recursive: true });
+    mkdirSync(join(dir, name, tests ? "test" : ""), { recursive: true });
     writeFileSync(join(dir, name, "package.json"), JSON.stringify({ name, private: true, type: "module", scripts: script ? { test: script } : {} }));
     for (const [file, body] of Object.entries(tests ?? {})) writeFileSync(join(dir, name, "test", file), body);
   }
@@ -46,17 +46,20 @@ test("sums passing, failing, summary-less and deno suites into one last line, ex
   const dir = fakeRepo({
     alpha: { script: uvuTest, tests: { "a.test.mjs": passing(2) } },
     beta: { script: uvuTest, tests: { "b.test.mjs": failing } },
-    gamma: { script: "node -e \"process.exit(2)\"" },
+    gamma: { script: "node -e \"process.exit(2)\"", tests: {} },
     delta: {},
+    epsilon: { script: uvuTest },
   }, { deno: `Deno.test("d1", () => {});\nDeno.test("d2", () => { throw new Error("no"); });\n` });
   try {
     const run = runRunner(dir);
-    // alpha 2+0, beta 1+1, gamma 0+1, delta not run, deno 1+1
+    // alpha 2+0, beta 1+1, gamma 0+1, delta and epsilon not run, deno 1+1
     assert.is(run.last, "4 passed, 3 failed", run.stdout);
     assert.ok(run.endsWithNewlineOnly, "something was printed after the summary line");
     assert.is(run.status, 1);
     assert.ok(run.stdout.includes("=== alpha") && run.stdout.includes("=== beta") && run.stdout.includes("=== sdk-deno"), "a suite header is missing");
     assert.not.ok(run.stdout.includes("=== delta"), "a workspace without a test script was run");
+    assert.not.ok(run.stdout.includes("=== epsilon"), "a workspace without a test/ folder was run");
+    assert.ok(run.stdout.includes("epsilon: has a test script but no test/ folder"), "the missing test/ folder was not reported");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
