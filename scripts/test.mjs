@@ -17,9 +17,10 @@ const readJson = (path) => JSON.parse(readFileSync(path, "utf8"));
 
 /** @typedef {{ name: string, cwd: string, command: string, args: string[], parse: (out: string) => ({passed:number, failed:number} | undefined) }} Suite */
 
-/** Suites in dependency order: contract drift first, then the layering lint, then every workspace. */
+/** Workspaces that were not run, and why; printed with the summary. */
 const notices = [];
 
+/** Suites in dependency order: contract drift first, then the repository checks, then every workspace, then Deno. */
 function discoverSuites() {
   /** @type {Suite[]} */
   const suites = [];
@@ -82,7 +83,7 @@ const suites = discoverSuites();
 const results = [];
 for (const suite of suites) {
   const where = relative(root, suite.cwd) || ".";
-  const command = suite.command === process.execPath ? "node" : relative(home, suite.command).startsWith("..") ? suite.command : relative(home, suite.command);
+  const command = suite.command === process.execPath ? "node" : suite.command.startsWith(home) ? relative(home, suite.command) : suite.command;
   console.log(`\n=== ${suite.name} (in ${where}: ${[command, ...suite.args].join(" ")})`);
   const run = await runSuite(suite, SUITE_TIMEOUT_MS);
   const counts = countSuite(run, suite.parse(run.output));
