@@ -55,7 +55,8 @@ export const PLATFORM_GLOBALS = ["process", "Deno", "Buffer", "require", "__dirn
 
 const SKIP_DIRS = new Set(["node_modules", "dist", ".turbo", ".brain", "target", "coverage"]);
 const NODE_BUILTINS = new Set(builtinModules);
-const isTestPath = (rel) => rel.split("/").slice(1).includes("test") || /\.test\.[cm]?tsx?$/.test(rel);
+// `test/` folders, `*.test.ts` (uvu) and `*_test.ts` (Deno's convention).
+const isTestPath = (rel) => rel.split("/").slice(1).includes("test") || /[._]test\.[cm]?tsx?$/.test(rel);
 const TS_FILE = /\.[cm]?tsx?$/;
 
 /** Every TypeScript file under the top-level folders the rules know, as repo-relative posix paths. */

@@ -100,6 +100,8 @@ test("nothing but bench imports conformance, examples or bench", () => {
 
 test("tests may use Node and drive the real runtime, even in sdk-core", () => {
   accepts("sdk-core/test/host.test.ts", `import { test } from "uvu";\nimport { spawn } from "node:child_process";\nimport { startBrain } from "@aexhq/brain-runtime";\nconst dir = process.env.TMPDIR;`);
+  accepts("sdk-deno/mod_test.ts", `import { assertEquals } from "jsr:@std/assert";\nimport { startBrain } from "@aexhq/brain-runtime";`);
+  rejects("sdk-deno/mod.ts", `import { startBrain } from "@aexhq/brain-runtime";`, /may not import from runtime/);
 });
 
 test("relative imports name the .ts file so Deno can run the sources", () => {
