@@ -5,7 +5,7 @@ import { generate } from "./generate.ts";
 
 // Hand-maintained files inside generated/ that codegen neither writes nor deletes.
 const KEEP = new Set(["generated/package.json", "generated/tsconfig.json", "generated/tsconfig.build.json"]);
-const SKIP_DIRS = new Set(["node_modules", "dist"]);
+const SKIP_DIRS = new Set(["node_modules", "dist", ".turbo"]);
 
 function listGenerated(root: string, dir = "generated"): string[] {
   const abs = join(root, dir);
