@@ -1,0 +1,183 @@
+import type { ErrorInfo, TerminalStatus } from "@aexhq/brain-protocol";
+import type { Dispatcher, CallRequest } from "../dispatch/dispatcher.ts";
+import type { ToolCall, CommitKind } from "../dispatch/call.ts";
+import { WakeBatcher } from "../dispatch/wake.ts";
+import type { SessionState } from "../sessions/session.ts";
+import type { ModelProvider } from "../models/provider.ts";
+import { complete } from "../models/provider.ts";
+import { BrainRuntimeError, toErrorInfo } from "../errors.ts";
+import { buildRequest } from "./messages.ts";
+
+export interface TurnEnd {
+  activation: number;
+  status: "completed" | "failed";
+  text?: string;
+  error?: ErrorInfo;
+}
+
+/**
+ * The default Agentloop of one session: user message → model → tool calls → results → model …
+ * until the model answers without tool calls. After a step's tool calls it calls the model again
+ * once every call of the step has a committed result, return or finish (a call that returned
+ * without a result keeps running in the background). Later committed observations (a result, or a
+ * finish that tells something new) wake an idle loop into a new turn with cause "wake".
+ */
+export class Agentloop {
+  private state: "idle" | "model" | "waiting" = "idle";
+  /** Bumped at every turn start and cancellation, so stale async steps stop. */
+  private turn = 0;
+  private activation = 0;
+  private stepCalls: ToolCall[] = [];
+  /** Observations with a sequence up to this were already given to the model (or deliberately skipped). */
+  private fedThrough: number;
+  private waiters: Array<(end: TurnEnd) => void> = [];
+  private wake: WakeBatcher;
+  private abort: AbortController | undefined;
+
+  constructor(private session: SessionState, private dispatcher: Dispatcher, private provider: ModelProvider) {
+    this.fedThrough = session.lastSequence;
+    this.wake = new WakeBatcher(() => this.pump());
+  }
+
+  get running(): boolean {
+    return this.state !== "idle";
+  }
+
+  /** Starts an activation: commits message.user, then turn.started, then the model call. */
+  send(text: string): { activation: number; sequence: number; committed: Promise<unknown>; done: Promise<TurnEnd> } {
+    if (this.session.deletedAdmitted) throw new BrainRuntimeError("conflict", `session ${this.session.id} is deleted`);
+    if (this.running) throw new BrainRuntimeError("conflict", `session ${this.session.id} is running a turn; wait for it or cancel it`);
+    const activation = ++this.session.activation;
+    const m = this.session.append("message.user", { text, activation });
+    const done = new Promise<TurnEnd>((resolve) => this.waiters.push(resolve));
+    this.beginTurn(activation, "message");
+    return { activation, sequence: m.sequence, committed: m.committed, done };
+  }
+
+  /** Waits for the running turn (if any) to end. */
+  whenIdle(): Promise<TurnEnd | undefined> {
+    if (!this.running) return Promise.resolve(undefined);
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Called (after commit) for every committed emission of this session's calls. */
+  committed(_call: ToolCall, kind: CommitKind, _status?: TerminalStatus): void {
+    if (kind !== "event") this.wake.notify();
+  }
+
+  /** Cancels the running turn: admits turn.failed `cancelled`. */
+  cancelTurn(message: string): Promise<unknown> | undefined {
+    if (!this.running) return undefined;
+    this.turn++;
+    this.abort?.abort();
+    const activation = this.activation;
+    this.state = "idle";
+    this.stepCalls = [];
+    const error = { code: "cancelled", message };
+    const r = this.session.append("turn.failed", { activation, error });
+    return r.committed.then(() => this.resolveWaiters({ activation, status: "failed", error }));
+  }
+
+  /** Observations admitted so far must not wake the loop (they come from a cancellation). */
+  skipAdmitted(): void {
+    this.fedThrough = this.session.nextSequence - 1;
+  }
+
+  stop(): void {
+    this.turn++;
+    this.abort?.abort();
+    this.wake.stop();
+    this.state = "idle";
+  }
+
+  private beginTurn(activation: number, cause: "message" | "wake"): void {
+    this.state = "model";
+    this.activation = activation;
+    const turn = ++this.turn;
+    this.session.append("turn.started", { activation, cause });
+    void this.callModel(turn);
+  }
+
+  private pump(): void {
+    if (this.session.deletedAdmitted) return;
+    if (this.state === "waiting" && this.stepCalls.every((c) => c.settled)) {
+      this.state = "model";
+      void this.callModel(this.turn);
+    } else if (this.state === "idle" && this.session.activation > 0 && this.hasUnfed()) {
+      this.beginTurn(this.session.activation, "wake");
+    }
+  }
+
+  private hasUnfed(): boolean {
+    for (const r of this.session.after(this.fedThrough)) {
+      if (r.type === "tool.result") return true;
+      if (r.type === "tool.finished" && (this.dispatcher.getCall(r.data.callId)?.finishIsObservation(r.data.status) ?? r.data.status !== "ok")) return true;
+    }
+    return false;
+  }
+
+  private async callModel(turn: number): Promise<void> {
+    const session = this.session;
+    const activation = this.activation;
+    const live = () => this.turn === turn && !session.deletedAdmitted;
+    try {
+      this.fedThrough = session.lastSequence;
+      const request = buildRequest(session.created, session.records);
+      await session.append("model.request", { request }).committed;
+      if (!live()) return;
+      const index = session.records.filter((r) => r.type === "model.response" && r.data.origin === undefined).length;
+      this.abort = new AbortController();
+      let reply;
+      try {
+        reply = await complete(this.provider, request, { sessionId: session.id, index, signal: this.abort.signal });
+      } catch (e) {
+        if (!live()) return;
+        const error = toErrorInfo(e);
+        session.append("model.response", { error });
+        return await this.fail(turn, activation, error);
+      }
+      if (!live()) return;
+      session.append("model.response", { result: reply.result });
+      await session.append("model.usage", { usage: reply.result.usage }).committed;
+      if (!live()) return;
+      const calls = reply.result.toolCalls;
+      if (calls.length === 0) {
+        await session.append("turn.completed", { activation, text: reply.result.text }).committed;
+        return this.end(turn, { activation, status: "completed", text: reply.result.text });
+      }
+      const requests: CallRequest[] = [];
+      for (const c of calls) {
+        const tool = session.created.tools.find((t) => t.contract.name === c.name);
+        if (tool === undefined) {
+          return await this.fail(turn, activation, { code: "invalid_request", message: `the model asked for tool ${c.name}, which is not placed in this session` });
+        }
+        const relative = reply.hints.deadlineMs?.[c.id] ?? session.created.deadlineMs ?? 0;
+        requests.push({ modelCallId: c.id, tool, input: c.input, deadlineAt: relative > 0 ? Date.now() + relative : null });
+      }
+      this.state = "waiting";
+      this.stepCalls = this.dispatcher.start(session, activation, requests);
+    } catch (e) {
+      if (live()) await this.fail(turn, activation, toErrorInfo(e)).catch(() => {});
+    }
+  }
+
+  private async fail(turn: number, activation: number, error: ErrorInfo): Promise<void> {
+    await this.session.append("turn.failed", { activation, error }).committed;
+    this.end(turn, { activation, status: "failed", error });
+  }
+
+  private end(turn: number, end: TurnEnd): void {
+    if (this.turn !== turn) return;
+    this.state = "idle";
+    this.stepCalls = [];
+    this.resolveWaiters(end);
+    // Observations that arrived during the last model call wake the loop again.
+    this.pump();
+  }
+
+  private resolveWaiters(end: TurnEnd): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w(end);
+  }
+}

@@ -1,0 +1,44 @@
+import { startBrain } from "./server.ts";
+import { configFromEnv } from "./config.ts";
+
+const USAGE = `usage: brain serve
+
+Environment: BRAIN_PORT (3210), BRAIN_HOST (127.0.0.1), BRAIN_DATA_DIR (./.brain),
+BRAIN_TOKEN (else <dataDir>/operator.token), BRAIN_MAX_EMITTED_BYTES, BRAIN_JOURNAL (sqlite|memory),
+BRAIN_WORKSPACE_ROOT.`;
+
+async function main(argv: string[]): Promise<number> {
+  const command = argv[0] ?? "serve";
+  if (command === "help" || command === "--help" || command === "-h") {
+    console.log(USAGE);
+    return 0;
+  }
+  if (command !== "serve") {
+    console.error(`unknown command ${command}\n${USAGE}`);
+    return 2;
+  }
+  const opts = configFromEnv(process.env);
+  const brain = await startBrain(opts);
+  console.log(`brain listening on ${brain.url}`);
+  console.log(opts.tokenFile ? `operator token file: ${opts.tokenFile}` : "operator token: from BRAIN_TOKEN");
+  console.log(`journal: ${opts.journal === "memory" ? "memory" : `${opts.dataDir}/journal.sqlite`}`);
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      console.log(`brain: ${signal}, shutting down`);
+      resolve();
+    };
+    process.once("SIGINT", () => stop("SIGINT"));
+    process.once("SIGTERM", () => stop("SIGTERM"));
+  });
+  await brain.close();
+  console.log("brain: stopped");
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e) => {
+    console.error(`brain: ${e instanceof Error ? e.message : String(e)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,37 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { randomBytes } from "node:crypto";
+import type { BrainOptions } from "./server.ts";
+import { BrainRuntimeError } from "./errors.ts";
+
+/** `brain serve` options from the environment (BRAIN_PORT, BRAIN_HOST, BRAIN_DATA_DIR, ...). */
+export function configFromEnv(env: NodeJS.ProcessEnv): BrainOptions & { tokenFile?: string } {
+  const journal = env.BRAIN_JOURNAL ?? "sqlite";
+  if (journal !== "sqlite" && journal !== "memory") throw new BrainRuntimeError("invalid_request", `BRAIN_JOURNAL must be sqlite or memory, got ${journal}`);
+  const port = Number(env.BRAIN_PORT ?? 3210);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new BrainRuntimeError("invalid_request", `BRAIN_PORT must be a port number, got ${env.BRAIN_PORT}`);
+  const maxEmitted = env.BRAIN_MAX_EMITTED_BYTES === undefined ? undefined : Number(env.BRAIN_MAX_EMITTED_BYTES);
+  if (maxEmitted !== undefined && (!Number.isInteger(maxEmitted) || maxEmitted < 0)) throw new BrainRuntimeError("invalid_request", `BRAIN_MAX_EMITTED_BYTES must be a non-negative integer`);
+  const dataDir = resolve(env.BRAIN_DATA_DIR ?? "./.brain");
+  const opts: BrainOptions & { tokenFile?: string } = { dataDir, journal, port, host: env.BRAIN_HOST ?? "127.0.0.1" };
+  if (maxEmitted !== undefined) opts.maxEmittedBytes = maxEmitted;
+  if (env.BRAIN_WORKSPACE_ROOT) opts.workspaceRoot = resolve(env.BRAIN_WORKSPACE_ROOT);
+  if (env.BRAIN_TOKEN) opts.token = env.BRAIN_TOKEN;
+  else {
+    const { token, file } = operatorToken(dataDir);
+    opts.token = token;
+    opts.tokenFile = file;
+  }
+  return opts;
+}
+
+/** The operator token in `<dataDir>/operator.token`, created once with mode 0600. */
+export function operatorToken(dataDir: string): { token: string; file: string } {
+  mkdirSync(dataDir, { recursive: true });
+  const file = join(dataDir, "operator.token");
+  if (!existsSync(file)) {
+    writeFileSync(file, `${randomBytes(32).toString("base64url")}\n`, { mode: 0o600, flag: "wx" });
+  }
+  chmodSync(file, 0o600);
+  return { token: readFileSync(file, "utf8").trim(), file };
+}

@@ -1,0 +1,184 @@
+import type { ErrorInfo, ModelRequest, ModelResult, Outcome, PlacedTool, TerminalStatus, ToolFinishedRecord } from "@aexhq/brain-protocol";
+import type { CallHandle, CallInvocation, CallSink } from "../environments/environment.ts";
+import type { SessionState } from "../sessions/session.ts";
+import { CallRejectedError } from "../errors.ts";
+import { checkOutcome } from "./outcome.ts";
+import { utf8Bytes } from "./budget.ts";
+import type { EmissionBudget } from "./budget.ts";
+
+export type CommitKind = "event" | "result" | "returned" | "finished";
+
+export interface CallInfo {
+  callId: string;
+  sequence: number;
+  activation: number;
+  modelCallId: string;
+  tool: PlacedTool;
+  input: unknown;
+  deadlineAt: number | null;
+}
+
+/**
+ * One tool call: the per-call ordering and terminal rules. A record is admitted (sequence
+ * allocated) synchronously when the frame arrives, so finish always follows every earlier
+ * admitted emission in the journal and in acknowledgement order; once a terminal record is
+ * admitted, everything else is rejected with `call_finished`.
+ */
+export class ToolCall implements CallSink {
+  /** Status of the admitted tool.finished, the first terminal cause. */
+  terminal: TerminalStatus | undefined;
+  handle: CallHandle | undefined;
+  /** Committed state, which the Agentloop reads. */
+  settled = false;
+  resultCommitted = false;
+  finishedCommitted = false;
+  private returnedAdmitted = false;
+  private hasResult = false;
+  disarm: (() => void) | undefined;
+
+  constructor(
+    readonly info: CallInfo,
+    private session: SessionState,
+    private budget: EmissionBudget,
+    private onCommitted: (call: ToolCall, kind: CommitKind, record: { sequence: number; status?: TerminalStatus }) => void,
+  ) {}
+
+  get callId(): string {
+    return this.info.callId;
+  }
+  get finished(): boolean {
+    return this.terminal !== undefined;
+  }
+
+  invocation(): CallInvocation {
+    const { callId, sequence, tool, input, deadlineAt } = this.info;
+    return { callId, sessionId: this.session.id, sequence, tool, input, deadlineAt };
+  }
+
+  private guard(): void {
+    if (this.terminal !== undefined) throw new CallRejectedError("call_finished", `call ${this.callId} already finished (${this.terminal})`);
+  }
+
+  /** Over budget: the emission is refused and the call ends as error/budget_exceeded (decided: both). */
+  private charge(bytes: number): void {
+    if (this.budget.take(bytes)) return;
+    const error = { code: "budget_exceeded", message: `emission of ${bytes} bytes exceeds the activation's BRAIN_MAX_EMITTED_BYTES (${this.budget.used}/${this.budget.max} used)` };
+    void this.terminate("error", { error });
+    throw new CallRejectedError("budget_exceeded", error.message);
+  }
+
+  async emit(kind: string, data: unknown): Promise<number> {
+    this.guard();
+    this.charge(utf8Bytes(JSON.stringify(data)));
+    const { committed } = this.session.append("tool.event", { callId: this.callId, kind, data: data as never });
+    const r = await committed;
+    this.onCommitted(this, "event", r);
+    return r.sequence;
+  }
+
+  async emitResult(raw: unknown, content?: string): Promise<number> {
+    this.guard();
+    const { outcome, valid } = checkOutcome(raw);
+    const result = this.admitResult(outcome, content);
+    if (outcome.status !== "ok") void this.admitTerminal(outcome.status, terminalDetail(outcome));
+    const r = await result;
+    if (!valid) throw invalidOutput();
+    return r;
+  }
+
+  async returned(): Promise<number> {
+    this.guard();
+    if (this.returnedAdmitted) throw new CallRejectedError("conflict", `call ${this.callId} already returned`);
+    this.returnedAdmitted = true;
+    const { committed } = this.session.append("tool.returned", { callId: this.callId });
+    const r = await committed;
+    this.settled = true;
+    this.onCommitted(this, "returned", r);
+    return r.sequence;
+  }
+
+  async finish(raw?: unknown, content?: string): Promise<number> {
+    this.guard();
+    let status: TerminalStatus = "ok";
+    let detail: { error?: ErrorInfo; message?: string } = {};
+    let valid = true;
+    if (raw !== undefined) {
+      const checked = checkOutcome(raw);
+      valid = checked.valid;
+      void this.admitResult(checked.outcome, content);
+      status = checked.outcome.status;
+      detail = terminalDetail(checked.outcome);
+    }
+    const r = await this.admitTerminal(status, detail);
+    if (!valid) throw invalidOutput();
+    return r;
+  }
+
+  async model(_request: ModelRequest): Promise<ModelResult> {
+    this.guard();
+    throw new CallRejectedError("unsupported", "model calls from tools are not implemented yet");
+  }
+
+  lost(message: string): void {
+    void this.terminate("unknown", { message });
+  }
+
+  /**
+   * A runtime-side terminal cause (timeout, cancellation, connection loss, budget, start failure).
+   * Returns false when the call was already terminal: the first cause is kept. After the commit the
+   * Environment is told to stop.
+   */
+  terminate(status: TerminalStatus, detail: { error?: ErrorInfo; message?: string }): Promise<boolean> {
+    if (this.terminal !== undefined) return Promise.resolve(false);
+    return this.admitTerminal(status, detail).then(
+      () => {
+        this.handle?.stop(status);
+        return true;
+      },
+      () => false,
+    );
+  }
+
+  private admitResult(outcome: Outcome, content: string | undefined): Promise<number> {
+    this.charge(utf8Bytes(JSON.stringify(outcome)) + (content === undefined ? 0 : utf8Bytes(content)));
+    this.hasResult = true;
+    const data = content === undefined ? { callId: this.callId, outcome } : { callId: this.callId, outcome, content };
+    const { committed } = this.session.append("tool.result", data);
+    return committed.then((r) => {
+      this.resultCommitted = true;
+      this.settled = true;
+      this.onCommitted(this, "result", r);
+      return r.sequence;
+    });
+  }
+
+  private admitTerminal(status: TerminalStatus, detail: { error?: ErrorInfo; message?: string }): Promise<number> {
+    this.terminal = status;
+    this.disarm?.();
+    const data: ToolFinishedRecord["data"] = { callId: this.callId, status };
+    if (detail.error !== undefined) data.error = detail.error;
+    if (detail.message !== undefined) data.message = detail.message;
+    const { committed } = this.session.append("tool.finished", data);
+    return committed.then((r) => {
+      this.finishedCommitted = true;
+      this.settled = true;
+      this.onCommitted(this, "finished", { sequence: r.sequence, status });
+      return r.sequence;
+    });
+  }
+
+  /** Whether a committed tool.finished tells the model something new (a failure, or completion without any result). */
+  finishIsObservation(status: TerminalStatus): boolean {
+    return status !== "ok" || !this.hasResult;
+  }
+}
+
+function terminalDetail(outcome: Outcome): { error?: ErrorInfo; message?: string } {
+  if (outcome.status === "error") return { error: outcome.error };
+  if (outcome.status === "ok") return {};
+  return outcome.message === undefined ? {} : { message: outcome.message };
+}
+
+function invalidOutput(): CallRejectedError {
+  return new CallRejectedError("invalid_output", "the outcome is not a valid Outcome envelope; the call ended as error/invalid_output");
+}

@@ -1,0 +1,49 @@
+import type { ErrorInfo, ModelRequest, ModelResult, PlacedTool, Placement, TerminalStatus } from "@aexhq/brain-protocol";
+
+/** What an Environment needs to run one call. It is started after tool.call_started is committed. */
+export interface CallInvocation {
+  callId: string;
+  sessionId: string;
+  /** Sequence of tool.call_started (ctx.sequence). */
+  sequence: number;
+  tool: PlacedTool;
+  input: unknown;
+  /** Absolute deadline, ms since epoch, or null for unlimited. */
+  deadlineAt: number | null;
+}
+
+/**
+ * How an Environment reports back. Every method resolves with the committed journal sequence, or
+ * rejects with a CallRejectedError (`call_finished`, `budget_exceeded`, `invalid_output`, ...).
+ * Outcomes are raw JSON: the sink checks the envelope, so Environments need not.
+ */
+export interface CallSink {
+  emit(kind: string, data: unknown): Promise<number>;
+  emitResult(outcome: unknown, content?: string): Promise<number>;
+  returned(): Promise<number>;
+  /** Optionally a last result, then completion; resolves with the tool.finished sequence. */
+  finish(outcome?: unknown, content?: string): Promise<number>;
+  /** ctx.model / brain:tool/host.model. */
+  model(request: ModelRequest): Promise<ModelResult>;
+  /** The Environment can no longer get a reliable result (connection lost, worker died): → `unknown`. */
+  lost(message: string): void;
+  /** Whether the call already has a terminal record admitted. */
+  readonly finished: boolean;
+}
+
+/** The dispatcher's handle on a running call, to stop it. */
+export interface CallHandle {
+  /** The call ended for the caller (its tool.finished is committed); abort the work. Best-effort. */
+  stop(status: TerminalStatus): void;
+}
+
+/** One kind of placement (host, component, descriptor, ...). */
+export interface Environment {
+  readonly kind: Placement["kind"];
+  /** Checked at session creation; an ErrorInfo refuses the session. */
+  admit(tool: PlacedTool, sessionId: string): ErrorInfo | undefined;
+  /** Start one call. Throwing (or rejecting) ends the call as `error` with the thrown ErrorInfo; nothing was sent. */
+  start(call: CallInvocation, sink: CallSink): CallHandle | Promise<CallHandle>;
+  /** Called on server close. */
+  close?(): Promise<void> | void;
+}

@@ -1,0 +1,57 @@
+import type { ErrorInfo, PlacedTool } from "@aexhq/brain-protocol";
+import type { CallHandle, CallInvocation, CallSink, Environment } from "./environment.ts";
+import { BrainRuntimeError } from "../errors.ts";
+import type { HostRegistry } from "../hosts/registry.ts";
+import { CLOSE } from "../hosts/connection.ts";
+import type { HostConnection } from "../hosts/connection.ts";
+
+/** Tools placed on a connected host process: one invoke frame per call on the host's current connection. */
+export class HostEnvironment implements Environment {
+  readonly kind = "host" as const;
+  private connections = new Map<string, HostConnection>();
+
+  constructor(private registry: HostRegistry) {}
+
+  admit(tool: PlacedTool): ErrorInfo | undefined {
+    const p = tool.placement;
+    if (p.kind !== "host") return { code: "invalid_request", message: "not a host placement" };
+    if (this.registry.get(p.hostId) === undefined) return { code: "not_registered", message: `host ${p.hostId} is not registered` };
+    if (!this.registry.hasDigest(p.hostId, tool.contract.digest)) {
+      return { code: "not_registered", message: `host ${p.hostId} did not register tool ${tool.contract.name} with digest ${tool.contract.digest}` };
+    }
+    if (!this.connections.has(p.hostId)) return { code: "host_unavailable", message: `host ${p.hostId} is not connected` };
+    return undefined;
+  }
+
+  start(call: CallInvocation, sink: CallSink): CallHandle {
+    const p = call.tool.placement;
+    if (p.kind !== "host") throw new BrainRuntimeError("internal", "not a host placement");
+    const conn = this.connections.get(p.hostId);
+    if (conn === undefined) throw new BrainRuntimeError("host_unavailable", `host ${p.hostId} is not connected; the call was not sent`);
+    conn.invoke(call, sink);
+    return {
+      stop: (status) => {
+        if (status === "timeout" || status === "cancelled") conn.cancel(call.callId, status);
+      },
+    };
+  }
+
+  /** A second connection with the same host id replaces the first. */
+  attach(hostId: string, conn: HostConnection): void {
+    const old = this.connections.get(hostId);
+    this.connections.set(hostId, conn);
+    if (old && old !== conn) old.fail("replaced", `host ${hostId} connected again; this connection is replaced`, CLOSE.replaced);
+  }
+
+  detach(conn: HostConnection): void {
+    if (conn.hostId !== undefined && this.connections.get(conn.hostId) === conn) this.connections.delete(conn.hostId);
+  }
+
+  isConnected(hostId: string): boolean {
+    return this.connections.has(hostId);
+  }
+
+  close(): void {
+    for (const c of this.connections.values()) c.abandon();
+  }
+}

@@ -1,0 +1,44 @@
+import type { ErrorInfo } from "@aexhq/brain-protocol";
+
+/** HTTP status for each of Brain's own error codes; anything unlisted is a 400. */
+const STATUS: Record<string, number> = {
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  host_unavailable: 409,
+  body_too_large: 413,
+  internal: 500,
+};
+
+/** A runtime failure with a stable contract `code`; crosses HTTP as an ErrorBody and the host channel as ErrorInfo. */
+export class BrainRuntimeError extends Error {
+  readonly code: string;
+  readonly details: unknown;
+  constructor(code: string, message: string, details?: unknown) {
+    super(message);
+    this.name = "BrainRuntimeError";
+    this.code = code;
+    this.details = details;
+  }
+  get status(): number {
+    return STATUS[this.code] ?? 400;
+  }
+  toInfo(): ErrorInfo {
+    return this.details === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, details: this.details as ErrorInfo["details"] };
+  }
+}
+
+/** A host frame (or Environment call) that was not committed; the host gets `rejected` with this error. */
+export class CallRejectedError extends BrainRuntimeError {
+  constructor(code: string, message: string, details?: unknown) {
+    super(code, message, details);
+    this.name = "CallRejectedError";
+  }
+}
+
+/** The ErrorInfo of anything thrown: typed errors keep their code, anything else is `internal`. */
+export function toErrorInfo(e: unknown): ErrorInfo {
+  if (e instanceof BrainRuntimeError) return e.toInfo();
+  return { code: "internal", message: e instanceof Error ? e.message : String(e) };
+}

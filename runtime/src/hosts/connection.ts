@@ -1,0 +1,178 @@
+import type { WebSocket } from "ws";
+import { LIMITS, routeRuntimeFrame } from "@aexhq/brain-protocol";
+import type {
+  EmitFrame, EmitResultFrame, ErrorInfo, FinishFrame, ModelRequestFrame, PingFrame, RegisterFrame, ReturnedFrame,
+  RuntimeFrameHandler, RuntimeToHostFrame,
+} from "@aexhq/brain-protocol";
+import type { CallInvocation, CallSink } from "../environments/environment.ts";
+import type { Dispatcher } from "../dispatch/dispatcher.ts";
+import { BrainRuntimeError, CallRejectedError, toErrorInfo } from "../errors.ts";
+import type { HostRegistry } from "./registry.ts";
+import { tokensEqual } from "./secret.ts";
+
+/** Close codes (application range) so a host can tell why it was closed. */
+export const CLOSE = { unauthorized: 4401, replaced: 4409, registerTimeout: 4408, shutdown: 1001 } as const;
+
+export interface ConnectionDeps {
+  token: string;
+  registry: HostRegistry;
+  dispatcher: () => Dispatcher;
+  attach(hostId: string, conn: HostConnection): void;
+  detach(conn: HostConnection): void;
+}
+
+/**
+ * One host WebSocket. Implements the generated RuntimeFrameHandler: the router has already
+ * parsed and validated each frame. Every emit/emit_result/returned/finish gets exactly one
+ * `committed` or `rejected`; a connection that has not registered may only ping.
+ */
+export class HostConnection implements RuntimeFrameHandler {
+  hostId: string | undefined;
+  /** Calls dispatched on this connection: they become `unknown` if it is lost. */
+  private calls = new Map<string, CallSink>();
+  private registerTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(private ws: WebSocket, private deps: ConnectionDeps) {
+    this.registerTimer = setTimeout(() => {
+      if (this.hostId === undefined) this.fail("not_registered", `no valid register frame within ${LIMITS.registerTimeoutMs} ms`, CLOSE.registerTimeout);
+    }, LIMITS.registerTimeoutMs);
+    ws.on("message", (data, isBinary) => {
+      const raw = isBinary ? "" : data.toString();
+      if (isBinary) return this.send({ type: "error", error: { code: "invalid_frame", message: "frames are UTF-8 JSON text messages" } });
+      const err = routeRuntimeFrame(raw, this);
+      if (err) {
+        const error: ErrorInfo = { code: err.code, message: err.message };
+        if (err.details !== undefined) error.details = err.details as ErrorInfo["details"];
+        this.send(err.ref === undefined ? { type: "error", error } : { type: "error", ref: err.ref, error });
+      }
+    });
+    ws.on("close", () => this.onClose());
+    ws.on("error", () => {});
+  }
+
+  send(frame: RuntimeToHostFrame): void {
+    if (this.closed || this.ws.readyState !== this.ws.OPEN) return;
+    this.ws.send(JSON.stringify(frame));
+  }
+
+  /** Sends an error frame and closes (unauthorized, replaced, register timeout). */
+  fail(code: string, message: string, closeCode: number, ref?: number): void {
+    this.send(ref === undefined ? { type: "error", error: { code, message } } : { type: "error", ref, error: { code, message } });
+    this.ws.close(closeCode, code);
+  }
+
+  invoke(call: CallInvocation, sink: CallSink): void {
+    this.calls.set(call.callId, sink);
+    this.send({
+      type: "invoke",
+      callId: call.callId,
+      sessionId: call.sessionId,
+      sequence: call.sequence,
+      tool: call.tool.contract.name,
+      digest: call.tool.contract.digest,
+      input: call.input as never,
+      options: call.tool.options,
+      deadlineAt: call.deadlineAt,
+    });
+  }
+
+  cancel(callId: string, status: "timeout" | "cancelled"): void {
+    this.send({ type: "cancel", callId, status });
+  }
+
+  register(f: RegisterFrame): void {
+    if (!tokensEqual(f.token, this.deps.token)) return this.fail("unauthorized", "wrong bearer token", CLOSE.unauthorized, f.ref);
+    if (this.hostId !== undefined && f.hostId !== this.hostId) {
+      return this.send({ type: "error", ref: f.ref, error: { code: "invalid_frame", message: `this connection is registered as ${this.hostId}; open another connection for ${f.hostId}` } });
+    }
+    let digests: string[];
+    try {
+      digests = this.deps.registry.register(f.hostId, f.secret, f.tools);
+    } catch (e) {
+      const info = toErrorInfo(e);
+      if (info.code === "unauthorized") return this.fail("unauthorized", info.message, CLOSE.unauthorized, f.ref);
+      return this.send({ type: "error", ref: f.ref, error: info });
+    }
+    clearTimeout(this.registerTimer);
+    if (this.hostId === undefined) {
+      this.hostId = f.hostId;
+      this.deps.attach(f.hostId, this);
+    }
+    this.send({ type: "registered", ref: f.ref, hostId: f.hostId, digests });
+  }
+
+  emit(f: EmitFrame): void {
+    this.answer(f.ref, f.callId, (s) => s.emit(f.kind, f.data));
+  }
+  emitResult(f: EmitResultFrame): void {
+    this.answer(f.ref, f.callId, (s) => s.emitResult(f.outcome, f.content));
+  }
+  returned(f: ReturnedFrame): void {
+    this.answer(f.ref, f.callId, (s) => s.returned());
+  }
+  finish(f: FinishFrame): void {
+    this.answer(f.ref, f.callId, (s) => s.finish(f.outcome, f.content));
+  }
+
+  modelRequest(f: ModelRequestFrame): void {
+    let p: Promise<unknown>;
+    try {
+      p = this.sinkFor(f.callId).model(f.request);
+    } catch (e) {
+      p = Promise.reject(e);
+    }
+    p.then(
+      (result) => this.send({ type: "model_result", ref: f.ref, callId: f.callId, result: result as never }),
+      (e) => this.send({ type: "model_result", ref: f.ref, callId: f.callId, error: toErrorInfo(e) }),
+    );
+  }
+
+  ping(f: PingFrame): void {
+    this.send({ type: "pong", nonce: f.nonce });
+  }
+
+  /**
+   * The sink of a call this host may answer. Decided: a call id that does not exist is
+   * `unknown_call`; one that exists but is placed on another host is `forbidden`.
+   */
+  private sinkFor(callId: string): CallSink {
+    if (this.hostId === undefined) throw new CallRejectedError("not_registered", "send register before any other frame");
+    const call = this.deps.dispatcher().getCall(callId);
+    if (call === undefined) throw new CallRejectedError("unknown_call", `no call ${callId}`);
+    const placement = call.info.tool.placement;
+    if (placement.kind !== "host" || placement.hostId !== this.hostId) throw new CallRejectedError("forbidden", `call ${callId} is not placed on host ${this.hostId}`);
+    return call;
+  }
+
+  private answer(ref: number, callId: string, fn: (sink: CallSink) => Promise<number>): void {
+    let p: Promise<number>;
+    try {
+      p = fn(this.sinkFor(callId));
+    } catch (e) {
+      p = Promise.reject(e);
+    }
+    p.then(
+      (sequence) => this.send({ type: "committed", ref, callId, sequence }),
+      (e) => this.send({ type: "rejected", ref, callId, error: e instanceof BrainRuntimeError ? e.toInfo() : toErrorInfo(e) }),
+    );
+  }
+
+  close(code: number = CLOSE.shutdown, reason = "server shutting down"): void {
+    this.ws.close(code, reason);
+  }
+
+  private onClose(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.registerTimer);
+    this.deps.detach(this);
+    for (const sink of this.calls.values()) if (!sink.finished) sink.lost("the host connection was lost after dispatch");
+    this.calls.clear();
+  }
+
+  /** For shutdown: forget calls so closing the socket does not journal `unknown` (recovery does that). */
+  abandon(): void {
+    this.calls.clear();
+  }
+}

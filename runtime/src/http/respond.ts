@@ -1,0 +1,17 @@
+import type { ServerResponse } from "node:http";
+import type { ErrorBody } from "@aexhq/brain-protocol";
+import { BrainRuntimeError, toErrorInfo } from "../errors.ts";
+
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  if (res.headersSent) return void res.end();
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** Every error response is an ErrorBody with the code's status. */
+export function sendError(res: ServerResponse, e: unknown): void {
+  const status = e instanceof BrainRuntimeError ? e.status : 500;
+  const body: ErrorBody = { error: toErrorInfo(e) };
+  sendJson(res, status, body);
+}

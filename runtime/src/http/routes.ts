@@ -1,0 +1,107 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { PROTOCOL } from "@aexhq/brain-protocol";
+import type { CancelRequest, CreateSessionRequest, EventsResponse, HealthResponse, SendMessageRequest, SendMessageResponse } from "@aexhq/brain-protocol";
+import { BrainRuntimeError } from "../errors.ts";
+import type { SessionManager } from "../sessions/manager.ts";
+import { tokensEqual } from "../hosts/secret.ts";
+import { readValid } from "./body.ts";
+import { sendError, sendJson } from "./respond.ts";
+import { streamEvents } from "./sse.ts";
+
+export const VERSION = "0.2.0";
+
+export interface RouteDeps {
+  token: string;
+  sessions: SessionManager;
+  /** Open SSE streams, ended on shutdown. */
+  streams: Set<() => void>;
+  /** Extra routes (the component upload route plugs in here). Return true when handled. */
+  extra: Array<(req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean> | boolean>;
+}
+
+function authorize(req: IncomingMessage, token: string): void {
+  const header = req.headers.authorization ?? "";
+  const match = /^Bearer\s+(.+)$/i.exec(header);
+  if (!match || !tokensEqual(match[1]!.trim(), token)) throw new BrainRuntimeError("unauthorized", "missing or wrong bearer token");
+}
+
+/** The HTTP API of the issue; every body goes through the generated validators. */
+export async function handle(req: IncomingMessage, res: ServerResponse, deps: RouteDeps): Promise<void> {
+  try {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    const method = req.method ?? "GET";
+    const path = url.pathname.replace(/\/+$/, "") || "/";
+    if (path === "/healthz" && method === "GET") {
+      const body: HealthResponse = { ok: true, version: VERSION, protocol: PROTOCOL };
+      return sendJson(res, 200, body);
+    }
+    authorize(req, deps.token);
+    for (const route of deps.extra) if (await route(req, res, url)) return;
+    const s = deps.sessions;
+    if (path === "/v1/sessions") {
+      if (method === "POST") {
+        const body = await readValid<CreateSessionRequest>(req, "CreateSessionRequest");
+        return sendJson(res, 201, await s.create(body));
+      }
+      if (method === "GET") return sendJson(res, 200, { sessions: s.list() });
+      throw methodNotAllowed(method, path);
+    }
+    const m = /^\/v1\/sessions\/([^/]+)(?:\/(messages|cancel|events))?$/.exec(path);
+    if (!m) throw new BrainRuntimeError("not_found", `no route ${method} ${path}`);
+    const id = decodeURIComponent(m[1]!);
+    const sub = m[2];
+    if (sub === undefined) {
+      if (method === "GET") return sendJson(res, 200, s.view(id));
+      if (method === "DELETE") return sendJson(res, 200, await s.delete(id));
+      throw methodNotAllowed(method, path);
+    }
+    if (sub === "messages" && method === "POST") {
+      s.state(id);
+      const body = await readValid<SendMessageRequest>(req, "SendMessageRequest");
+      const started = s.send(id, body.text);
+      await started.committed;
+      if (!body.wait) {
+        const r: SendMessageResponse = { activation: started.activation, sequence: started.sequence, status: "started" };
+        return sendJson(res, 202, r);
+      }
+      const end = await started.done;
+      const r: SendMessageResponse = { activation: started.activation, sequence: started.sequence, status: end.status };
+      if (end.text !== undefined) r.text = end.text;
+      if (end.error !== undefined) r.error = end.error;
+      return sendJson(res, 200, r);
+    }
+    if (sub === "cancel" && method === "POST") {
+      s.state(id);
+      const body = await readValid<CancelRequest>(req, "CancelRequest");
+      return sendJson(res, 200, await s.cancel(id, body.callId));
+    }
+    if (sub === "events" && method === "GET") {
+      const state = s.state(id);
+      const after = parseAfter(url.searchParams.get("after") ?? req.headers["last-event-id"]?.toString());
+      if ((req.headers.accept ?? "").includes("text/event-stream")) {
+        // Last-Event-ID (a reconnecting EventSource) wins over ?after.
+        const resume = req.headers["last-event-id"] !== undefined ? parseAfter(req.headers["last-event-id"].toString()) : after;
+        const end = streamEvents(res, state, resume);
+        deps.streams.add(end);
+        res.on("close", () => deps.streams.delete(end));
+        return;
+      }
+      const body: EventsResponse = { records: state.after(after), lastSequence: state.lastSequence };
+      return sendJson(res, 200, body);
+    }
+    throw methodNotAllowed(method, path);
+  } catch (e) {
+    sendError(res, e);
+  }
+}
+
+function parseAfter(raw: string | undefined): number {
+  if (raw === undefined || raw === "") return 0;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new BrainRuntimeError("invalid_request", `after must be a non-negative integer, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+function methodNotAllowed(method: string, path: string): BrainRuntimeError {
+  return new BrainRuntimeError("not_found", `no route ${method} ${path}`);
+}

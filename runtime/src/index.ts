@@ -1,0 +1,8 @@
+export { startBrain, environmentPlugins } from "./server.ts";
+export type { BrainOptions, BrainServer, BrainInternals } from "./server.ts";
+export type { Environment, CallInvocation, CallSink, CallHandle } from "./environments/environment.ts";
+export type { ModelProvider, ModelStreamEvent, ModelCallContext, ReplyHints } from "./models/provider.ts";
+export { ModelCallError } from "./models/provider.ts";
+export { BrainRuntimeError, CallRejectedError } from "./errors.ts";
+export { contractDigest, canonicalJson } from "./hosts/digest.ts";
+export { checkOutcome } from "./dispatch/outcome.ts";

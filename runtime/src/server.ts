@@ -1,0 +1,140 @@
+import { createServer } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { WebSocketServer } from "ws";
+import { LIMITS } from "@aexhq/brain-protocol";
+import type { Placement } from "@aexhq/brain-protocol";
+import type { JournalStore } from "./journal/store.ts";
+import { MemoryStore } from "./journal/memory.ts";
+import { SqliteStore } from "./journal/sqlite.ts";
+import { HostRegistry } from "./hosts/registry.ts";
+import { HostConnection } from "./hosts/connection.ts";
+import { HostEnvironment } from "./environments/host.ts";
+import type { Environment } from "./environments/environment.ts";
+import { Dispatcher } from "./dispatch/dispatcher.ts";
+import { SessionManager } from "./sessions/manager.ts";
+import { handle } from "./http/routes.ts";
+import type { RouteDeps } from "./http/routes.ts";
+
+export interface BrainOptions {
+  /** Data folder; ":memory:" means an in-memory journal. Default "./.brain". */
+  dataDir?: string;
+  journal?: "sqlite" | "memory";
+  /** 0 = any free port. Default 3210. */
+  port?: number;
+  host?: string;
+  /** Operator bearer token; a random one when absent. */
+  token?: string;
+  maxEmittedBytes?: number;
+  /** Root under which session workspaces live (for brainEnv filesystem grants). */
+  workspaceRoot?: string;
+}
+
+export interface BrainServer {
+  /** http://HOST:PORT */
+  url: string;
+  token: string;
+  close(): Promise<void>;
+}
+
+/** What an Environment plugged in at start can use (component and descriptor environments). */
+export interface BrainInternals {
+  store: JournalStore;
+  dataDir: string | undefined;
+  workspaceRoot: string | undefined;
+  sessions: SessionManager;
+  dispatcher: Dispatcher;
+  environments: Map<Placement["kind"], Environment>;
+  routes: RouteDeps["extra"];
+}
+
+/** Hooks run before the server listens; the component environment registers itself here. */
+export const environmentPlugins: Array<(internals: BrainInternals) => void | Promise<void>> = [];
+
+/** Starts the Brain runtime: journal, recovery, HTTP API and the host WebSocket channel. */
+export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer & { internals: BrainInternals }> {
+  const dataDir = opts.dataDir ?? "./.brain";
+  const memory = opts.journal === "memory" || dataDir === ":memory:";
+  let store: JournalStore;
+  if (memory) store = new MemoryStore();
+  else {
+    mkdirSync(dataDir, { recursive: true });
+    store = new SqliteStore(join(dataDir, "journal.sqlite"));
+  }
+  const token = opts.token ?? randomBytes(24).toString("base64url");
+  const registry = new HostRegistry(store);
+  const hostEnv = new HostEnvironment(registry);
+  const environments = new Map<Placement["kind"], Environment>([["host", hostEnv]]);
+  let sessions!: SessionManager;
+  const dispatcher = new Dispatcher(environments, opts.maxEmittedBytes ?? LIMITS.defaultMaxEmittedBytes, (session, call, kind, r) => {
+    sessions.loop(session.id).committed(call, kind, r.status);
+  });
+  sessions = new SessionManager(store, () => dispatcher);
+  await sessions.recover();
+
+  const streams = new Set<() => void>();
+  const extra: RouteDeps["extra"] = [];
+  const internals: BrainInternals = { store, dataDir: memory ? undefined : dataDir, workspaceRoot: opts.workspaceRoot, sessions, dispatcher, environments, routes: extra };
+  for (const plugin of environmentPlugins) await plugin(internals);
+
+  const connections = new Set<HostConnection>();
+  const deps: RouteDeps = { token, sessions, streams, extra };
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => void handle(req, res, deps));
+  // Frames up to 4x the limit still arrive, so they get a clear `frame_too_large` error frame and
+  // the connection stays; beyond that ws closes with 1009 "Max payload size exceeded".
+  const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.maxFrameBytes * 4 });
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = new URL(req.url ?? "/", "http://localhost").pathname;
+    if (path !== "/v1/hosts/connect") {
+      socket.end("HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const conn = new HostConnection(ws, {
+        token,
+        registry,
+        dispatcher: () => dispatcher,
+        attach: (hostId, c) => hostEnv.attach(hostId, c),
+        detach: (c) => {
+          hostEnv.detach(c);
+          connections.delete(c);
+        },
+      });
+      connections.add(conn);
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port ?? 3210, opts.host ?? "127.0.0.1", () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : opts.port;
+  const host = opts.host ?? "127.0.0.1";
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      // Stop timers and loops first so nothing new is admitted; open calls stay open in the
+      // journal and recovery ends them `unknown` on the next start.
+      dispatcher.close();
+      sessions.close();
+      hostEnv.close();
+      for (const c of connections) c.close();
+      for (const end of streams) end();
+      wss.close();
+      for (const env of environments.values()) await env.close?.();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await store.flush();
+      await store.close();
+    })());
+
+  return { url, token, close, internals };
+}

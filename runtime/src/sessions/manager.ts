@@ -1,0 +1,171 @@
+import { randomBytes } from "node:crypto";
+import type { CancelResponse, CreateSessionRequest, JournalRecord, Session, SessionCreatedRecord } from "@aexhq/brain-protocol";
+import { BrainRuntimeError } from "../errors.ts";
+import type { JournalStore } from "../journal/store.ts";
+import type { Dispatcher } from "../dispatch/dispatcher.ts";
+import { Agentloop } from "../agentloop/loop.ts";
+import type { TurnEnd } from "../agentloop/loop.ts";
+import { ScriptedProvider } from "../models/scripted.ts";
+import { unsupportedProvider } from "../models/provider.ts";
+import { contractDigest } from "../hosts/digest.ts";
+import { SessionState } from "./session.ts";
+
+interface Entry {
+  state: SessionState;
+  loop: Agentloop;
+}
+
+/** Owns every session: creation checks, recovery after restart, messages, cancellation, deletion. */
+export class SessionManager {
+  private sessions = new Map<string, Entry>();
+
+  constructor(private store: JournalStore, private dispatcher: () => Dispatcher) {}
+
+  private entry(id: string): Entry {
+    const e = this.sessions.get(id);
+    if (!e) throw new BrainRuntimeError("not_found", `no session ${id}`);
+    return e;
+  }
+
+  state(id: string): SessionState {
+    return this.entry(id).state;
+  }
+
+  loop(id: string): Agentloop {
+    return this.entry(id).loop;
+  }
+
+  private attach(state: SessionState): Entry {
+    const config = state.created.model;
+    // Real providers are refused at creation; a recovered one (impossible today) would fail its turns.
+    const provider = new ScriptedProvider(config.provider === "scripted" ? config : { provider: "scripted", script: [] });
+    const entry = { state, loop: new Agentloop(state, this.dispatcher(), provider) };
+    this.sessions.set(state.id, entry);
+    return entry;
+  }
+
+  async create(req: CreateSessionRequest): Promise<Session> {
+    const refused = unsupportedProvider(req.model);
+    if (refused) throw refused;
+    const names = new Set<string>();
+    for (const t of req.tools) {
+      if (names.has(t.contract.name)) throw new BrainRuntimeError("invalid_request", `tool ${t.contract.name} is placed twice`);
+      names.add(t.contract.name);
+      const digest = contractDigest(t.contract);
+      if (digest !== t.contract.digest) throw new BrainRuntimeError("invalid_request", `tool ${t.contract.name}: digest ${t.contract.digest} does not match its schemas (expected ${digest})`);
+      const env = this.dispatcher().environment(t.placement.kind);
+      if (env === undefined) throw new BrainRuntimeError("unsupported", `the ${t.placement.kind} environment is not implemented yet (tool ${t.contract.name})`);
+    }
+    if (req.model.provider === "scripted") {
+      req.model.script.forEach((step, i) => {
+        for (const c of step.toolCalls ?? []) {
+          if (!names.has(c.name)) throw new BrainRuntimeError("invalid_request", `script step ${i + 1} calls tool ${c.name}, which is not placed in this session`);
+        }
+      });
+    }
+    const id = `ses_${randomBytes(10).toString("hex")}`;
+    for (const t of req.tools) {
+      const err = this.dispatcher().environment(t.placement.kind)!.admit(t, id);
+      if (err) throw new BrainRuntimeError(err.code, err.message, err.details);
+    }
+    const data: SessionCreatedRecord["data"] = { model: req.model, tools: req.tools };
+    if (req.system !== undefined) data.system = req.system;
+    if (req.deadlineMs !== undefined) data.deadlineMs = req.deadlineMs;
+    const state = new SessionState(id, data, Date.now(), this.store);
+    const entry = this.attach(state);
+    await state.append("session.created", data).committed;
+    return state.view(entry.loop.running);
+  }
+
+  /**
+   * Rebuilds sessions from the store. Calls left open by a crash end `unknown` (never re-sent); a
+   * turn that was running ends `turn.failed` (decided: not resumed, since its model call or its
+   * tools' results may be lost). Returns when those records are committed.
+   */
+  async recover(): Promise<void> {
+    const bySession = new Map<string, JournalRecord[]>();
+    for (const r of this.store.loadRecords()) {
+      let list = bySession.get(r.sessionId);
+      if (!list) bySession.set(r.sessionId, (list = []));
+      list.push(r);
+    }
+    const pending: Promise<unknown>[] = [];
+    for (const [id, records] of bySession) {
+      const first = records[0];
+      if (first?.type !== "session.created") continue;
+      const state = new SessionState(id, first.data, first.at, this.store, records);
+      this.attach(state);
+      if (state.deletedAdmitted) continue;
+      for (const callId of state.openCalls) {
+        pending.push(state.append("tool.finished", { callId, status: "unknown", message: "the runtime restarted with the call open; it is never re-sent" }).committed);
+      }
+      const open = openTurn(records);
+      if (open !== undefined) {
+        pending.push(state.append("turn.failed", { activation: open, error: { code: "internal", message: "the runtime restarted during the turn" } }).committed);
+      }
+    }
+    await Promise.all(pending);
+    // Recovery records are not observations for a later wake.
+    for (const e of this.sessions.values()) e.loop.skipAdmitted();
+  }
+
+  list(): Session[] {
+    return [...this.sessions.values()].map((e) => e.state.view(e.loop.running));
+  }
+
+  view(id: string): Session {
+    const e = this.entry(id);
+    return e.state.view(e.loop.running);
+  }
+
+  send(id: string, text: string): { activation: number; sequence: number; committed: Promise<unknown>; done: Promise<TurnEnd> } {
+    const e = this.entry(id);
+    return e.loop.send(text);
+  }
+
+  /** Cancels one call, or the running activation with all its open calls. */
+  async cancel(id: string, callId?: string): Promise<CancelResponse> {
+    const e = this.entry(id);
+    if (e.state.deletedAdmitted) throw new BrainRuntimeError("conflict", `session ${id} is deleted`);
+    const dispatcher = this.dispatcher();
+    if (callId !== undefined) {
+      const call = dispatcher.getCall(callId);
+      if (call === undefined || !callId.startsWith(`${id}:`)) {
+        if (e.state.records.some((r) => r.type === "tool.call_started" && r.data.callId === callId)) return { cancelled: [] };
+        throw new BrainRuntimeError("not_found", `no call ${callId} in session ${id}`);
+      }
+      return { cancelled: await dispatcher.cancel([call]) };
+    }
+    const ended = dispatcher.cancel(dispatcher.openCalls(id, e.state.activation));
+    const turn = e.loop.cancelTurn("the activation was cancelled");
+    e.loop.skipAdmitted();
+    await turn;
+    return { cancelled: await ended };
+  }
+
+  async delete(id: string): Promise<Session> {
+    const e = this.entry(id);
+    if (e.state.deletedAdmitted) throw new BrainRuntimeError("conflict", `session ${id} is already deleted`);
+    const dispatcher = this.dispatcher();
+    const ended = dispatcher.cancel(dispatcher.openCalls(id));
+    const turn = e.loop.cancelTurn("the session was deleted");
+    e.loop.stop();
+    const deleted = e.state.append("session.deleted", {});
+    await Promise.all([ended, turn, deleted.committed]);
+    return e.state.view(false);
+  }
+
+  close(): void {
+    for (const e of this.sessions.values()) e.loop.stop();
+  }
+}
+
+/** The activation of a turn.started that has no later turn.completed/turn.failed. */
+function openTurn(records: JournalRecord[]): number | undefined {
+  let open: number | undefined;
+  for (const r of records) {
+    if (r.type === "turn.started") open = r.data.activation;
+    if (r.type === "turn.completed" || r.type === "turn.failed") open = undefined;
+  }
+  return open;
+}

@@ -1,0 +1,93 @@
+import type { JournalRecord, SessionCreatedRecord, Session } from "@aexhq/brain-protocol";
+import type { JournalStore } from "../journal/store.ts";
+import { BrainRuntimeError } from "../errors.ts";
+
+type RecordOf<T extends JournalRecord["type"]> = Extract<JournalRecord, { type: T }>;
+export type RecordData<T extends JournalRecord["type"]> = RecordOf<T>["data"];
+
+/**
+ * One session's journal as the runtime sees it. Sequences are allocated synchronously when a
+ * record is admitted, so admission order is journal order; `records` holds only committed ones,
+ * which is all that readers (HTTP, SSE, the Agentloop) ever see.
+ */
+export class SessionState {
+  readonly records: JournalRecord[] = [];
+  private seq: number;
+  /** Admitted (not necessarily committed) state: stops appends after session.deleted. */
+  deletedAdmitted = false;
+  /** Activation count (message.user records admitted). */
+  activation = 0;
+  readonly openCalls = new Set<string>();
+  private listeners = new Set<(r: JournalRecord) => void>();
+
+  constructor(
+    readonly id: string,
+    readonly created: SessionCreatedRecord["data"],
+    readonly createdAt: number,
+    private store: JournalStore,
+    existing: JournalRecord[] = [],
+  ) {
+    for (const r of existing) this.observe(r);
+    this.seq = existing.length + 1;
+    this.activation = existing.filter((r) => r.type === "message.user").length;
+    this.deletedAdmitted = existing.some((r) => r.type === "session.deleted");
+  }
+
+  /** The sequence the next admitted record gets. */
+  get nextSequence(): number {
+    return this.seq;
+  }
+
+  get lastSequence(): number {
+    return this.records.length === 0 ? 0 : this.records[this.records.length - 1]!.sequence;
+  }
+
+  get deleted(): boolean {
+    return this.records.some((r) => r.type === "session.deleted");
+  }
+
+  /** Admit a record now (its sequence is final) and resolve with it once durably committed. */
+  append<T extends JournalRecord["type"]>(type: T, data: RecordData<T>): { sequence: number; committed: Promise<RecordOf<T>> } {
+    if (this.deletedAdmitted) throw new BrainRuntimeError("conflict", `session ${this.id} is deleted`);
+    if (type === "session.deleted") this.deletedAdmitted = true;
+    const record = { sessionId: this.id, sequence: this.seq++, at: Date.now(), type, data } as RecordOf<T>;
+    const committed = this.store.append(record).then(() => {
+      this.observe(record);
+      return record;
+    });
+    return { sequence: record.sequence, committed };
+  }
+
+  /** Called for every committed record, in order. */
+  onCommit(listener: (r: JournalRecord) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  after(sequence: number): JournalRecord[] {
+    // Sequences are gap-free from 1, so the index is the sequence.
+    return this.records.slice(Math.max(0, sequence));
+  }
+
+  private observe(r: JournalRecord): void {
+    this.records.push(r);
+    if (r.type === "tool.call_started") this.openCalls.add(r.data.callId);
+    if (r.type === "tool.finished") this.openCalls.delete(r.data.callId);
+    for (const l of this.listeners) l(r);
+  }
+
+  view(running: boolean): Session {
+    const s: Session = {
+      id: this.id,
+      createdAt: new Date(this.createdAt).toISOString(),
+      status: this.deleted ? "deleted" : running ? "running" : "idle",
+      model: this.created.model,
+      tools: this.created.tools,
+      lastSequence: this.lastSequence,
+      openCalls: [...this.openCalls],
+    };
+    if (this.created.system !== undefined) s.system = this.created.system;
+    if (this.created.deadlineMs !== undefined) s.deadlineMs = this.created.deadlineMs;
+    return s;
+  }
+}
