@@ -1,0 +1,100 @@
+import type { HostInfo, JournalRecord, EventsResponse, PlacedTool, Session, ToolContract } from "@aexhq/brain-protocol";
+import type { RuntimeApi } from "./http.ts";
+import type { DropProxy } from "./proxy.ts";
+import { type Scenario, toolsOf } from "./scenario.ts";
+import { firstDifference, groupCalls } from "./journal-check.ts";
+
+export interface ScenarioResult {
+  name: string;
+  pass: boolean;
+  /** The first difference from the expectation, or the error that stopped the scenario. */
+  detail?: string;
+  ms: number;
+  records?: JournalRecord[];
+}
+
+export interface RunContext {
+  api: RuntimeApi;
+  proxy: DropProxy;
+  /** How the subject's tools are placed: on its host id, or (components) in a binding. */
+  place(contract: ToolContract): PlacedTool;
+  /** Contracts the subject advertises, by tool name. */
+  contracts: Map<string, ToolContract>;
+  /** Waits until the subject is connected again (after a dropped connection). */
+  reconnected(): Promise<void>;
+  timeoutMs: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function hostContracts(api: RuntimeApi, hostId: string, timeoutMs: number): Promise<HostInfo> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await api.call<HostInfo>("GET", `/v1/hosts/${encodeURIComponent(hostId)}`);
+    if (res.status === 200 && res.body.connected && res.body.tools.length > 0) return res.body;
+    if (Date.now() > until) {
+      throw new Error(`subject never registered as host ${hostId} within ${timeoutMs} ms (last answer: ${res.status})`);
+    }
+    await sleep(50);
+  }
+}
+
+/** Runs one scenario against a connected subject and compares the journal with its expectation. */
+export async function runScenario(ctx: RunContext, s: Scenario): Promise<ScenarioResult> {
+  const started = Date.now();
+  const fail = (detail: string, records?: JournalRecord[]): ScenarioResult => ({ name: s.name, pass: false, detail, ms: Date.now() - started, records });
+  const tools: PlacedTool[] = [];
+  for (const name of toolsOf(s)) {
+    const contract = ctx.contracts.get(name);
+    if (!contract) return fail(`the subject does not advertise tool ${name}`);
+    tools.push(ctx.place(contract));
+  }
+  const session = await ctx.api.ok<Session>("POST", "/v1/sessions", {
+    model: { provider: "scripted", script: s.script },
+    tools,
+    ...(s.deadlineMs !== undefined ? { deadlineMs: s.deadlineMs } : {}),
+  });
+  try {
+    await ctx.api.ok("POST", `/v1/sessions/${session.id}/messages`, { text: `conformance: ${s.name}` });
+    const records: JournalRecord[] = [];
+    const pending = [...(s.actions ?? [])];
+    const deadline = Date.now() + ctx.timeoutMs;
+    let settledAt: number | undefined;
+    for (;;) {
+      const page = await ctx.api.ok<EventsResponse>("GET", `/v1/sessions/${session.id}/events?after=${records.at(-1)?.sequence ?? 0}`);
+      records.push(...page.records);
+      for (const action of [...pending]) {
+        const trigger = records.find((r) => r.type === action.when);
+        if (!trigger) continue;
+        pending.splice(pending.indexOf(action), 1);
+        await sleep(action.delayMs ?? 0);
+        if (action.do === "drop_connection") {
+          ctx.proxy.drop();
+          await ctx.reconnected();
+        } else {
+          const callId = (trigger.data as { callId?: string }).callId;
+          await ctx.api.ok("POST", `/v1/sessions/${session.id}/cancel`, callId ? { callId } : {});
+        }
+      }
+      if (done(s, records)) {
+        const settle = Math.max(0, ...s.expect.calls.map((c) => c.settleMs ?? 0), 50);
+        settledAt ??= Date.now() + settle;
+        if (Date.now() >= settledAt) break;
+      }
+      if (Date.now() > deadline) return fail(`timed out after ${ctx.timeoutMs} ms waiting for the turn and every call to end; last record ${JSON.stringify(records.at(-1))}`, records);
+      await sleep(20);
+    }
+    const diff = firstDifference(s, records);
+    return diff ? fail(diff, records) : { name: s.name, pass: true, ms: Date.now() - started, records };
+  } finally {
+    await ctx.api.call("DELETE", `/v1/sessions/${session.id}`);
+  }
+}
+
+/** The turn ended (and the wake turn, if expected), and every call has its tool.finished. */
+function done(s: Scenario, records: JournalRecord[]): boolean {
+  const ends = records.filter((r) => r.type === "turn.completed" || r.type === "turn.failed").length;
+  if (ends < (s.expect.waitForWake ? 2 : 1)) return false;
+  const calls = groupCalls(records);
+  return calls.length >= s.expect.calls.length && calls.every((c) => c.records.some((r) => r.type === "tool.finished"));
+}

@@ -1,0 +1,52 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+
+export const repoRoot = join(import.meta.dirname, "../..");
+const deno = join(repoRoot, "node_modules/.bin/deno");
+const catalogue = join(repoRoot, "conformance/subjects/catalogue.ts");
+
+export interface SubjectSpec { kind: "node" | "deno" | "command"; label: string; argv: string[]; shell: boolean }
+
+/** `node`, `deno` or `command:"<shell command>"`, as given to --subject. */
+export function parseSubject(arg: string): SubjectSpec {
+  if (arg === "node") {
+    return { kind: "node", label: "node", shell: false, argv: [process.execPath, "--conditions=brain-source", "--import", "tsx", catalogue] };
+  }
+  if (arg === "deno") {
+    // The minimal permissions a host needs: the network (to reach Brain) and its BRAIN_* variables.
+    return {
+      kind: "deno", label: "deno", shell: false,
+      argv: [deno, "run", "--quiet", `--config=${join(repoRoot, "sdk-deno/deno.json")}`, "--allow-net", "--allow-env=BRAIN_URL,BRAIN_TOKEN,BRAIN_HOST_ID,BRAIN_HOST_SECRET", catalogue],
+    };
+  }
+  if (arg.startsWith("command:")) return { kind: "command", label: arg, shell: true, argv: [arg.slice("command:".length)] };
+  throw new Error(`unknown subject ${JSON.stringify(arg)}: use node, deno or command:"<shell command>"`);
+}
+
+export interface RunningSubject { hostId: string; process: ChildProcess; output: () => string; stop(): Promise<void> }
+
+export function startSubject(spec: SubjectSpec, brainUrl: string, token: string): RunningSubject {
+  const hostId = `conformance-${randomBytes(4).toString("hex")}`;
+  const env = { ...process.env, BRAIN_URL: brainUrl, BRAIN_TOKEN: token, BRAIN_HOST_ID: hostId, BRAIN_HOST_SECRET: randomBytes(24).toString("hex") };
+  const child = spec.shell
+    ? spawn(spec.argv[0]!, { shell: true, env, stdio: ["ignore", "pipe", "pipe"], detached: true })
+    : spawn(spec.argv[0]!, spec.argv.slice(1), { env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  let output = "";
+  child.stdout!.on("data", (d) => (output = (output + d).slice(-20_000)));
+  child.stderr!.on("data", (d) => (output = (output + d).slice(-20_000)));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  return {
+    hostId,
+    process: child,
+    output: () => output,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        try { process.kill(-child.pid!, "SIGTERM"); } catch { /* already gone */ }
+        const killer = setTimeout(() => { try { process.kill(-child.pid!, "SIGKILL"); } catch { /* gone */ } }, 2000);
+        await exited;
+        clearTimeout(killer);
+      }
+    },
+  };
+}
