@@ -94,8 +94,9 @@ export class Agentloop {
     this.state = "model";
     this.activation = activation;
     const turn = ++this.turn;
-    this.session.append("turn.started", { activation, cause });
-    void this.callModel(turn);
+    // The model sees only committed records, so the request waits for message.user/turn.started.
+    const started = this.session.append("turn.started", { activation, cause }).committed;
+    void this.callModel(turn, started);
   }
 
   private pump(): void {
@@ -116,11 +117,13 @@ export class Agentloop {
     return false;
   }
 
-  private async callModel(turn: number): Promise<void> {
+  private async callModel(turn: number, after?: Promise<unknown>): Promise<void> {
     const session = this.session;
     const activation = this.activation;
     const live = () => this.turn === turn && !session.deletedAdmitted;
     try {
+      if (after) await after;
+      if (!live()) return;
       this.fedThrough = session.lastSequence;
       const request = buildRequest(session.created, session.records);
       await session.append("model.request", { request }).committed;

@@ -1,0 +1,21 @@
+;; A guest stuck in a loop: run never returns and never calls the host. The runtime must end the
+;; call as `timeout` at its deadline by terminating the worker, and keep serving.
+(module
+  (import "brain:tool/host@0.2.0" "telemetry" (func $telemetry (param i32 i32 i32)))
+  (memory (export "memory") 1)
+  (global $next (mut i32) (i32.const 4096))
+  ;; cabi_realloc(old, old_size, align, new_size): a bump allocator (fixtures run once per instance).
+  (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32)
+    (local $p i32)
+    (local.set $p (i32.and (i32.add (global.get $next) (i32.sub (local.get 2) (i32.const 1)))
+                           (i32.xor (i32.sub (local.get 2) (i32.const 1)) (i32.const -1))))
+    (global.set $next (i32.add (local.get $p) (local.get 3)))
+    (block $ok (loop $grow
+      (br_if $ok (i32.le_u (global.get $next) (i32.mul (memory.size) (i32.const 65536))))
+      (drop (memory.grow (i32.const 1)))
+      (br $grow)))
+    (local.get $p))
+  (data (i32.const 16) "spinning")
+  (func (export "run") (param i32 i32 i32 i32 i32 i32 i32 i64)
+    (call $telemetry (i32.const 0) (i32.const 16) (i32.const 8))
+    (loop $forever (br $forever))))
