@@ -1,0 +1,143 @@
+#!/usr/bin/env node
+// Builds the brain:tool@0.2.0 example components (examples/inspect-rust, examples/inspect-js) and
+// the runtime's WAT test fixtures into a cache directory keyed by a hash of their sources, so a
+// second run (or a second test file) costs nothing. Built artifacts are never committed.
+//
+//   node scripts/build-components.mjs            # build all, print the paths as JSON
+//   import { buildComponents } from "../../scripts/build-components.mjs"
+//
+// Rust: Debian's /usr/bin/rustc with libstd-rust-dev-wasm32 (the rustup rustc on PATH usually has
+// no wasm32 target), then jco's componentEmbed + componentNew (programmatic API with bytes: the
+// path-reading jco CLI commands fail with "os error 44").
+// JS: componentize-js 0.23 against examples/inspect-js/wit (which includes contract/tool.wit).
+import { createHash } from "node:crypto";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const CACHE = process.env.BRAIN_COMPONENT_CACHE ?? join(ROOT, "node_modules", ".cache", "brain-components");
+const TOOL_WIT = join(ROOT, "contract", "tool.wit");
+const RUSTC = process.env.BRAIN_RUSTC ?? "/usr/bin/rustc";
+// Bumped when the build steps themselves change, so old cache entries are not reused.
+const RECIPE = "2";
+
+function files(dir) {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath ?? e.path, e.name))
+    .sort();
+}
+
+function hashOf(paths, extra = "") {
+  const h = createHash("sha256").update(RECIPE).update(extra);
+  for (const p of paths) h.update(relative(ROOT, p)).update("\0").update(readFileSync(p)).update("\0");
+  return h.digest("hex").slice(0, 16);
+}
+
+/** Runs `make(tmpFile)` unless the cache already holds `name-hash.wasm`; the write is atomic. */
+async function cached(name, hash, make) {
+  mkdirSync(CACHE, { recursive: true });
+  const out = join(CACHE, `${name}-${hash}.wasm`);
+  if (existsSync(out)) return { path: out, cached: true };
+  const bytes = await make();
+  const tmp = `${out}.${process.pid}.tmp`;
+  writeFileSync(tmp, bytes);
+  renameSync(tmp, out);
+  return { path: out, cached: false };
+}
+
+async function embedAndNew(core) {
+  const { componentEmbed, componentNew } = await import("@bytecodealliance/jco-transpile/wasm-tools");
+  const embedded = await componentEmbed({ binary: core, witSource: readFileSync(TOOL_WIT, "utf8"), world: "tool" });
+  return componentNew(embedded);
+}
+
+export async function buildRust() {
+  const src = join(ROOT, "examples", "inspect-rust", "src", "lib.rs");
+  return cached("inspect-rust", hashOf([src, TOOL_WIT]), async () => {
+    if (!existsSync(RUSTC)) {
+      throw new Error(`${RUSTC} not found: install Debian's rustc and libstd-rust-dev-wasm32 (see .ci/run)`);
+    }
+    const dir = mkdtempSync(join(tmpdir(), "brain-rust-"));
+    try {
+      const core = join(dir, "inspect.core.wasm");
+      const r = spawnSync(RUSTC, ["--edition", "2021", "--target", "wasm32-unknown-unknown", "--crate-type", "cdylib", "-O",
+        "-C", "panic=abort", "-C", "strip=symbols", "-C", "debuginfo=0", "-o", core, src], { encoding: "utf8" });
+      if (r.status !== 0) throw new Error(`rustc failed:\n${r.stderr}`);
+      return embedAndNew(readFileSync(core));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
+
+export async function buildJs() {
+  const base = join(ROOT, "examples", "inspect-js");
+  const inputs = [...files(join(base, "src")), ...files(join(base, "wit")), TOOL_WIT];
+  const version = JSON.parse(readFileSync(join(ROOT, "node_modules", "@bytecodealliance", "componentize-js", "package.json"), "utf8")).version;
+  return cached("inspect-js", hashOf(inputs, version), async () => {
+    const { componentize } = await import("@bytecodealliance/componentize-js");
+    // componentize-js reads a WIT folder: the example's world and deps, plus contract/tool.wit.
+    const dir = mkdtempSync(join(tmpdir(), "brain-js-"));
+    try {
+      for (const f of files(join(base, "wit"))) {
+        const to = join(dir, relative(join(base, "wit"), f));
+        mkdirSync(dirname(to), { recursive: true });
+        writeFileSync(to, readFileSync(f));
+      }
+      mkdirSync(join(dir, "deps", "brain-tool"), { recursive: true });
+      writeFileSync(join(dir, "deps", "brain-tool", "tool.wit"), readFileSync(TOOL_WIT));
+      const { component } = await componentize({
+        sourcePath: join(base, "src", "inspect.js"),
+        witPath: dir,
+        worldName: "inspect",
+        // No fetch/HTTP: the binding does not allow wasi:http.
+        disableFeatures: ["http", "fetch-event"],
+      });
+      return component;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
+
+/** The WAT fixtures of runtime/test/component-fixtures, each embedded into the tool world. */
+export async function buildFixtures() {
+  const dir = join(ROOT, "runtime", "test", "component-fixtures");
+  const { parse } = await import("@bytecodealliance/jco-transpile/wasm-tools");
+  const out = {};
+  for (const f of readdirSync(dir).filter((n) => n.endsWith(".wat")).sort()) {
+    const p = join(dir, f);
+    const name = f.replace(/\.wat$/, "");
+    out[name] = (await cached(`fixture-${name}`, hashOf([p, TOOL_WIT]), async () => embedAndNew(await parse(readFileSync(p, "utf8"))))).path;
+  }
+  return out;
+}
+
+export async function buildComponents({ js = true } = {}) {
+  const t0 = Date.now();
+  const rust = await buildRust();
+  const t1 = Date.now();
+  const jsBuilt = js ? await buildJs() : undefined;
+  const t2 = Date.now();
+  const fixtures = await buildFixtures();
+  return {
+    rust: rust.path,
+    js: jsBuilt?.path,
+    fixtures,
+    timings: { rustMs: t1 - t0, jsMs: t2 - t1, rustCached: rust.cached, jsCached: jsBuilt?.cached },
+  };
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  buildComponents().then(
+    (r) => console.log(JSON.stringify(r, null, 2)),
+    (e) => {
+      console.error(e?.stack ?? e);
+      process.exit(1);
+    },
+  );
+}
