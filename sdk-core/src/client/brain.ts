@@ -1,0 +1,137 @@
+import type { ModelConfig, PlacedTool, Session as SessionView, Placement } from "@aexhq/brain-protocol";
+import type { Platform } from "../platform.ts";
+import type { PlacedToolSpec } from "../tool.ts";
+import { HostConnection } from "../host/connection.ts";
+import { HttpClient } from "./http.ts";
+import { Session } from "./session.ts";
+import { SdkError } from "../errors.ts";
+
+export interface BrainOptions {
+  /** Default: BRAIN_URL, else http://127.0.0.1:3210. */
+  url?: string;
+  /** Default: BRAIN_TOKEN. */
+  token?: string;
+  /** This application's host identity. Default: BRAIN_HOST_ID/BRAIN_HOST_SECRET, else a fresh random one. */
+  host?: { id: string; secret: string };
+}
+
+export interface CreateSessionOptions {
+  model: ModelConfig;
+  tools: PlacedToolSpec[];
+  system?: string;
+  /** Default relative deadline of each tool call, in ms; absent or 0 = unlimited. */
+  deadlineMs?: number;
+}
+
+function randomId(bytes: number): string {
+  const b = crypto.getRandomValues(new Uint8Array(bytes));
+  return [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * A client of one Brain server. All its sessions and tools share one host connection until
+ * `await brain.close()`.
+ */
+export class BrainClient {
+  readonly url: string;
+  readonly hostId: string;
+  readonly sessions: { create: (o: CreateSessionOptions) => Promise<Session>; get: (id: string, o?: { tools?: PlacedToolSpec[] }) => Promise<Session> };
+  private readonly http: HttpClient;
+  private readonly connection: HostConnection;
+  private readonly tokenValue: string | undefined;
+
+  constructor(private readonly platform: Platform, opts: BrainOptions = {}) {
+    this.url = (opts.url ?? platform.env("BRAIN_URL") ?? "http://127.0.0.1:3210").replace(/\/+$/, "");
+    this.tokenValue = opts.token ?? platform.env("BRAIN_TOKEN");
+    const envId = platform.env("BRAIN_HOST_ID");
+    const envSecret = platform.env("BRAIN_HOST_SECRET");
+    const host = opts.host ?? (envId && envSecret ? { id: envId, secret: envSecret } : { id: `app-${randomId(8)}`, secret: randomId(24) });
+    this.hostId = host.id;
+    const token = () => {
+      if (!this.tokenValue) throw new SdkError("missing_token", "no Brain token: pass { token } or set BRAIN_TOKEN");
+      return this.tokenValue;
+    };
+    this.http = new HttpClient(this.url, token);
+    const ws = new URL("/v1/hosts/connect", this.url);
+    ws.protocol = ws.protocol === "https:" ? "wss:" : "ws:";
+    this.connection = new HostConnection(platform, ws.toString(), token, host.id, host.secret);
+    this.sessions = { create: (o) => this.create(o), get: (id, o) => this.get(id, o) };
+  }
+
+  /** How many WebSockets this client has opened (1 while the first connection holds). */
+  get connectionCount(): number {
+    return this.connection.connections;
+  }
+
+  private async placed(spec: PlacedToolSpec): Promise<PlacedTool> {
+    const contract = await spec.tool.contract();
+    let placement: Placement;
+    if (spec.env === undefined || spec.env.kind === "host") {
+      if (!spec.tool.run) throw new SdkError("unsupported", `tool ${spec.tool.name} has an implementation, not run: place it with { env: brainEnv(...) } or an Environment that interprets it`);
+      placement = { kind: "host", hostId: spec.env?.name ?? this.hostId };
+    } else {
+      throw new SdkError("unsupported", `tool ${spec.tool.name}: brainEnv placements are not supported by this SDK yet`);
+    }
+    return { contract, options: spec.options as Record<string, unknown>, placement };
+  }
+
+  private isMine(t: PlacedTool): boolean {
+    return t.placement.kind === "host" && t.placement.hostId === this.hostId;
+  }
+
+  private async create(o: CreateSessionOptions): Promise<Session> {
+    if (!Array.isArray(o?.tools)) throw new TypeError("sessions.create: tools must be an array of placed tools (call the tool factory)");
+    const tools = await Promise.all(o.tools.map((t) => this.placed(t)));
+    const mine = o.tools.filter((_, i) => this.isMine(tools[i]!));
+    if (mine.length) await this.connection.register(tools.filter((t) => this.isMine(t)).map((t) => t.contract));
+    const view = await this.http.request<SessionView>("POST", "/v1/sessions", {
+      model: o.model,
+      tools,
+      ...(o.system !== undefined ? { system: o.system } : {}),
+      ...(o.deadlineMs !== undefined ? { deadlineMs: o.deadlineMs } : {}),
+    });
+    this.connection.addSession(view.id, mine);
+    return new Session(view.id, this.http, () => this.connection.releaseSession(view.id));
+  }
+
+  /**
+   * Opens a handle on an existing session. With `tools`, restores their handlers on this host:
+   * they must be exactly the session's tools placed on this host, with identical schemas.
+   */
+  private async get(id: string, o: { tools?: PlacedToolSpec[] } = {}): Promise<Session> {
+    const view = await this.http.request<SessionView>("GET", `/v1/sessions/${encodeURIComponent(id)}`);
+    if (o.tools) {
+      const original = view.tools.filter((t) => this.isMine(t));
+      const given = await Promise.all(o.tools.map(async (t) => ({ spec: t, contract: await t.tool.contract() })));
+      const problems: string[] = [];
+      if (view.tools.some((t) => t.placement.kind === "host") && original.length === 0) {
+        const hosts = [...new Set(view.tools.flatMap((t) => (t.placement.kind === "host" ? [t.placement.hostId] : [])))];
+        problems.push(`the session's host tools are placed on ${hosts.join(", ")}, not on this client's host ${this.hostId}`);
+      }
+      for (const t of original) {
+        const match = given.find((g) => g.contract.name === t.contract.name);
+        if (!match) problems.push(`tool ${t.contract.name} is missing`);
+        else if (match.contract.digest !== t.contract.digest) problems.push(`tool ${t.contract.name} changed its advertised schemas (digest ${t.contract.digest} → ${match.contract.digest})`);
+      }
+      for (const g of given) if (!original.some((t) => t.contract.name === g.contract.name)) problems.push(`tool ${g.contract.name} is not part of the session`);
+      if (problems.length) throw new SdkError("reattach_mismatch", `cannot reattach session ${id}: ${problems.join("; ")}`, { problems });
+      await this.connection.register(given.map((g) => g.contract));
+      this.connection.addSession(id, given.map((g) => g.spec));
+    }
+    return new Session(id, this.http, () => this.connection.releaseSession(id));
+  }
+
+  /**
+   * Serves tools on this host for any session placed on it (a named host: other applications place
+   * tools here with `hostEnv({ name })`).
+   */
+  async serve(tools: PlacedToolSpec[]): Promise<void> {
+    const contracts = await Promise.all(tools.map((t) => t.tool.contract()));
+    this.connection.serve(tools);
+    await this.connection.register(contracts);
+  }
+
+  async close(): Promise<void> {
+    await this.connection.close();
+  }
+}

@@ -1,0 +1,43 @@
+import type { ErrorBody } from "@aexhq/brain-protocol";
+import { ProtocolError, SdkError } from "../errors.ts";
+
+/** JSON over fetch with the bearer token; every HTTP error becomes a ProtocolError with the runtime's code. */
+export class HttpClient {
+  constructor(readonly baseUrl: string, private readonly token: () => string) {}
+
+  async request<T>(method: string, path: string, body?: unknown, init?: { signal?: AbortSignal }): Promise<T> {
+    let res: Response;
+    try {
+      res = await fetch(new URL(path, this.baseUrl), {
+        method,
+        headers: { authorization: `Bearer ${this.token()}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+        body: body !== undefined ? JSON.stringify(body) : undefined,
+        signal: init?.signal,
+      });
+    } catch (e) {
+      throw new SdkError("connection_failed", `could not reach Brain at ${this.baseUrl}: ${(e as Error).message}`);
+    }
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      throw new SdkError("bad_response", `${method} ${path}: the runtime answered ${res.status} with non-JSON`);
+    }
+    if (!res.ok) {
+      const error = (parsed as ErrorBody | undefined)?.error;
+      throw new ProtocolError(error ?? { code: "internal", message: `${method} ${path}: HTTP ${res.status}` }, res.status);
+    }
+    return parsed as T;
+  }
+
+  /** Opens an SSE stream of events. */
+  async stream(path: string, signal: AbortSignal): Promise<ReadableStream<Uint8Array>> {
+    const res = await fetch(new URL(path, this.baseUrl), { headers: { authorization: `Bearer ${this.token()}`, accept: "text/event-stream" }, signal });
+    if (!res.ok || !res.body) {
+      const body = (await res.json().catch(() => undefined)) as ErrorBody | undefined;
+      throw new ProtocolError(body?.error ?? { code: "internal", message: `event stream: HTTP ${res.status}` }, res.status);
+    }
+    return res.body;
+  }
+}

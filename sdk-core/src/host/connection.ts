@@ -1,0 +1,204 @@
+import {
+  PROTOCOL, routeHostFrame,
+  type HostFrameHandler, type ToolContract, type InvokeFrame, type CancelFrame, type CommittedFrame, type RejectedFrame,
+  type ModelResultFrame, type ErrorFrame, type RegisteredFrame, type ModelResult,
+} from "@aexhq/brain-protocol";
+import type { Platform, WebSocketLike } from "../platform.ts";
+import type { PlacedToolSpec } from "../tool.ts";
+import { Invocation, type InvocationChannel } from "./invocation.ts";
+import { ProtocolError, SdkError } from "../errors.ts";
+
+interface Pending { resolve(answer: { sequence?: number; result?: ModelResult; digests?: string[] }): void; reject(e: Error): void }
+
+/** Handlers for one session (its placed tools by name) or for any session (`serve`). */
+type HandlerSet = Map<string, PlacedToolSpec>;
+
+const OPEN = 1;
+
+/**
+ * The one WebSocket a Brain client keeps to the runtime. It registers this host's tool contracts,
+ * runs invocations, and on a lost connection aborts local work and reconnects as the same host,
+ * accepting only future commands (nothing is replayed).
+ */
+export class HostConnection implements HostFrameHandler {
+  private ws: WebSocketLike | undefined;
+  private nextRef = 1;
+  private readonly pending = new Map<number, Pending>();
+  private readonly contracts = new Map<string, ToolContract>();
+  private readonly sessions = new Map<string, HandlerSet>();
+  private readonly shared: HandlerSet = new Map();
+  private readonly running = new Map<string, Invocation>();
+  private ready: Promise<void> | undefined;
+  private closed = false;
+  private fatal: Error | undefined;
+  private backoffMs = 50;
+  private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  /** How many WebSockets this client opened (one, plus one per reconnection). */
+  connections = 0;
+
+  constructor(
+    private readonly platform: Platform,
+    private readonly wsUrl: string,
+    private readonly token: () => string,
+    readonly hostId: string,
+    private readonly secret: string,
+  ) {}
+
+  /** Registers contracts (union with earlier ones), connecting first if needed. */
+  async register(contracts: ToolContract[]): Promise<void> {
+    let added = false;
+    for (const c of contracts) if (!this.contracts.has(c.digest)) { this.contracts.set(c.digest, c); added = true; }
+    if (this.ready && this.ws?.readyState === OPEN) {
+      await this.ready;
+      if (added) await this.sendRegister();
+      return;
+    }
+    await this.connect();
+  }
+
+  addSession(sessionId: string, tools: PlacedToolSpec[]): void {
+    this.sessions.set(sessionId, new Map(tools.map((t) => [t.tool.name, t])));
+  }
+
+  /** Ending or deleting a session releases its handlers. */
+  releaseSession(sessionId: string): void {
+    this.sessions.delete(sessionId);
+  }
+
+  serve(tools: PlacedToolSpec[]): void {
+    for (const t of tools) this.shared.set(t.tool.name, t);
+  }
+
+  private connect(): Promise<void> {
+    if (this.fatal) return Promise.reject(this.fatal);
+    if (this.closed) return Promise.reject(new SdkError("closed", "the Brain client is closed"));
+    this.ready ??= new Promise<void>((resolve, reject) => {
+      let opened = false;
+      const ws = this.platform.connectWebSocket(this.wsUrl);
+      this.ws = ws;
+      this.connections++;
+      ws.onopen = () => {
+        opened = true;
+        this.sendRegister().then(() => { this.backoffMs = 50; resolve(); }, reject);
+      };
+      ws.onmessage = (ev) => {
+        const error = routeHostFrame(typeof ev.data === "string" ? ev.data : String(ev.data), this);
+        if (error) console.warn(`brain: ignored a bad frame from the runtime: ${error.code}: ${error.message}`);
+      };
+      ws.onerror = () => undefined; // onclose follows and decides
+      ws.onclose = (ev) => {
+        if (this.ws === ws) this.ws = undefined;
+        this.ready = undefined;
+        this.lost(new SdkError("connection_lost", `the host connection closed (${ev.code}${ev.reason ? `: ${ev.reason}` : ""})`));
+        if (!opened) reject(this.fatal ?? new SdkError("connection_failed", `could not connect to ${this.wsUrl} (${ev.code})`));
+        if (!this.closed && !this.fatal) this.scheduleReconnect();
+      };
+    });
+    return this.ready;
+  }
+
+  private scheduleReconnect(): void {
+    if (this.reconnectTimer || (this.contracts.size === 0 && this.sessions.size === 0)) return;
+    const delay = this.backoffMs;
+    this.backoffMs = Math.min(this.backoffMs * 2, 5000);
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      this.connect().catch(() => this.scheduleReconnect());
+    }, delay);
+  }
+
+  /** Connection loss: abort in-flight work (the runtime ends those calls `unknown`) and fail pending answers. */
+  private lost(error: Error): void {
+    for (const inv of [...this.running.values()]) inv.end("unknown");
+    this.running.clear();
+    for (const p of this.pending.values()) p.reject(error);
+    this.pending.clear();
+  }
+
+  private async sendRegister(): Promise<void> {
+    await this.request({ type: "register", protocol: PROTOCOL, token: this.token(), hostId: this.hostId, secret: this.secret, tools: [...this.contracts.values()] });
+  }
+
+  /** Sends a frame with a fresh ref and awaits its answer. */
+  request(frame: Record<string, unknown> & { type: string }): Promise<{ sequence?: number; result?: ModelResult; digests?: string[] }> {
+    const ws = this.ws;
+    if (!ws || ws.readyState !== OPEN) return Promise.reject(new SdkError("connection_lost", "the host connection is not open"));
+    const ref = this.nextRef++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(ref, { resolve, reject });
+      ws.send(JSON.stringify({ ...frame, ref }));
+    });
+  }
+
+  private settle(ref: number | undefined, fn: (p: Pending) => void): void {
+    if (ref === undefined) return;
+    const p = this.pending.get(ref);
+    if (!p) return;
+    this.pending.delete(ref);
+    fn(p);
+  }
+
+  // ---- frames from the runtime (called by the generated router) ----
+
+  registered(f: RegisteredFrame): void {
+    this.settle(f.ref, (p) => p.resolve({ digests: f.digests }));
+  }
+
+  committed(f: CommittedFrame): void {
+    this.settle(f.ref, (p) => p.resolve({ sequence: f.sequence }));
+  }
+
+  rejected(f: RejectedFrame): void {
+    this.settle(f.ref, (p) => p.reject(new ProtocolError(f.error)));
+  }
+
+  modelResult(f: ModelResultFrame): void {
+    this.settle(f.ref, (p) => (f.result ? p.resolve({ result: f.result }) : p.reject(new ProtocolError(f.error ?? { code: "internal", message: "model_result without result or error" }))));
+  }
+
+  error(f: ErrorFrame): void {
+    const error = new ProtocolError(f.error);
+    if (f.error.code === "unauthorized" || f.error.code === "replaced") this.fatal = error;
+    if (f.ref !== undefined && this.pending.has(f.ref)) this.settle(f.ref, (p) => p.reject(error));
+    else console.warn(`brain: runtime error: ${f.error.code}: ${f.error.message}`);
+  }
+
+  pong(): void {}
+
+  invoke(f: InvokeFrame): void {
+    const spec = this.sessions.get(f.sessionId)?.get(f.tool) ?? this.shared.get(f.tool);
+    const channel: InvocationChannel = { request: (frame) => this.request(frame) };
+    if (!spec || !spec.tool.run) {
+      void this.request({ type: "finish", callId: f.callId, outcome: { status: "error", error: { code: "not_registered", message: `this host has no handler for ${f.tool} in session ${f.sessionId}` } } }).catch(() => undefined);
+      return;
+    }
+    const inv = new Invocation(f, spec, channel, () => this.running.delete(f.callId));
+    this.running.set(f.callId, inv);
+    void inv.start().catch((e) => console.warn(`brain: invocation ${f.callId} failed locally: ${(e as Error).message}`));
+  }
+
+  cancel(f: CancelFrame): void {
+    this.running.get(f.callId)?.end(f.status);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.lost(new SdkError("closed", "the Brain client is closed"));
+    const ws = this.ws;
+    this.ws = undefined;
+    if (ws && ws.readyState <= OPEN) {
+      await new Promise<void>((resolve) => {
+        const prev = ws.onclose;
+        ws.onclose = (ev) => { prev?.(ev); resolve(); };
+        ws.close(1000, "client closed");
+        setTimeout(resolve, 1000);
+      });
+    }
+  }
+
+  /** Drops the socket without closing the client (tests of connection loss use a proxy instead). */
+  get isOpen(): boolean {
+    return this.ws?.readyState === OPEN;
+  }
+}

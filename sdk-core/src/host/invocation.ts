@@ -1,0 +1,163 @@
+import type { InvokeFrame, Outcome, ModelRequest, ModelResult } from "@aexhq/brain-protocol";
+import type { PlacedToolSpec } from "../tool.ts";
+import type { ToolContext, EnvironmentControl } from "../context.ts";
+import { toOutcome, thrownOutcome } from "../outcome.ts";
+import { notJsonReason } from "../json.ts";
+import { issuesOf } from "../schema.ts";
+import { SdkError } from "../errors.ts";
+
+/** What an invocation needs from its connection: send a frame and await the runtime's answer. */
+export interface InvocationChannel {
+  /** Sends the frame with a fresh `ref` and resolves with the runtime's `committed`/`model_result` answer; rejects on `rejected` or connection loss. */
+  request(frame: Record<string, unknown> & { type: string; callId: string }): Promise<{ sequence?: number; result?: ModelResult }>;
+}
+
+type EndReason = "timeout" | "cancelled" | "unknown";
+
+/**
+ * One tool call on this host: deadline check, input validation under the deadline, run, and the
+ * ordered stream of emissions, results, return and finish. Every outgoing frame goes through one
+ * chain so the runtime sees them in the order the tool called them.
+ */
+export class Invocation {
+  private readonly controller = new AbortController();
+  private chain: Promise<unknown> = Promise.resolve();
+  /** finish() was called (or a non-success outcome sent): later emissions are refused locally. */
+  private closed = false;
+  private ended: EndReason | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly frame: InvokeFrame,
+    private readonly spec: PlacedToolSpec,
+    private readonly channel: InvocationChannel,
+    private readonly onDone: () => void,
+  ) {}
+
+  get callId(): string {
+    return this.frame.callId;
+  }
+
+  /** Aborts local work; the runtime has already decided the call's fate. */
+  end(reason: EndReason): void {
+    if (this.ended) return;
+    this.ended = reason;
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.controller.abort(new SdkError(reason === "unknown" ? "connection_lost" : reason, `the call ended: ${reason}`));
+    this.onDone();
+  }
+
+  async start(): Promise<void> {
+    const { deadlineAt } = this.frame;
+    if (deadlineAt !== null) {
+      const remaining = deadlineAt - Date.now();
+      // Already expired: stop before validation or customer code.
+      if (remaining <= 0) return this.finalize({ status: "timeout", message: "the deadline passed before the call started" });
+      this.timer = setTimeout(() => this.end("timeout"), remaining);
+    }
+    const tool = this.spec.tool;
+    const aborted = new Promise<"aborted">((resolve) => this.controller.signal.addEventListener("abort", () => resolve("aborted"), { once: true }));
+    const parsed = await Promise.race([tool.input.safeParseAsync(this.frame.input), aborted]);
+    if (parsed === "aborted") return; // the async check consumed the deadline: no late result
+    if (!parsed.success) {
+      return this.finalize({ status: "error", error: { code: "invalid_input", message: "input does not match the input schema", details: issuesOf(parsed.error) } });
+    }
+    let returned: unknown;
+    try {
+      returned = await tool.run!(parsed.data, this.context());
+    } catch (e) {
+      if (!this.closed) await this.finalize(thrownOutcome(e));
+      return;
+    }
+    if (this.closed) return;
+    if (returned !== undefined) await this.emitResult(returned).catch(() => undefined);
+    if (this.closed) return;
+    await this.enqueue(() => this.channel.request({ type: "returned", callId: this.callId })).catch(() => undefined);
+  }
+
+  private context(): ToolContext<unknown> {
+    return Object.freeze({
+      options: this.spec.options,
+      sessionId: this.frame.sessionId,
+      sequence: this.frame.sequence,
+      deadline: this.frame.deadlineAt ?? undefined,
+      signal: this.controller.signal,
+      emit: (kind: string, data: unknown) => this.emit(kind, data),
+      emitResult: (value: unknown, opts?: { content?: string }) => this.emitResult(value, opts),
+      finish: (value?: unknown, opts?: { content?: string }) => this.finish(value, opts),
+      model: (request: ModelRequest) => this.model(request),
+      environments: unsupportedEnvironments,
+    });
+  }
+
+  private refuseIfClosed(what: string): void {
+    if (this.ended) throw new SdkError("call_ended", `${what}: the call already ended (${this.ended})`);
+    if (this.closed) throw new SdkError("call_finished", `${what}: the call already finished; later emissions are rejected`);
+  }
+
+  private enqueue<T>(step: () => Promise<T>): Promise<T> {
+    const next = this.chain.then(step);
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  async emit(kind: string, data: unknown): Promise<number> {
+    this.refuseIfClosed("emit");
+    if (typeof kind !== "string" || kind === "") throw new TypeError("emit(kind, data): kind must be a non-empty string");
+    const reason = notJsonReason(data);
+    if (reason) throw new TypeError(`emit(${JSON.stringify(kind)}): data is not JSON: ${reason}`);
+    const answer = await this.enqueue(() => this.channel.request({ type: "emit", callId: this.callId, kind, data }));
+    return answer.sequence!;
+  }
+
+  async emitResult(value: unknown, opts?: { content?: string }): Promise<number> {
+    this.refuseIfClosed("emitResult");
+    const outcome = await this.enqueue(() => toOutcome(value, this.spec.tool.output));
+    if (outcome.status !== "ok") this.closed = true; // a non-success outcome terminates the execution
+    const answer = await this.enqueue(() => this.channel.request({ type: "emit_result", callId: this.callId, outcome, ...content(opts) }));
+    if (outcome.status !== "ok") this.onDone();
+    return answer.sequence!;
+  }
+
+  /** `finish()` and `finish(undefined)` both finish without another result. */
+  async finish(value: unknown, opts: { content?: string } | undefined): Promise<void> {
+    this.refuseIfClosed("finish");
+    this.closed = true;
+    const outcome = value !== undefined ? await this.enqueue(() => toOutcome(value, this.spec.tool.output)) : undefined;
+    await this.sendFinish(outcome, opts);
+  }
+
+  /** Finish after an SDK-side decision (timeout before start, invalid input, thrown error). */
+  private async finalize(outcome: Outcome): Promise<void> {
+    this.closed = true;
+    await this.sendFinish(outcome, undefined).catch(() => undefined);
+  }
+
+  private async sendFinish(outcome: Outcome | undefined, opts: { content?: string } | undefined): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    try {
+      await this.enqueue(() => this.channel.request({ type: "finish", callId: this.callId, ...(outcome ? { outcome } : {}), ...content(opts) }));
+    } finally {
+      this.onDone();
+    }
+  }
+
+  private async model(request: ModelRequest): Promise<ModelResult> {
+    this.refuseIfClosed("model");
+    const answer = await this.channel.request({ type: "model_request", callId: this.callId, request });
+    return answer.result!;
+  }
+}
+
+function content(opts: { content?: string } | undefined): { content?: string } {
+  if (opts?.content === undefined) return {};
+  if (typeof opts.content !== "string") throw new TypeError("content must be a string");
+  return { content: opts.content };
+}
+
+const unsupported = (op: string) => () => Promise.reject(new SdkError("unsupported", `ctx.environments.${op} is not supported by this runtime yet`));
+const unsupportedEnvironments: EnvironmentControl = Object.freeze({
+  list: unsupported("list"), get: unsupported("get"), create: unsupported("create"), update: unsupported("update"),
+  setup: unsupported("setup"), delete: unsupported("delete"), call: unsupported("call"),
+});

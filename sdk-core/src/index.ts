@@ -1,0 +1,16 @@
+// The runtime-neutral SDK. Runtime adapters (sdk-node, sdk-deno) bind `Brain` to their Platform and
+// re-export the rest unchanged.
+export { tool } from "./tool.ts";
+export type { ToolDefinition, ToolFactory, PlacedToolSpec, DeclaredTool } from "./tool.ts";
+export { hostEnv, brainEnv } from "./env.ts";
+export type { Environment, HostEnvironment, BrainEnvironment } from "./env.ts";
+export { component } from "./component.ts";
+export type { Component } from "./component.ts";
+export type { ToolContext, EnvironmentControl } from "./context.ts";
+export { BrainClient } from "./client/brain.ts";
+export type { BrainOptions, CreateSessionOptions } from "./client/brain.ts";
+export { Session } from "./client/session.ts";
+export { BrainError, ProtocolError, SdkError } from "./errors.ts";
+export { toOutcome } from "./outcome.ts";
+export type { Platform, WebSocketLike } from "./platform.ts";
+export type { Outcome, JournalRecord, ModelRequest, ModelResult, ModelConfig, ErrorInfo } from "@aexhq/brain-protocol";

@@ -1,0 +1,49 @@
+import type { z } from "zod";
+import { validate, issues, RESERVED_STATUSES, type Outcome, type ErrorOutcome } from "@aexhq/brain-protocol";
+import { notJsonReason } from "./json.ts";
+import { issuesOf } from "./schema.ts";
+
+const reserved = new Set<string>(RESERVED_STATUSES);
+
+export function invalidOutput(message: string, details?: unknown): ErrorOutcome {
+  return { status: "error", error: { code: "invalid_output", message, ...(details !== undefined ? { details } : {}) } };
+}
+
+/** True when `value` claims to be an Outcome envelope: an object whose top-level status is reserved. */
+export function isEnvelope(value: unknown): value is { status: string } {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && reserved.has((value as { status?: unknown }).status as string);
+}
+
+/**
+ * Turns what a tool produced into the Outcome the wire carries, applying the rules of the spec:
+ * a reserved status is an envelope and must have that envelope's shape; ordinary output and
+ * `ok.value` go through the output schema (parseAsync, so transforms apply); non-success outcomes
+ * skip it; the final value must be JSON.
+ */
+export async function toOutcome(value: unknown, output: z.ZodType | undefined): Promise<Outcome> {
+  let data: unknown = value;
+  if (isEnvelope(value)) {
+    if (!validate.Outcome.Check(value)) {
+      return invalidOutput(`malformed ${JSON.stringify(value.status)} outcome envelope`, issues("Outcome", value));
+    }
+    if (value.status !== "ok") {
+      const reason = notJsonReason(value);
+      return reason ? invalidOutput(`outcome is not JSON: ${reason}`) : value;
+    }
+    data = value.value;
+  }
+  if (output) {
+    const parsed = await output.safeParseAsync(data);
+    if (!parsed.success) return invalidOutput("output does not match the output schema", issuesOf(parsed.error));
+    data = parsed.data;
+  }
+  const reason = notJsonReason(data);
+  if (reason) return invalidOutput(`output is not JSON: ${reason}`);
+  return { status: "ok", value: data };
+}
+
+/** A thrown exception becomes `tool_error`, keeping its message (the stack stays local). */
+export function thrownOutcome(error: unknown): ErrorOutcome {
+  const message = error instanceof Error ? error.message : typeof error === "string" ? error : "the tool threw a non-Error value";
+  return { status: "error", error: { code: "tool_error", message } };
+}

@@ -1,0 +1,16 @@
+// @aexhq/brain for Node: the core SDK bound to the Node platform. Thin wiring only.
+import { BrainClient, type BrainOptions } from "@aexhq/brain-core";
+import { nodePlatform } from "./platform.ts";
+
+export { tool, hostEnv, brainEnv, component, Session, BrainError, ProtocolError, SdkError, toOutcome } from "@aexhq/brain-core";
+export type {
+  ToolDefinition, ToolFactory, PlacedToolSpec, DeclaredTool, Environment, HostEnvironment, BrainEnvironment, Component,
+  ToolContext, EnvironmentControl, BrainOptions, CreateSessionOptions, Outcome, JournalRecord, ModelRequest, ModelResult, ModelConfig, ErrorInfo,
+} from "@aexhq/brain-core";
+
+/** A Brain client: sessions, and the one host connection its tools share. */
+export class Brain extends BrainClient {
+  constructor(opts: BrainOptions = {}) {
+    super(nodePlatform, opts);
+  }
+}
