@@ -18,6 +18,7 @@ import { Dispatcher } from "./dispatch/dispatcher.ts";
 import { SessionManager } from "./sessions/manager.ts";
 import { handle } from "./http/routes.ts";
 import type { RouteDeps } from "./http/routes.ts";
+import { hostsRoute } from "./http/hosts-route.ts";
 
 export interface BrainOptions {
   /** Data folder; ":memory:" means an in-memory journal. Default "./.brain". */
@@ -76,7 +77,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   await sessions.recover();
 
   const streams = new Set<() => void>();
-  const extra: RouteDeps["extra"] = [];
+  const extra: RouteDeps["extra"] = [hostsRoute(registry, hostEnv, sessions)];
   const internals: BrainInternals = { store, dataDir: memory ? undefined : dataDir, workspaceRoot: opts.workspaceRoot, sessions, dispatcher, environments, routes: extra };
   for (const plugin of environmentPlugins) await plugin(internals);
 

@@ -1,0 +1,23 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { HostInfo } from "@aexhq/brain-protocol";
+import type { HostRegistry } from "../hosts/registry.ts";
+import type { HostEnvironment } from "../environments/host.ts";
+import type { SessionManager } from "../sessions/manager.ts";
+import { BrainRuntimeError } from "../errors.ts";
+import { sendJson } from "./respond.ts";
+
+/** GET /v1/hosts/:id (operator token): a registered host's contracts, connection and placed sessions. */
+export function hostsRoute(registry: HostRegistry, hosts: HostEnvironment, sessions: SessionManager) {
+  return (req: IncomingMessage, res: ServerResponse, url: URL): boolean => {
+    const m = /^\/v1\/hosts\/([^/]+)\/?$/.exec(url.pathname);
+    if (!m) return false;
+    if (req.method !== "GET") throw new BrainRuntimeError("not_found", `no route ${req.method} ${url.pathname}`);
+    const hostId = decodeURIComponent(m[1]!);
+    const row = registry.get(hostId);
+    if (!row) throw new BrainRuntimeError("not_found", `no host ${hostId}`);
+    const placed = sessions.list().filter((s) => s.tools.some((t) => t.placement.kind === "host" && t.placement.hostId === hostId)).map((s) => s.id);
+    const body: HostInfo = { hostId, connected: hosts.isConnected(hostId), tools: row.contracts, sessions: placed };
+    sendJson(res, 200, body);
+    return true;
+  };
+}
