@@ -35,7 +35,7 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
   const log = opts.log ?? ((line: string) => console.log(line));
   const spec = parseSubject(opts.subject);
   const scenarios = loadScenarios(join(repoRoot, "conformance/scenarios")).filter((s) => matches(opts.only, s.name));
-  const brain = await startBrain({ dataDir: ":memory:", port: 0, maxEmittedBytes: opts.maxEmittedBytes ?? 1_000_000 });
+  const brain = await startBrain({ dataDir: ":memory:", port: 0, maxEmittedBytes: opts.maxEmittedBytes ?? 100_000 });
   const proxy = new DropProxy(new URL(brain.url));
   const proxyUrl = await proxy.start();
   const api = new RuntimeApi(brain.url, brain.token);

@@ -1,5 +1,5 @@
 import {
-  PROTOCOL, routeHostFrame,
+  PROTOCOL, LIMITS, routeHostFrame,
   type HostFrameHandler, type ToolContract, type InvokeFrame, type CancelFrame, type CommittedFrame, type RejectedFrame,
   type ModelResultFrame, type ErrorFrame, type RegisteredFrame, type ModelResult,
 } from "@aexhq/brain-protocol";
@@ -124,9 +124,14 @@ export class HostConnection implements HostFrameHandler {
     const ws = this.ws;
     if (!ws || ws.readyState !== OPEN) return Promise.reject(new SdkError("connection_lost", "the host connection is not open"));
     const ref = this.nextRef++;
+    const text = JSON.stringify({ ...frame, ref });
+    // The runtime cannot read a ref from a frame it refuses for size, so refuse it here, clearly.
+    if (text.length * 3 > LIMITS.maxFrameBytes && new TextEncoder().encode(text).length > LIMITS.maxFrameBytes) {
+      return Promise.reject(new SdkError("frame_too_large", `${frame.type} frame exceeds the ${LIMITS.maxFrameBytes}-byte frame limit`));
+    }
     return new Promise((resolve, reject) => {
       this.pending.set(ref, { resolve, reject });
-      ws.send(JSON.stringify({ ...frame, ref }));
+      ws.send(text);
     });
   }
 

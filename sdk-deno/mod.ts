@@ -1,0 +1,17 @@
+// The Brain SDK for Deno: the same core as @aexhq/brain (sdk-core/, through deno.json imports) bound
+// to the Deno platform. Thin wiring only; it exports the same names as sdk-node.
+import { BrainClient, type BrainOptions } from "@aexhq/brain-core";
+import { denoPlatform } from "./platform.ts";
+
+export { tool, hostEnv, brainEnv, component, Session, BrainError, ProtocolError, SdkError, toOutcome } from "@aexhq/brain-core";
+export type {
+  ToolDefinition, ToolFactory, PlacedToolSpec, DeclaredTool, Environment, HostEnvironment, BrainEnvironment, Component,
+  ToolContext, EnvironmentControl, BrainOptions, CreateSessionOptions, Outcome, JournalRecord, ModelRequest, ModelResult, ModelConfig, ErrorInfo,
+} from "@aexhq/brain-core";
+
+/** A Brain client: sessions, and the one host connection its tools share. */
+export class Brain extends BrainClient {
+  constructor(opts: BrainOptions = {}) {
+    super(denoPlatform, opts);
+  }
+}
