@@ -68,11 +68,14 @@ function discoverSuites() {
   // so that the flags live next to the suite they belong to.
   const denoJson = join(root, "sdk-deno/deno.json");
   if (existsSync(denoJson) && readJson(denoJson).tasks?.test) {
+    // The task text runs in bash rather than `deno task`: inside a task, `deno` resolves to the npm
+    // shim in node_modules/.bin, which Deno then executes as a script. The real binary comes first here.
     suites.push({
       name: "sdk-deno (deno test)",
       cwd: join(root, "sdk-deno"),
-      command: join(home, "node_modules/.bin/deno"),
-      args: ["task", "test"],
+      command: "bash",
+      args: ["-c", readJson(denoJson).tasks.test],
+      env: { PATH: `${join(home, "node_modules/deno")}:${process.env.PATH}` },
       parse: parseDenoSummary,
     });
   }
