@@ -1,0 +1,85 @@
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { validate } from "@aexhq/brain-protocol";
+import type { JournalRecord } from "@aexhq/brain-protocol";
+import { SqliteStore } from "../src/journal/sqlite.ts";
+import { MemoryStore } from "../src/journal/memory.ts";
+import { WakeBatcher } from "../src/dispatch/wake.ts";
+
+const rec = (sessionId: string, sequence: number): JournalRecord => ({ sessionId, sequence, at: Date.now(), type: "tool.returned", data: { callId: `${sessionId}:1` } });
+
+test("sqlite: appends of one tick are one transaction, acknowledged after commit, and survive reopening", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "brain-journal-"));
+  try {
+    const file = join(dir, "journal.sqlite");
+    const store = new SqliteStore(file);
+    assert.is(store.db.pragma("journal_mode", { simple: true }), "wal");
+    assert.is(store.db.pragma("synchronous", { simple: true }), 1, "synchronous=NORMAL");
+    let acked = 0;
+    const appends = Array.from({ length: 10 }, (_, i) => store.append(rec("ses_a", i + 1)).then(() => acked++));
+    assert.is(acked, 0, "nothing acknowledged before the commit");
+    assert.is((store.db.prepare("SELECT count(*) AS n FROM records").get() as { n: number }).n, 0, "not written yet in this tick");
+    await Promise.all(appends);
+    assert.is(store.stats.transactions, 1);
+    assert.is(store.stats.records, 10);
+    await store.append(rec("ses_a", 11));
+    assert.is(store.stats.transactions, 2);
+    await store.close();
+    const reopened = new SqliteStore(file);
+    const back = reopened.loadRecords();
+    assert.equal(back.map((r) => r.sequence), Array.from({ length: 11 }, (_, i) => i + 1));
+    assert.ok(back.every((r) => validate.JournalRecord.Check(r)));
+    await reopened.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("sqlite: a duplicate sequence fails its whole batch and leaves the journal intact", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "brain-journal-"));
+  try {
+    const store = new SqliteStore(join(dir, "j.sqlite"));
+    await store.append(rec("ses_b", 1));
+    const results = await Promise.allSettled([store.append(rec("ses_b", 2)), store.append(rec("ses_b", 1))]);
+    assert.equal(results.map((r) => r.status), ["rejected", "rejected"]);
+    assert.equal(store.loadRecords().map((r) => r.sequence), [1]);
+    await store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("memory store: same group commit, copies records", async () => {
+  const store = new MemoryStore();
+  const r = rec("ses_c", 1);
+  await store.append(r);
+  // Mutating the caller's object after the commit cannot change committed history.
+  (r.data as { callId: string }).callId = "mutated";
+  assert.is(store.stats.transactions, 1);
+  assert.is((store.loadRecords()[0]!.data as { callId: string }).callId, "ses_c:1");
+  await store.close();
+});
+
+test("wake batching: fires once per window from the first notify, not extended by later ones", async () => {
+  let fired = 0;
+  const wake = new WakeBatcher(() => fired++, 5);
+  wake.notify();
+  wake.notify();
+  wake.notify();
+  await new Promise((r) => setTimeout(r, 30));
+  assert.is(fired, 1, "three notifications in one window: one wake");
+  // Notifying every ms for 60 ms: a window that extended would fire once at the end; ours fires repeatedly.
+  fired = 0;
+  const interval = setInterval(() => wake.notify(), 1);
+  await new Promise((r) => setTimeout(r, 60));
+  clearInterval(interval);
+  const during = fired;
+  await new Promise((r) => setTimeout(r, 20));
+  wake.stop();
+  assert.ok(during >= 2, `fired ${during} times during continuous notifications`);
+});
+
+test.run();
