@@ -1,0 +1,52 @@
+// A deliberately broken host, written against the raw protocol the way a third-party binding would
+// be. The conformance tests run it to prove the suite fails the matching scenarios:
+//   echo             sends its result twice (a replayed frame), so outcome-ok sees two results;
+//   fail             drops `retryable`, so outcome-error-keeps-fields differs;
+//   emit_then_finish claims sequences without awaiting `committed`, so they are not the journal's.
+import WebSocket from "ws";
+import { contractDigest } from "@aexhq/brain-runtime";
+import type { ToolContract, InvokeFrame } from "@aexhq/brain-protocol";
+
+const env = (name: string) => {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set`);
+  return v;
+};
+
+const schemas: Record<string, object> = {
+  echo: { type: "object", properties: { value: {} }, required: ["value"] },
+  fail: { type: "object", properties: { code: { type: "string" }, message: { type: "string" }, retryable: { type: "boolean" }, details: {} }, required: ["code", "message"] },
+  emit_then_finish: { type: "object", properties: { count: { type: "integer" } }, required: ["count"] },
+};
+const tools: ToolContract[] = Object.entries(schemas).map(([name, inputSchema]) => ({
+  name, description: `broken ${name}`, inputSchema, digest: contractDigest({ name, inputSchema }),
+}));
+
+const url = new URL("/v1/hosts/connect", env("BRAIN_URL"));
+url.protocol = "ws:";
+let ref = 1;
+function connect(): void {
+  const ws = new WebSocket(url);
+  const send = (frame: Record<string, unknown>) => ws.send(JSON.stringify({ ...frame, ref: ref++ }));
+  ws.on("open", () => send({ type: "register", protocol: "brain.host/0.2", token: env("BRAIN_TOKEN"), hostId: env("BRAIN_HOST_ID"), secret: env("BRAIN_HOST_SECRET"), tools }));
+  ws.on("message", (raw) => {
+    const frame = JSON.parse(String(raw)) as { type: string };
+    if (frame.type !== "invoke") return;
+    const { callId, tool, input } = frame as InvokeFrame & { input: Record<string, unknown> };
+    if (tool === "echo") {
+      const result = { type: "emit_result", callId, outcome: { status: "ok", value: { value: input.value } } };
+      send(result);
+      send(result);
+      send({ type: "finish", callId });
+    } else if (tool === "fail") {
+      send({ type: "finish", callId, outcome: { status: "error", error: { code: input.code, message: input.message } } });
+    } else if (tool === "emit_then_finish") {
+      const sequences: number[] = [];
+      for (let i = 0; i < (input.count as number); i++) { send({ type: "emit", callId, kind: "progress", data: { i } }); sequences.push(i + 1); }
+      send({ type: "finish", callId, outcome: { status: "ok", value: { sequences } } });
+    }
+  });
+  ws.on("close", () => setTimeout(connect, 100));
+  ws.on("error", () => undefined);
+}
+connect();
