@@ -4,7 +4,7 @@ import { validate } from "@aexhq/brain-protocol";
 import { memoryBrain, api, createSession, records, waitFor, assertJournal, ofType, finishedOf } from "./helpers/brain.ts";
 import type { Brain } from "./helpers/brain.ts";
 import { contract, placed } from "./helpers/contract.ts";
-import { TestHost } from "./helpers/host.ts";
+import { TestHost, invalidFrames } from "./helpers/host.ts";
 
 let brain: Brain;
 const hosts: TestHost[] = [];
@@ -256,6 +256,10 @@ test("model_request from a tool is answered unsupported, never faked", async () 
   assert.is((res as { result?: unknown }).result, undefined);
   await host.request({ type: "finish", callId: invoke.callId });
   await waitFor(brain, session.id, (r) => r.type === "turn.completed");
+});
+
+test("every frame the runtime sent matched its contract def", () => {
+  assert.equal(invalidFrames, []);
 });
 
 test.run();

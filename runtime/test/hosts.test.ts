@@ -8,7 +8,7 @@ import { startBrain } from "../src/index.ts";
 import { memoryBrain, api, createSession, records, waitFor, assertJournal, finishedOf } from "./helpers/brain.ts";
 import type { Brain } from "./helpers/brain.ts";
 import { contract, placed } from "./helpers/contract.ts";
-import { TestHost } from "./helpers/host.ts";
+import { TestHost, invalidFrames } from "./helpers/host.ts";
 
 let brain: Brain;
 const hosts: TestHost[] = [];
@@ -154,6 +154,10 @@ test("host registrations persist across a restart; only the same secret re-regis
 
 test("the protocol constant is brain.host/0.2", () => {
   assert.is(PROTOCOL, "brain.host/0.2");
+});
+
+test("every frame the runtime sent matched its contract def", () => {
+  assert.equal(invalidFrames, []);
 });
 
 test.run();

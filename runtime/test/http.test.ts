@@ -5,7 +5,7 @@ import { LIMITS, validate } from "@aexhq/brain-protocol";
 import { memoryBrain, api, createSession, records, waitFor, assertJournal, ofType } from "./helpers/brain.ts";
 import type { Brain } from "./helpers/brain.ts";
 import { contract, placed } from "./helpers/contract.ts";
-import { TestHost } from "./helpers/host.ts";
+import { TestHost, invalidFrames } from "./helpers/host.ts";
 
 let brain: Brain;
 let host: TestHost;
@@ -203,6 +203,10 @@ test("events stream as SSE (id = sequence), resume from Last-Event-ID, and follo
   const json = await api(brain, "GET", `/v1/sessions/${s.id}/events?after=3`);
   assert.ok(validate.EventsResponse.Check(json.body));
   assert.is(json.body.records[0].sequence, 4);
+});
+
+test("every frame the runtime sent matched its contract def", () => {
+  assert.equal(invalidFrames, []);
 });
 
 test.run();

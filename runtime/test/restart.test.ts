@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { api, records, waitFor, assertJournal, finishedOf, ofType } from "./helpers/brain.ts";
 import type { Brain } from "./helpers/brain.ts";
 import { contract, placed } from "./helpers/contract.ts";
-import { TestHost } from "./helpers/host.ts";
+import { TestHost, invalidFrames } from "./helpers/host.ts";
 
 const runtimeDir = fileURLToPath(new URL("..", import.meta.url));
 const children = new Set<ChildProcess>();
@@ -100,6 +100,10 @@ test("kill -9 with a call open: records intact after restart, the open call is u
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("every frame the runtime sent matched its contract def", () => {
+  assert.equal(invalidFrames, []);
 });
 
 test.run();

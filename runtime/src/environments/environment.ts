@@ -40,8 +40,8 @@ export interface CallHandle {
 /** One kind of placement (host, component, descriptor, ...). */
 export interface Environment {
   readonly kind: Placement["kind"];
-  /** Checked at session creation; an ErrorInfo refuses the session. */
-  admit(tool: PlacedTool, sessionId: string): ErrorInfo | undefined;
+  /** Checked at session creation (may be async, e.g. component admission); an ErrorInfo refuses the session. */
+  admit(tool: PlacedTool, sessionId: string): ErrorInfo | undefined | Promise<ErrorInfo | undefined>;
   /** Start one call. Throwing (or rejecting) ends the call as `error` with the thrown ErrorInfo; nothing was sent. */
   start(call: CallInvocation, sink: CallSink): CallHandle | Promise<CallHandle>;
   /** Called on server close. */

@@ -65,7 +65,7 @@ export class SessionManager {
     }
     const id = `ses_${randomBytes(10).toString("hex")}`;
     for (const t of req.tools) {
-      const err = this.dispatcher().environment(t.placement.kind)!.admit(t, id);
+      const err = await this.dispatcher().environment(t.placement.kind)!.admit(t, id);
       if (err) throw new BrainRuntimeError(err.code, err.message, err.details);
     }
     const data: SessionCreatedRecord["data"] = { model: req.model, tools: req.tools };

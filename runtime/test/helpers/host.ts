@@ -4,6 +4,15 @@ import type { HostToRuntimeFrame, RuntimeToHostFrame, ToolContract, InvokeFrame 
 
 let counter = 0;
 
+/** Runtime→host frame type → its contract def, to check every frame the runtime sends. */
+const DEF_OF = {
+  registered: "RegisteredFrame", invoke: "InvokeFrame", cancel: "CancelFrame", committed: "CommittedFrame",
+  rejected: "RejectedFrame", model_result: "ModelResultFrame", error: "ErrorFrame", pong: "PongFrame",
+} as const;
+
+/** Frames (from any TestHost) that did not match the contract; tests assert this stays empty. */
+export const invalidFrames: unknown[] = [];
+
 /** A raw test host: a real `ws` WebSocket speaking frames built from the generated types. */
 export class TestHost {
   readonly frames: RuntimeToHostFrame[] = [];
@@ -18,6 +27,8 @@ export class TestHost {
     this.secret = secret ?? "s3cret-s3cret-s3cret";
     ws.on("message", (data) => {
       const frame = JSON.parse(data.toString()) as RuntimeToHostFrame;
+      const def = DEF_OF[frame.type as keyof typeof DEF_OF];
+      if (def === undefined || !validate[def].Check(frame)) invalidFrames.push(frame);
       const w = this.waiters.findIndex((x) => x.pred(frame));
       if (w >= 0) this.waiters.splice(w, 1)[0]!.resolve(frame);
       else this.frames.push(frame);
