@@ -173,6 +173,17 @@ test("a non-success outcome in emit_result terminates the call", async () => {
   assert.equal(fin[0]!.data.error, { code: "nope", message: "no", retryable: true });
 });
 
+test("finish with a timeout outcome from the host ends the call timeout, with its message", async () => {
+  const { host, session } = await setup(oneCall);
+  const invoke = await host.invoke();
+  const r = await host.request({ type: "finish", callId: invoke.callId, outcome: { status: "timeout", message: "expired before validation" } });
+  assert.is(r.type, "committed");
+  const all = await waitFor(brain, session.id, (r) => r.type === "turn.completed");
+  const fin = finishedOf(all, invoke.callId);
+  assert.equal(fin[0]!.data, { callId: invoke.callId, status: "timeout", message: "expired before validation" });
+  assert.is((r as { sequence: number }).sequence, fin[0]!.sequence, "committed carries the tool.finished sequence");
+});
+
 test("a malformed envelope becomes error/invalid_output and ends the call", async () => {
   const { host, session } = await setup(oneCall);
   const invoke = await host.invoke();
