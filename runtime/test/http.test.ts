@@ -59,20 +59,24 @@ test("a body over the limit is 413 body_too_large and the server stays up", asyn
   assert.is((await api(brain, "GET", "/v1/sessions")).status, 200);
 });
 
-test("component and descriptor placements are refused unsupported (not implemented yet)", async () => {
-  const component = await api(brain, "POST", "/v1/sessions", {
-    model: scripted(),
-    tools: [{ contract: echo, options: {}, placement: { kind: "component", env: "reader", digest: "a".repeat(64) } }],
-  });
-  assert.is(component.status, 400);
-  isErrorBody(component, "unsupported");
-  assert.match(component.body.error.message, /not implemented yet/);
+test("placements without an Environment (descriptor; component until it lands) are refused unsupported", async () => {
+  // The component environment plugs in separately (issue 6); until then it is refused like descriptors.
+  if (!brain.internals.environments.has("component")) {
+    const component = await api(brain, "POST", "/v1/sessions", {
+      model: scripted(),
+      tools: [{ contract: echo, options: {}, placement: { kind: "component", env: "reader", digest: "a".repeat(64) } }],
+    });
+    assert.is(component.status, 400);
+    isErrorBody(component, "unsupported");
+    assert.match(component.body.error.message, /not implemented yet/);
+  }
   const descriptor = await api(brain, "POST", "/v1/sessions", {
     model: scripted(),
     tools: [{ contract: echo, options: {}, placement: { kind: "descriptor", env: "github", descriptor: { type: "http_json" } } }],
   });
   assert.is(descriptor.status, 400);
   isErrorBody(descriptor, "unsupported");
+  assert.match(descriptor.body.error.message, /descriptor environment is not implemented yet/);
 });
 
 test("real providers are refused unsupported; unknown hosts not_registered; bad digests invalid_request", async () => {
