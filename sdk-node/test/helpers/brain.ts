@@ -80,3 +80,11 @@ export function ofCall(all: JournalRecord[], callId: string): JournalRecord[] {
 export function callIds(all: JournalRecord[]): string[] {
   return all.flatMap((r) => (r.type === "tool.call_started" ? [r.data.callId] : []));
 }
+
+/** Creates a session whose scripted model makes `calls` in one step, sends one message, returns the journal. */
+export async function runStep(brain: Brain, tools: Parameters<Brain["sessions"]["create"]>[0]["tools"], calls: ScriptedToolCall[], opts: { deadlineMs?: number } = {}) {
+  const session = await brain.sessions.create({ model: callThenAnswer(calls), tools, ...opts });
+  const answer = await session.send("go");
+  const all = await records(session);
+  return { session, answer, all, ids: callIds(all) };
+}
