@@ -106,6 +106,15 @@ test("an oversized frame gets frame_too_large and the connection stays", async (
   await alive(host);
 });
 
+test("a frame beyond 4x the limit closes the connection with 1009; the server stays up", async () => {
+  const host = await track(await TestHost.register(brain, [echo]));
+  host.sendRaw("x".repeat(LIMITS.maxFrameBytes * 4 + 16));
+  const closed = await host.closed;
+  assert.is(closed.code, 1009);
+  const other = await track(await TestHost.register(brain, [echo]));
+  await alive(other);
+});
+
 test("a host cannot answer another host's call (forbidden) or an unknown call (unknown_call)", async () => {
   const owner = await track(await TestHost.register(brain, [echo]));
   const intruder = await track(await TestHost.register(brain, [echo]));
