@@ -80,7 +80,7 @@ export class ToolCall implements CallSink {
     this.guard();
     const { outcome, valid } = checkOutcome(raw);
     const result = this.admitResult(outcome, content);
-    if (outcome.status !== "ok") void this.admitTerminal(outcome.status, terminalDetail(outcome));
+    if (outcome.status !== "ok") this.admitTerminal(outcome.status, terminalDetail(outcome)).catch(() => {});
     const r = await result;
     if (!valid) throw invalidOutput();
     return r;
@@ -105,7 +105,7 @@ export class ToolCall implements CallSink {
     if (raw !== undefined) {
       const checked = checkOutcome(raw);
       valid = checked.valid;
-      void this.admitResult(checked.outcome, content);
+      this.admitResult(checked.outcome, content).catch(() => {});
       status = checked.outcome.status;
       detail = terminalDetail(checked.outcome);
     }
@@ -130,7 +130,13 @@ export class ToolCall implements CallSink {
    */
   terminate(status: TerminalStatus, detail: { error?: ErrorInfo; message?: string }): Promise<boolean> {
     if (this.terminal !== undefined) return Promise.resolve(false);
-    return this.admitTerminal(status, detail).then(
+    let admitted: Promise<number>;
+    try {
+      admitted = this.admitTerminal(status, detail);
+    } catch {
+      return Promise.resolve(false); // the session is deleted: nothing more is appended
+    }
+    return admitted.then(
       () => {
         this.handle?.stop(status);
         return true;

@@ -55,6 +55,9 @@ export class SessionState {
       this.observe(record);
       return record;
     });
+    // Fire-and-forget appends must not become unhandled rejections (e.g. during shutdown);
+    // callers that await `committed` still see the failure.
+    committed.catch(() => {});
     return { sequence: record.sequence, committed };
   }
 
