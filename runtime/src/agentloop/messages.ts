@@ -27,6 +27,12 @@ export function buildRequest(created: SessionCreatedRecord["data"], records: Jou
         hadResult.add(r.data.callId);
         messages.push({ role: "tool", toolCallId: modelCallId.get(r.data.callId) ?? r.data.callId, content: r.data.content ?? JSON.stringify(r.data.outcome) });
         break;
+      case "tool.returned":
+        // Every assistant tool call gets an answer in the next request, even a background one.
+        if (!hadResult.has(r.data.callId)) {
+          messages.push({ role: "tool", toolCallId: modelCallId.get(r.data.callId) ?? r.data.callId, content: JSON.stringify({ status: "running", note: "the tool returned without a result and continues in the background" }) });
+        }
+        break;
       case "tool.finished":
         if (r.data.status !== "ok" && !hadResult.has(r.data.callId)) {
           const { callId: _c, ...rest } = r.data;
