@@ -63,6 +63,11 @@ export class BrainClient {
     return this.connection.connections;
   }
 
+  /** Ids of the sessions whose tool handlers this client holds (created or reattached, not yet deleted). */
+  get hostedSessions(): string[] {
+    return this.connection.sessionIds;
+  }
+
   private async placed(spec: PlacedToolSpec): Promise<PlacedTool> {
     const contract = await spec.tool.contract();
     let placement: Placement;

@@ -65,6 +65,11 @@ export class HostConnection implements HostFrameHandler {
     this.sessions.delete(sessionId);
   }
 
+  /** Sessions whose handlers this connection holds. */
+  get sessionIds(): string[] {
+    return [...this.sessions.keys()];
+  }
+
   serve(tools: PlacedToolSpec[]): void {
     for (const t of tools) this.shared.set(t.tool.name, t);
   }

@@ -88,3 +88,22 @@ export async function runStep(brain: Brain, tools: Parameters<Brain["sessions"][
   const all = await records(session);
   return { session, answer, all, ids: callIds(all) };
 }
+
+/** POSTs a message straight to the runtime (bypassing any proxy), waiting for the turn to end. */
+export async function sendDirect(runtime: Runtime, sessionId: string, text: string): Promise<{ status: string; text?: string; error?: unknown }> {
+  const res = await fetch(`${runtime.url}/v1/sessions/${sessionId}/messages`, { method: "POST", headers: { authorization: `Bearer ${runtime.token}`, "content-type": "application/json" }, body: JSON.stringify({ text, wait: true }) });
+  if (res.status !== 200) throw new Error(`send: ${res.status} ${await res.text()}`);
+  return (await res.json()) as { status: string; text?: string };
+}
+
+/** Waits until the runtime reports the host connected (GET /v1/hosts/:id with the operator token). */
+export async function waitConnected(runtime: Runtime, hostId: string, timeoutMs = 5000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await fetch(`${runtime.url}/v1/hosts/${encodeURIComponent(hostId)}`, { headers: { authorization: `Bearer ${runtime.token}` } });
+    if (res.status === 200 && ((await res.json()) as { connected: boolean }).connected) return;
+    else if (res.status !== 200) await res.body?.cancel();
+    if (Date.now() > until) throw new Error(`host ${hostId} did not connect`);
+    await sleep(20);
+  }
+}
