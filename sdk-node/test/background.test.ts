@@ -2,7 +2,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { z } from "zod";
 import { tool, type ToolContext } from "../src/index.ts";
-import { withBrain, runStep, ofCall, deferred, waitFor } from "./helpers/brain.ts";
+import { withBrain, runStep, ofCall, deferred, waitFor } from "./helpers/brain.mts";
 
 test("7. a tool that forgets to finish stays open until its deadline", async () => {
   await withBrain(async (brain) => {

@@ -2,8 +2,8 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { z } from "zod";
 import { tool, Brain } from "../src/index.ts";
-import { memoryRuntime, callThenAnswer, records, ofCall, deferred, sendDirect, waitConnected, scripted, sleep } from "./helpers/brain.ts";
-import { TcpProxy } from "./helpers/proxy.ts";
+import { memoryRuntime, callThenAnswer, records, ofCall, deferred, sendDirect, waitConnected, scripted, sleep } from "./helpers/brain.mts";
+import { TcpProxy } from "./helpers/proxy.mts";
 
 async function setup() {
   const runtime = await memoryRuntime();

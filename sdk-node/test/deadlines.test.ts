@@ -2,8 +2,8 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { z } from "zod";
 import { tool, Brain } from "../src/index.ts";
-import { withBrain, runStep, ofCall, deferred, callThenAnswer, records, memoryRuntime, sleep } from "./helpers/brain.ts";
-import { TcpProxy } from "./helpers/proxy.ts";
+import { withBrain, runStep, ofCall, deferred, callThenAnswer, records, memoryRuntime, sleep } from "./helpers/brain.mts";
+import { TcpProxy } from "./helpers/proxy.mts";
 
 const finishedOf = (all: any[], id: string) => ofCall(all, id).find((r) => r.type === "tool.finished") as any;
 

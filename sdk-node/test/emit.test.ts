@@ -2,7 +2,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { z } from "zod";
 import { tool, type Session } from "../src/index.ts";
-import { withBrain, runStep, ofCall, records } from "./helpers/brain.ts";
+import { withBrain, runStep, ofCall, records } from "./helpers/brain.mts";
 
 test("5. await ctx.emit resolves with a sequence already in the journal, ordered before the result", async () => {
   await withBrain(async (brain) => {

@@ -2,7 +2,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { z } from "zod";
 import { tool } from "../src/index.ts";
-import { withBrain, runStep, ofCall } from "./helpers/brain.ts";
+import { withBrain, runStep, ofCall } from "./helpers/brain.mts";
 
 test("4. invalid input never reaches run; defaults and transforms reach it; strict objects reject extras; ordinary objects strip them", async () => {
   await withBrain(async (brain) => {

@@ -2,7 +2,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { z } from "zod";
 import { tool } from "../src/index.ts";
-import { withBrain, callThenAnswer, records, isFinished, results, finished } from "./helpers/brain.ts";
+import { withBrain, callThenAnswer, records, isFinished, results, finished } from "./helpers/brain.mts";
 
 const store = new Map<string, { value: string }>([["customer:42", { value: "Ada" }]]);
 const database = { get: async (key: string) => store.get(key) ?? null };

@@ -2,7 +2,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { z } from "zod";
 import { tool } from "../src/index.ts";
-import { withBrain, runStep, ofCall } from "./helpers/brain.ts";
+import { withBrain, runStep, ofCall } from "./helpers/brain.mts";
 
 class Point { x = 1; y = 2 }
 const cases: Record<string, () => unknown> = {

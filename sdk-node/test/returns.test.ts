@@ -2,7 +2,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { z } from "zod";
 import { tool, type ToolContext } from "../src/index.ts";
-import { withBrain, runStep, ofCall, waitFor, deferred } from "./helpers/brain.ts";
+import { withBrain, runStep, ofCall, waitFor, deferred } from "./helpers/brain.mts";
 
 const types = (rs: { type: string }[]) => rs.map((r) => r.type).filter((t) => t.startsWith("tool."));
 

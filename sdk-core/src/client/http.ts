@@ -7,10 +7,11 @@ export class HttpClient {
 
   async request<T>(method: string, path: string, body?: unknown, init?: { signal?: AbortSignal }): Promise<T> {
     let res: Response;
+    const token = this.token(); // a missing token is its own error, not a connection failure
     try {
       res = await fetch(new URL(path, this.baseUrl), {
         method,
-        headers: { authorization: `Bearer ${this.token()}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+        headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
         body: body !== undefined ? JSON.stringify(body) : undefined,
         signal: init?.signal,
       });

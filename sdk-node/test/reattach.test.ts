@@ -1,0 +1,80 @@
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+import { tool, Brain } from "../src/index.ts";
+import { memoryRuntime, scripted, records, sendDirect, waitConnected, type Runtime } from "./helpers/brain.mts";
+
+const fixture = fileURLToPath(new URL("./fixtures/reattach-app.mts", import.meta.url));
+const cwd = fileURLToPath(new URL("..", import.meta.url));
+
+/** Starts the restarted app; resolves with its first line of JSON output. */
+function startApp(runtime: Runtime, host: { id: string; secret: string }, sessionId: string, tools: string): { child: ChildProcess; first: Promise<any> } {
+  const child = spawn(process.execPath, ["--conditions=brain-source", "--import", "tsx", fixture], {
+    cwd,
+    env: { ...process.env, BRAIN_URL: runtime.url, BRAIN_TOKEN: runtime.token, BRAIN_HOST_ID: host.id, BRAIN_HOST_SECRET: host.secret, SESSION_ID: sessionId, TOOLS: tools },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const first = new Promise<any>((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (c) => {
+      out += c;
+      const nl = out.indexOf("\n");
+      if (nl >= 0) resolve(JSON.parse(out.slice(0, nl)));
+    });
+    child.once("exit", (code) => reject(new Error(`app exited (${code}) before answering: ${out}`)));
+  });
+  return { child, first };
+}
+
+function kill(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => { child.once("exit", () => resolve()); child.kill("SIGKILL"); });
+}
+
+test("10. reattach: a restarted process with the same host identity and tools handles new calls; changed schemas or other tools are refused naming the mismatch", async () => {
+  const runtime = await memoryRuntime();
+  const host = { id: `reattach-${Math.random().toString(36).slice(2)}`, secret: "reattach-secret-0123456789" };
+  const children: ChildProcess[] = [];
+  try {
+    // The original application creates the session, answers one call, then goes away.
+    const lookup = tool({
+      name: "lookup", description: "Look up one record.", input: z.object({ id: z.string() }), output: z.object({ value: z.string() }).nullable(), options: z.object({ prefix: z.string() }),
+      run: async ({ id }, ctx) => ctx.finish({ value: `${ctx.options.prefix}${id} from the original` }),
+    });
+    const original = new Brain({ url: runtime.url, token: runtime.token, host });
+    const session = await original.sessions.create({
+      model: scripted({ toolCalls: [{ name: "lookup", input: { id: "1" } }] }, { text: "first" }, { toolCalls: [{ name: "lookup", input: { id: "2" } }] }, { text: "second" }),
+      tools: [lookup({ prefix: "customer:" })],
+    });
+    assert.is(await session.send("one"), "first");
+    await original.close();
+
+    for (const variant of ["changed-schema", "extra", "missing"]) {
+      const app = startApp(runtime, host, session.id, variant);
+      children.push(app.child);
+      const answer = await app.first;
+      assert.is(answer.ready, false, variant);
+      assert.is(answer.code, "reattach_mismatch", variant);
+      assert.match(answer.message, variant === "extra" ? /extra/ : /lookup/, variant);
+      if (variant === "changed-schema") assert.match(answer.message, /schema/);
+    }
+
+    const app = startApp(runtime, host, session.id, "same");
+    children.push(app.child);
+    const ready = await app.first;
+    assert.is(ready.ready, true);
+    await waitConnected(runtime, host.id);
+    const reply = await sendDirect(runtime, session.id, "two");
+    assert.is(reply.text, "second");
+    const values = (await records(session)).flatMap((r) => (r.type === "tool.result" ? [(r.data.outcome as any).value.value] : []));
+    assert.equal(values, ["customer:1 from the original", `customer:2 from pid ${ready.pid}`]);
+    assert.is.not(ready.pid, process.pid);
+  } finally {
+    for (const c of children) await kill(c);
+    await runtime.close();
+  }
+});
+
+test.run();
