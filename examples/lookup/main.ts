@@ -1,21 +1,29 @@
-// `npm run example:lookup`: an embedded Brain runtime, the scripted model, and the lookup tool
-// running in this process. Against your own server, drop startBrain and set BRAIN_URL/BRAIN_TOKEN.
-import { Brain } from "@aexhq/brain";
+// Runs the lookup example end to end: an embedded Brain runtime (memory journal), a scripted model
+// that calls `lookup`, and this process as the host. `npm run example:lookup` from the repo root.
 import { startBrain } from "@aexhq/brain-runtime";
-import { lookup } from "./lookup.ts";
+import { Brain } from "@aexhq/brain";
+import { lookup } from "./tools.ts";
 
-const server = await startBrain({ dataDir: ":memory:", port: 0 });
-const brain = new Brain({ url: server.url, token: server.token });
+const runtime = await startBrain({ dataDir: ":memory:", port: 0 });
+const brain = new Brain({ url: runtime.url, token: runtime.token });
+let exitCode = 0;
 try {
   const session = await brain.sessions.create({
-    model: { provider: "scripted", script: [{ toolCalls: [{ name: "lookup", input: { id: "42" } }] }, { text: "Record 42 belongs to Ada Lovelace." }] },
+    // The scripted model stands in for a real provider: it asks for one lookup, then answers.
+    model: { provider: "scripted", script: [{ toolCalls: [{ name: "lookup", input: { id: "42" } }] }, { text: "Customer 42 is Ada Lovelace." }] },
     tools: [lookup({ prefix: "customer:" })],
   });
-  console.log(await session.send("Who is customer 42?"));
+  const answer = await session.send("Who is customer 42?");
   for await (const record of session.events()) {
-    if (record.type === "tool.result") console.log("tool result:", JSON.stringify(record.data.outcome));
+    if (record.type === "tool.event") console.log(`event   ${record.data.kind} ${JSON.stringify(record.data.data)}`);
+    if (record.type === "tool.result") console.log(`result  ${JSON.stringify(record.data.outcome)}`);
   }
+  console.log(`answer  ${answer}`);
+} catch (e) {
+  console.error(e);
+  exitCode = 1;
 } finally {
   await brain.close();
-  await server.close();
+  await runtime.close();
 }
+process.exitCode = exitCode;
