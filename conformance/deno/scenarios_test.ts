@@ -68,6 +68,27 @@ Deno.test({ name: "sdk-deno and sdk-node export the same names", ...opts }, asyn
   if (JSON.stringify(deno) !== JSON.stringify(node)) throw new Error(`deno exports ${deno.join(", ")}; node exports ${node.join(", ")}`);
 });
 
+Deno.test({ name: "a host without --allow-net fails with an error that names the flag", ...opts }, async () => {
+  const run = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--quiet", `--config=${new URL("sdk-deno/deno.json", root).pathname}`, "--allow-env=BRAIN_URL,BRAIN_TOKEN", new URL("examples/lookup/main_deno.ts", root).pathname],
+    env: { BRAIN_URL: url, BRAIN_TOKEN: token },
+    stdout: "piped", stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(run.stderr);
+  if (run.success) throw new Error("expected the run to fail without network permission");
+  if (!stderr.includes("--allow-net")) throw new Error(`the error does not name --allow-net:\n${stderr}`);
+});
+
+Deno.test({ name: "with only --allow-net and --allow-env, the lookup example runs under Deno", ...opts }, async () => {
+  const run = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--quiet", `--config=${new URL("sdk-deno/deno.json", root).pathname}`, `--allow-net=${new URL(url).host}`, "--allow-env=BRAIN_URL,BRAIN_TOKEN", new URL("examples/lookup/main_deno.ts", root).pathname],
+    env: { BRAIN_URL: url, BRAIN_TOKEN: token },
+    stdout: "piped", stderr: "piped",
+  }).output();
+  const out = new TextDecoder().decode(run.stdout);
+  if (!run.success || !out.includes("Ada Lovelace")) throw new Error(`lookup failed: ${out}\n${new TextDecoder().decode(run.stderr)}`);
+});
+
 Deno.test({ name: "teardown", ...opts }, async () => {
   await brain.close();
   await proxy.close();
