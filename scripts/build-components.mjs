@@ -114,6 +114,14 @@ export async function buildFixtures() {
     const name = f.replace(/\.wat$/, "");
     out[name] = (await cached(`fixture-${name}`, hashOf([p, TOOL_WIT]), async () => embedAndNew(await parse(readFileSync(p, "utf8"))))).path;
   }
+  // A real component the project did not build for this world: jco's own js-component-bindgen
+  // core module from node_modules, adapted to WASI 0.2 with jco's preview1 reactor adapter.
+  const jco = join(ROOT, "node_modules", "@bytecodealliance", "jco");
+  const core = join(jco, "obj", "js-component-bindgen-component.core.wasm");
+  const adapter = join(jco, "lib", "wasi_snapshot_preview1.reactor.wasm");
+  const { componentNew } = await import("@bytecodealliance/jco-transpile/wasm-tools");
+  out.foreign = (await cached("fixture-foreign", hashOf([core, adapter]), async () =>
+    componentNew(readFileSync(core), [["wasi_snapshot_preview1", readFileSync(adapter)]]))).path;
   return out;
 }
 

@@ -1,4 +1,7 @@
 export { startBrain, environmentPlugins } from "./server.ts";
+// Registers the component Environment (brain:tool@0.2.0 components) and PUT /v1/components/:digest.
+import "./environments/component/plugin.ts";
+export { ComponentEnvironment } from "./environments/component/environment.ts";
 export type { BrainOptions, BrainServer, BrainInternals } from "./server.ts";
 export type { Environment, CallInvocation, CallSink, CallHandle } from "./environments/environment.ts";
 export type { ModelProvider, ModelStreamEvent, ModelCallContext, ReplyHints } from "./models/provider.ts";

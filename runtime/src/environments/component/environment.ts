@@ -1,0 +1,236 @@
+import { mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { ErrorInfo, PlacedTool } from "@aexhq/brain-protocol";
+import type { CallHandle, CallInvocation, CallSink, Environment } from "../environment.ts";
+import { BrainRuntimeError, toErrorInfo } from "../../errors.ts";
+import { validateSchema } from "./json-schema.ts";
+import { checkGuestOutcome } from "./outcome.ts";
+import { BRIDGE_REPLY_BYTES, WorkerPool } from "./pool.ts";
+import type { Preopen, WorkerSlot } from "./pool.ts";
+import { ComponentStore } from "./store.ts";
+
+export interface ComponentEnvironmentOptions {
+  /** Where bytes, admissions and transpilations live (the server's data dir + /components). */
+  storeDir: string;
+  /** BRAIN_WORKSPACE_ROOT: the allow-list for filesystem grants; absent = every grant is denied. */
+  workspaceRoot?: string;
+  /** JS heap limit of each component worker (resourceLimits.maxOldGenerationSizeMb). */
+  memoryLimitMb?: number;
+  /** Best-effort telemetry sink; never the journal. */
+  onTelemetry?: (entry: TelemetryEntry) => void;
+}
+
+export interface TelemetryEntry {
+  callId: string;
+  level: string;
+  message: string;
+}
+
+type ComponentPlacement = Extract<PlacedTool["placement"], { kind: "component" }>;
+
+interface CallMessage {
+  type: "call" | "telemetry" | "done";
+  op?: "emit" | "emitResult" | "finish" | "returned" | "model";
+  args?: Record<string, string | undefined>;
+  level?: string;
+  message?: string;
+  error?: string;
+}
+
+/**
+ * brain:tool@0.2.0 components run inside the runtime: admitted once per digest at upload,
+ * transpiled by jco, each invocation run in a worker thread (memory limit, deadline enforced by
+ * terminating the worker), host imports bridged synchronously to the dispatcher's CallSink.
+ */
+export class ComponentEnvironment implements Environment {
+  readonly kind = "component" as const;
+  readonly store: ComponentStore;
+  private pool: WorkerPool;
+  /** Recent telemetry, newest last (bounded); for diagnostics and tests. */
+  readonly telemetry: TelemetryEntry[] = [];
+
+  constructor(private opts: ComponentEnvironmentOptions) {
+    this.store = new ComponentStore(opts.storeDir);
+    this.pool = new WorkerPool(opts.memoryLimitMb ?? 256);
+  }
+
+  /** The session workspace a grant preopens: <workspaceRoot>/<sessionId>. */
+  workspaceOf(sessionId: string): string | undefined {
+    return this.opts.workspaceRoot === undefined ? undefined : join(resolve(this.opts.workspaceRoot), sessionId);
+  }
+
+  admit(tool: PlacedTool, sessionId: string): ErrorInfo | undefined {
+    const p = tool.placement;
+    if (p.kind !== "component") return { code: "invalid_request", message: "not a component placement" };
+    const a = this.store.get(p.digest);
+    if (a === undefined) {
+      return { code: "not_found", message: `component ${p.digest} for tool ${tool.contract.name} was not uploaded: PUT /v1/components/${p.digest} first` };
+    }
+    if (a.status === "refused") return a.error;
+    const grant = p.filesystem?.workspace;
+    if (grant !== undefined) {
+      const ws = this.workspaceOf(sessionId);
+      if (ws === undefined) {
+        return {
+          code: "forbidden",
+          message: `environment ${p.env} asks for filesystem.workspace "${grant}", but this server has no workspace allow-list (BRAIN_WORKSPACE_ROOT)`,
+        };
+      }
+      mkdirSync(ws, { recursive: true });
+    }
+    return undefined;
+  }
+
+  async start(call: CallInvocation, sink: CallSink): Promise<CallHandle> {
+    const p = call.tool.placement as ComponentPlacement;
+    if (p.kind !== "component") throw new BrainRuntimeError("internal", "not a component placement");
+    const admission = this.store.get(p.digest);
+    if (admission?.status !== "admitted") throw new BrainRuntimeError("not_found", `component ${p.digest} is not admitted`);
+    let stopped = false;
+    const noop: CallHandle = { stop: () => {} };
+
+    // Input is checked against the advertised schema before any guest code runs.
+    const inputIssues = validateSchema(call.tool.contract.inputSchema, call.input);
+    if (inputIssues.length > 0) {
+      await sink.finish({ status: "error", error: { code: "invalid_input", message: "input does not match the tool's input schema", details: inputIssues } });
+      return noop;
+    }
+    if (call.deadlineAt !== null && call.deadlineAt <= Date.now()) return noop; // the dispatcher's deadline ends it.
+
+    const grant = p.filesystem?.workspace;
+    const ws = this.workspaceOf(call.sessionId);
+    const preopen: Preopen | undefined = grant !== undefined && ws !== undefined ? { hostPath: ws, mode: grant } : undefined;
+    // Every tool in one binding shares its authority; different grants never share a worker.
+    const key = `${call.sessionId}|${p.env}|${p.digest}|${grant ?? "none"}`;
+    const slot = await this.pool.acquire(key, this.store.transpiledDir(p.digest), preopen);
+    if (sink.finished) {
+      this.pool.release(slot);
+      return noop;
+    }
+    this.run(slot, call, sink, () => stopped);
+    return {
+      stop: () => {
+        if (stopped) return;
+        stopped = true;
+        void this.pool.kill(slot);
+      },
+    };
+  }
+
+  private run(slot: WorkerSlot, call: CallInvocation, sink: CallSink, isStopped: () => boolean): void {
+    const { worker } = slot;
+    const header = new Int32Array(slot.sab, 0, 2);
+    const replyArea = new Uint8Array(slot.sab, 8);
+    const encoder = new TextEncoder();
+    const outputSchema = call.tool.contract.outputSchema;
+    let ended = false;
+
+    const reply = (body: { ok?: unknown; err?: ErrorInfo }) => {
+      let bytes = encoder.encode(JSON.stringify(body));
+      if (bytes.length > BRIDGE_REPLY_BYTES) bytes = encoder.encode(JSON.stringify({ err: { code: "body_too_large", message: "reply too large for the bridge" } }));
+      replyArea.set(bytes);
+      Atomics.store(header, 1, bytes.length);
+      Atomics.store(header, 0, 1);
+      Atomics.notify(header, 0);
+    };
+    const outcomeOf = (json: string | undefined) => (json === undefined ? undefined : checkGuestOutcome(json, outputSchema));
+    const perform = async (op: CallMessage["op"], a: Record<string, string | undefined>): Promise<unknown> => {
+      switch (op) {
+        case "emit": {
+          let data: unknown;
+          try {
+            data = JSON.parse(a.dataJson ?? "");
+          } catch {
+            throw new BrainRuntimeError("malformed_json", "emit data-json is not JSON");
+          }
+          return sink.emit(a.kind ?? "", data);
+        }
+        case "emitResult":
+          return sink.emitResult(outcomeOf(a.outcomeJson), a.content);
+        case "finish":
+          return sink.finish(outcomeOf(a.outcomeJson), a.content);
+        case "returned":
+          return sink.returned();
+        case "model": {
+          let request: unknown;
+          try {
+            request = JSON.parse(a.requestJson ?? "");
+          } catch {
+            throw new BrainRuntimeError("malformed_json", "model request-json is not JSON");
+          }
+          return JSON.stringify(await sink.model(request as never));
+        }
+        default:
+          throw new BrainRuntimeError("internal", `unknown bridge op ${String(op)}`);
+      }
+    };
+    const end = async (error: string | undefined) => {
+      if (ended) return;
+      ended = true;
+      worker.off("message", onMessage);
+      worker.off("error", onError);
+      worker.off("exit", onExit);
+      worker.stdout.off("data", onStdout);
+      worker.stderr.off("data", onStderr);
+      if (!sink.finished && !isStopped()) {
+        const message = error ?? "run returned without calling host.finish";
+        await sink.finish({ status: "error", error: { code: "tool_error", message } }).catch(() => {});
+      }
+    };
+    const onMessage = (m: CallMessage) => {
+      if (m.type === "call") {
+        perform(m.op, m.args ?? {}).then(
+          (ok) => reply({ ok }),
+          (e) => reply({ err: toGuestError(e) }),
+        );
+      } else if (m.type === "telemetry") {
+        this.record({ callId: call.callId, level: m.level ?? "info", message: m.message ?? "" });
+      } else if (m.type === "done") {
+        void end(m.error === undefined ? undefined : `component trapped: ${m.error}`).then(() => this.pool.release(slot));
+      }
+    };
+    const onError = (e: Error) => {
+      const oom = (e as { code?: string }).code === "ERR_WORKER_OUT_OF_MEMORY";
+      void end(oom ? "component worker exceeded its memory limit" : `component worker failed: ${e.message}`);
+    };
+    const onExit = () => void end("component worker exited");
+    worker.on("message", onMessage);
+    worker.on("error", onError);
+    worker.on("exit", onExit);
+    // Guest stdout/stderr are diagnostics too: telemetry, never the journal.
+    const onStdout = (d: Buffer) => this.record({ callId: call.callId, level: "info", message: d.toString("utf8") });
+    const onStderr = (d: Buffer) => this.record({ callId: call.callId, level: "warn", message: d.toString("utf8") });
+    worker.stdout.on("data", onStdout);
+    worker.stderr.on("data", onStderr);
+
+    const opts = call.tool.options;
+    worker.postMessage({
+      type: "invoke",
+      invocation: {
+        input: JSON.stringify(call.input),
+        options: JSON.stringify(opts === undefined || opts === null ? {} : opts),
+        descriptor: null,
+        deadlineAtMs: call.deadlineAt ?? 0,
+      },
+    });
+  }
+
+  private record(entry: TelemetryEntry): void {
+    this.telemetry.push(entry);
+    if (this.telemetry.length > 200) this.telemetry.shift();
+    try {
+      this.opts.onTelemetry?.(entry);
+    } catch {
+      // Telemetry is best-effort: a failing sink never affects the call.
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}
+
+function toGuestError(e: unknown): ErrorInfo {
+  const info = toErrorInfo(e);
+  return { code: info.code, message: info.message };
+}

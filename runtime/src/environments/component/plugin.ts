@@ -1,0 +1,31 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { environmentPlugins } from "../../server.ts";
+import type { BrainInternals } from "../../server.ts";
+import { ComponentEnvironment } from "./environment.ts";
+import { componentRoute } from "./upload-route.ts";
+
+/**
+ * Plugs the component Environment and its upload route into startBrain. Components live under
+ * <dataDir>/components; with an in-memory journal they go to a temp folder removed on close.
+ */
+export function installComponents(internals: BrainInternals): ComponentEnvironment {
+  const temp = internals.dataDir === undefined ? mkdtempSync(join(tmpdir(), "brain-components-")) : undefined;
+  const env = new ComponentEnvironment({
+    storeDir: temp ?? join(internals.dataDir!, "components"),
+    workspaceRoot: internals.workspaceRoot ?? process.env.BRAIN_WORKSPACE_ROOT,
+    memoryLimitMb: process.env.BRAIN_COMPONENT_MEMORY_MB ? Number(process.env.BRAIN_COMPONENT_MEMORY_MB) : undefined,
+    onTelemetry: process.env.BRAIN_COMPONENT_TELEMETRY ? (t) => console.error(`[component ${t.callId}] ${t.level}: ${t.message}`) : undefined,
+  });
+  const close = env.close.bind(env);
+  env.close = async () => {
+    await close();
+    if (temp) rmSync(temp, { recursive: true, force: true });
+  };
+  internals.environments.set("component", env);
+  internals.routes.push(componentRoute(env.store));
+  return env;
+}
+
+environmentPlugins.push((internals) => void installComponents(internals));
