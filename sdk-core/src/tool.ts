@@ -46,7 +46,10 @@ export interface PlacedToolSpec {
   readonly env: Environment | undefined;
 }
 
-export type ToolFactory<P extends z.ZodType | undefined> = ((config?: (P extends z.ZodType ? z.input<P> : Record<string, never>) & { env?: Environment }) => PlacedToolSpec) & {
+/** What the factory takes: the options (as accepted before parsing) plus an optional `env`; only `env` without an options schema. */
+export type FactoryConfig<P extends z.ZodType | undefined> = P extends z.ZodType ? z.input<P> & { env?: Environment } : { env?: Environment };
+
+export type ToolFactory<P extends z.ZodType | undefined> = ((config?: FactoryConfig<P>) => PlacedToolSpec) & {
   readonly tool: DeclaredTool;
 };
 

@@ -25,6 +25,8 @@ export class HostConnection implements HostFrameHandler {
   private nextRef = 1;
   private readonly pending = new Map<number, Pending>();
   private readonly contracts = new Map<string, ToolContract>();
+  /** Digests the runtime acknowledged on the current connection. */
+  private readonly sent = new Set<string>();
   private readonly sessions = new Map<string, HandlerSet>();
   private readonly shared: HandlerSet = new Map();
   private readonly running = new Map<string, Invocation>();
@@ -46,14 +48,10 @@ export class HostConnection implements HostFrameHandler {
 
   /** Registers contracts (union with earlier ones), connecting first if needed. */
   async register(contracts: ToolContract[]): Promise<void> {
-    let added = false;
-    for (const c of contracts) if (!this.contracts.has(c.digest)) { this.contracts.set(c.digest, c); added = true; }
-    if (this.ready && this.ws?.readyState === OPEN) {
-      await this.ready;
-      if (added) await this.sendRegister();
-      return;
-    }
+    for (const c of contracts) if (!this.contracts.has(c.digest)) this.contracts.set(c.digest, c);
     await this.connect();
+    // A register frame already in flight (a concurrent create) may predate these contracts.
+    if (contracts.some((c) => !this.sent.has(c.digest))) await this.sendRegister();
   }
 
   addSession(sessionId: string, tools: PlacedToolSpec[]): void {
@@ -94,6 +92,7 @@ export class HostConnection implements HostFrameHandler {
       ws.onclose = (ev) => {
         if (this.ws === ws) this.ws = undefined;
         this.ready = undefined;
+        this.sent.clear();
         this.lost(new SdkError("connection_lost", `the host connection closed (${ev.code}${ev.reason ? `: ${ev.reason}` : ""})`));
         if (!opened) reject(this.fatal ?? new SdkError("connection_failed", `could not connect to ${this.wsUrl} (${ev.code})`));
         if (!this.closed && !this.fatal) this.scheduleReconnect();
@@ -121,7 +120,9 @@ export class HostConnection implements HostFrameHandler {
   }
 
   private async sendRegister(): Promise<void> {
-    await this.request({ type: "register", protocol: PROTOCOL, token: this.token(), hostId: this.hostId, secret: this.secret, tools: [...this.contracts.values()] });
+    const tools = [...this.contracts.values()];
+    await this.request({ type: "register", protocol: PROTOCOL, token: this.token(), hostId: this.hostId, secret: this.secret, tools });
+    for (const c of tools) this.sent.add(c.digest);
   }
 
   /** Sends a frame with a fresh ref and awaits its answer. */
