@@ -5,7 +5,7 @@ import { Brain } from "@aexhq/brain";
 import type { ToolContract } from "@aexhq/brain-protocol";
 import { catalogue } from "../subjects/catalogue-tools.ts";
 import { loadScenarios } from "../src/scenario.ts";
-import { runScenario, hostContracts, type RunContext } from "../src/run.ts";
+import { runScenario, hostContracts, waitDisconnected, type RunContext } from "../src/run.ts";
 import { RuntimeApi } from "../src/http.ts";
 import { DropProxy } from "../src/proxy.ts";
 
@@ -40,14 +40,23 @@ const url = await listeningUrl();
 const proxy = new DropProxy(new URL(url));
 const proxyUrl = await proxy.start();
 const api = new RuntimeApi(url, token);
-const brain = new Brain({ url: proxyUrl, token });
+const host = { id: `deno-${crypto.randomUUID()}`, secret: crypto.randomUUID() };
+let brain = new Brain({ url: proxyUrl, token, host });
 await brain.serve(catalogue.map((factory) => factory()));
-const info = await hostContracts(api, brain.hostId, 10_000);
+const info = await hostContracts(api, host.id, 10_000);
 const ctx: RunContext = {
   api, proxy,
   contracts: new Map(info.tools.map((t: ToolContract) => [t.name, t])),
-  place: (contract) => ({ contract, options: {}, placement: { kind: "host", hostId: brain.hostId } }),
-  reconnected: async () => { await new Promise((r) => setTimeout(r, 50)); await hostContracts(api, brain.hostId, 10_000); },
+  place: (contract) => ({ contract, options: {}, placement: { kind: "host", hostId: host.id } }),
+  reconnected: async () => { await new Promise((r) => setTimeout(r, 50)); await hostContracts(api, host.id, 10_000); },
+  // In-process, a restarted application is a new Brain client with the same host identity.
+  restartSubject: async () => {
+    await brain.close();
+    await waitDisconnected(api, host.id);
+    brain = new Brain({ url: proxyUrl, token, host });
+    await brain.serve(catalogue.map((factory) => factory()));
+    await hostContracts(api, host.id, 10_000);
+  },
   timeoutMs: 15_000,
 };
 

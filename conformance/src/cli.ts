@@ -8,7 +8,7 @@ import { loadScenarios, matches } from "./scenario.ts";
 import { RuntimeApi } from "./http.ts";
 import { DropProxy } from "./proxy.ts";
 import { parseSubject, startSubject, repoRoot } from "./subject.ts";
-import { hostContracts, runScenario, type ScenarioResult } from "./run.ts";
+import { hostContracts, runScenario, waitDisconnected, type ScenarioResult } from "./run.ts";
 
 export interface ConformanceOptions {
   subject: string;
@@ -39,7 +39,7 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
   const proxy = new DropProxy(new URL(brain.url));
   const proxyUrl = await proxy.start();
   const api = new RuntimeApi(brain.url, brain.token);
-  const subject = startSubject(spec, proxyUrl, brain.token);
+  let subject = startSubject(spec, proxyUrl, brain.token);
   const results: ScenarioResult[] = [];
   try {
     let contracts: Map<string, ToolContract>;
@@ -58,6 +58,12 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
       api, proxy, contracts,
       place: (contract: ToolContract) => ({ contract, options: {}, placement: { kind: "host" as const, hostId: subject.hostId } }),
       reconnected: async () => { await new Promise((r) => setTimeout(r, 50)); await hostContracts(api, subject.hostId, opts.connectTimeoutMs ?? 20_000); },
+      restartSubject: async () => {
+        await subject.stop("SIGKILL");
+        await waitDisconnected(api, subject.hostId);
+        subject = startSubject(spec, proxyUrl, brain.token, subject.identity);
+        await hostContracts(api, subject.hostId, opts.connectTimeoutMs ?? 20_000);
+      },
       timeoutMs: opts.scenarioTimeoutMs ?? 15_000,
     };
     for (const s of scenarios) {

@@ -22,6 +22,8 @@ export interface RunContext {
   contracts: Map<string, ToolContract>;
   /** Waits until the subject is connected again (after a dropped connection). */
   reconnected(): Promise<void>;
+  /** Kills the subject (SIGKILL for a process) and starts it again with the same host identity; resolves once it registered. */
+  restartSubject(): Promise<void>;
   timeoutMs: number;
 }
 
@@ -36,6 +38,15 @@ export async function hostContracts(api: RuntimeApi, hostId: string, timeoutMs: 
       throw new Error(`subject never registered as host ${hostId} within ${timeoutMs} ms (last answer: ${res.status})`);
     }
     await sleep(50);
+  }
+}
+
+/** Waits until the runtime has noticed that the host's connection is gone. */
+export async function waitDisconnected(api: RuntimeApi, hostId: string, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while ((await api.call<HostInfo>("GET", `/v1/hosts/${encodeURIComponent(hostId)}`)).body.connected) {
+    if (Date.now() > until) throw new Error(`host ${hostId} still connected ${timeoutMs} ms after it was stopped`);
+    await sleep(20);
   }
 }
 
@@ -60,6 +71,7 @@ export async function runScenario(ctx: RunContext, s: Scenario): Promise<Scenari
     const pending = [...(s.actions ?? [])];
     const deadline = Date.now() + ctx.timeoutMs;
     let settledAt: number | undefined;
+    let sentSecond = false;
     for (;;) {
       const page = await ctx.api.ok<EventsResponse>("GET", `/v1/sessions/${session.id}/events?after=${records.at(-1)?.sequence ?? 0}`);
       records.push(...page.records);
@@ -71,10 +83,16 @@ export async function runScenario(ctx: RunContext, s: Scenario): Promise<Scenari
         if (action.do === "drop_connection") {
           ctx.proxy.drop();
           await ctx.reconnected();
+        } else if (action.do === "restart_subject") {
+          await ctx.restartSubject();
         } else {
           const callId = (trigger.data as { callId?: string }).callId;
           await ctx.api.ok("POST", `/v1/sessions/${session.id}/cancel`, callId ? { callId } : {});
         }
+      }
+      if (s.secondMessage && !sentSecond && pending.length === 0 && turnEnds(records) >= 1 && calls(records).every((c) => c.records.some((r) => r.type === "tool.finished"))) {
+        sentSecond = true;
+        await ctx.api.ok("POST", `/v1/sessions/${session.id}/messages`, { text: `conformance: ${s.name} (second message)` });
       }
       if (done(s, records)) {
         const settle = Math.max(0, ...s.expect.calls.map((c) => c.settleMs ?? 0), 50);
@@ -92,9 +110,14 @@ export async function runScenario(ctx: RunContext, s: Scenario): Promise<Scenari
 }
 
 /** The turn ended (and the wake turn, if expected), and every call has its tool.finished. */
+function turnEnds(records: JournalRecord[]): number {
+  return records.filter((r) => r.type === "turn.completed" || r.type === "turn.failed").length;
+}
+
+const calls = groupCalls;
+
 function done(s: Scenario, records: JournalRecord[]): boolean {
-  const ends = records.filter((r) => r.type === "turn.completed" || r.type === "turn.failed").length;
-  if (ends < (s.expect.waitForWake ? 2 : 1)) return false;
-  const calls = groupCalls(records);
-  return calls.length >= s.expect.calls.length && calls.every((c) => c.records.some((r) => r.type === "tool.finished"));
+  if (turnEnds(records) < 1 + (s.expect.waitForWake ? 1 : 0) + (s.secondMessage ? 1 : 0)) return false;
+  const all = calls(records);
+  return all.length >= s.expect.calls.length && all.every((c) => c.records.some((r) => r.type === "tool.finished"));
 }

@@ -24,7 +24,7 @@ export interface ExpectedCall {
 export interface ScenarioAction {
   /** Run when the first record of this type appears. */
   when: string;
-  do: "cancel_call" | "drop_connection";
+  do: "cancel_call" | "drop_connection" | "restart_subject";
   delayMs?: number;
 }
 
@@ -34,6 +34,8 @@ export interface Scenario {
   script: ScriptStep[];
   deadlineMs?: number;
   actions?: ScenarioAction[];
+  /** Send a second user message once the first turn ended and every action ran (the script continues). */
+  secondMessage?: boolean;
   expect: {
     turn: "completed" | "failed";
     /** The scenario continues after the turn until a wake turn completes. */

@@ -24,11 +24,14 @@ export function parseSubject(arg: string): SubjectSpec {
   throw new Error(`unknown subject ${JSON.stringify(arg)}: use node, deno or command:"<shell command>"`);
 }
 
-export interface RunningSubject { hostId: string; process: ChildProcess; output: () => string; stop(): Promise<void> }
+export interface SubjectIdentity { hostId: string; secret: string }
 
-export function startSubject(spec: SubjectSpec, brainUrl: string, token: string): RunningSubject {
-  const hostId = `conformance-${randomBytes(4).toString("hex")}`;
-  const env = { ...process.env, BRAIN_URL: brainUrl, BRAIN_TOKEN: token, BRAIN_HOST_ID: hostId, BRAIN_HOST_SECRET: randomBytes(24).toString("hex") };
+export interface RunningSubject { hostId: string; identity: SubjectIdentity; process: ChildProcess; output: () => string; stop(signal?: NodeJS.Signals): Promise<void> }
+
+/** Starts the subject; pass `identity` to start it again as the same host (a restarted application). */
+export function startSubject(spec: SubjectSpec, brainUrl: string, token: string, identity?: SubjectIdentity): RunningSubject {
+  const { hostId, secret } = identity ?? { hostId: `conformance-${randomBytes(4).toString("hex")}`, secret: randomBytes(24).toString("hex") };
+  const env = { ...process.env, BRAIN_URL: brainUrl, BRAIN_TOKEN: token, BRAIN_HOST_ID: hostId, BRAIN_HOST_SECRET: secret };
   const child = spec.shell
     ? spawn(spec.argv[0]!, { shell: true, env, stdio: ["ignore", "pipe", "pipe"], detached: true })
     : spawn(spec.argv[0]!, spec.argv.slice(1), { env, stdio: ["ignore", "pipe", "pipe"], detached: true });
@@ -38,11 +41,12 @@ export function startSubject(spec: SubjectSpec, brainUrl: string, token: string)
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   return {
     hostId,
+    identity: { hostId, secret },
     process: child,
     output: () => output,
-    async stop() {
+    async stop(signal: NodeJS.Signals = "SIGTERM") {
       if (child.exitCode === null && child.signalCode === null) {
-        try { process.kill(-child.pid!, "SIGTERM"); } catch { /* already gone */ }
+        try { process.kill(-child.pid!, signal); } catch { /* already gone */ }
         const killer = setTimeout(() => { try { process.kill(-child.pid!, "SIGKILL"); } catch { /* gone */ } }, 2000);
         await exited;
         clearTimeout(killer);
