@@ -92,7 +92,8 @@ export function run(invocation) {
   const value = { path: input.path, type: typeName(stat.type), writable: writable(root), eventSequence };
   if (stat.type === "regular-file") value.size = Number(stat.size);
   if (stat.type === "directory") {
-    const dir = rel === "." ? root : root.openAt({}, rel, { directory: true }, { read: true });
+    // Opened even for "." : preview2-shim cannot list a preopen descriptor itself.
+    const dir = root.openAt({}, rel, { directory: true }, { read: true });
     value.entries = list(dir, depth);
   }
   finish(JSON.stringify({ status: "ok", value }), undefined);

@@ -1,0 +1,266 @@
+// Component tools end to end: real components (Rust and JS examples, WAT fixtures) uploaded over
+// real HTTP to startBrain, called by the scripted model, results read back from the journal.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { JournalRecord, PlacedTool } from "@aexhq/brain-protocol";
+import { api, assertJournal, createSession, memoryBrain, ofType, records } from "./helpers/brain.ts";
+import type { Brain } from "./helpers/brain.ts";
+import { components, inspectContract, placedComponent, upload } from "./component-helpers.mts";
+import type { Built } from "./component-helpers.mts";
+import type { ComponentEnvironment } from "../src/index.ts";
+
+let brain: Brain;
+let built: Built;
+let root: string;
+const digests: Record<string, string> = {};
+
+const rustOutput = {
+  type: "object",
+  properties: { path: { type: "string" }, depth: { type: "integer" }, segments: { type: "array", items: { type: "string" } }, eventSequence: { type: "integer" } },
+  required: ["path", "depth", "segments", "eventSequence"],
+};
+const jsOutput = {
+  type: "object",
+  properties: { path: { type: "string" }, type: { type: "string" }, writable: { type: "boolean" }, eventSequence: { type: "integer" }, entries: { type: "array" }, size: { type: "integer" } },
+  required: ["path", "type", "writable", "eventSequence"],
+};
+
+test.before(async () => {
+  built = await components();
+  root = mkdtempSync(join(tmpdir(), "brain-ws-"));
+  brain = await memoryBrain({ workspaceRoot: root });
+});
+
+test.after(async () => {
+  await brain?.close();
+  if (root) rmSync(root, { recursive: true, force: true });
+});
+
+/** Runs one user turn whose script calls `calls`, then returns the session's journal. */
+async function turn(tools: PlacedTool[], calls: { name: string; input: unknown; deadlineMs?: number }[], beforeMessage?: (sessionId: string) => void): Promise<{ id: string; all: JournalRecord[] }> {
+  const s = await createSession(brain, tools, [{ toolCalls: calls }, { text: "done" }]);
+  beforeMessage?.(s.id);
+  const r = await api(brain, "POST", `/v1/sessions/${s.id}/messages`, { text: "go", wait: true });
+  assert.is(r.status, 200, JSON.stringify(r.body));
+  const all = await records(brain, s.id);
+  assertJournal(all);
+  return { id: s.id, all };
+}
+
+function resultsOf(all: JournalRecord[]) {
+  return ofType(all, "tool.result").map((r) => r.data.outcome);
+}
+function finishedOf(all: JournalRecord[]) {
+  return ofType(all, "tool.finished").map((r) => r.data);
+}
+
+test("upload: PUT admits once per digest, HEAD tells whether a digest is known", async () => {
+  for (const [name, path] of [["rust", built.rust], ["js", built.js], ...Object.entries(built.fixtures)] as const) {
+    const u = await upload(brain, path);
+    if (name === "foreign") continue;
+    assert.is(u.status, 201, `${name}: ${JSON.stringify(u.body)}`);
+    assert.is(u.body.status, "admitted");
+    digests[name] = u.digest;
+  }
+  const again = await upload(brain, built.rust);
+  assert.is(again.status, 200);
+  const head = await fetch(`${brain.url}/v1/components/${digests.rust}`, { method: "HEAD", headers: { authorization: `Bearer ${brain.token}` } });
+  assert.is(head.status, 200);
+  const unknown = await fetch(`${brain.url}/v1/components/${"0".repeat(64)}`, { method: "HEAD", headers: { authorization: `Bearer ${brain.token}` } });
+  assert.is(unknown.status, 404);
+});
+
+test("upload: a body whose sha256 is not the digest is refused", async () => {
+  const res = await fetch(`${brain.url}/v1/components/${"a".repeat(64)}`, { method: "PUT", headers: { authorization: `Bearer ${brain.token}` }, body: new Uint8Array([0, 97, 115, 109]) });
+  assert.is(res.status, 400);
+  assert.match((await res.json()).error.message, "sha256");
+});
+
+test("admission: random bytes are refused as not a component", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "brain-rand-"));
+  try {
+    const p = join(dir, "random.wasm");
+    writeFileSync(p, Buffer.from(Array.from({ length: 512 }, (_, i) => (i * 7919 + 13) % 256)));
+    const u = await upload(brain, p);
+    assert.is(u.status, 400);
+    assert.is(u.body.error.code, "invalid_request");
+    assert.match(u.body.error.message, "not a WebAssembly component");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("admission: a jco component built for another world is refused, naming what is missing and extra", async () => {
+  const u = await upload(brain, built.fixtures.foreign!);
+  assert.is(u.status, 400, JSON.stringify(u.body));
+  assert.match(u.body.error.message, "missing export run: func(invocation: invocation)");
+  assert.equal(u.body.error.details.missing, ["export run: func(invocation: invocation)"]);
+  // A session naming the refused digest gets the same refusal.
+  const c = inspectContract();
+  const r = await api(brain, "POST", "/v1/sessions", { model: { provider: "scripted", script: [] }, tools: [placedComponent(c, u.digest, "reader", { depth: 1 })] });
+  assert.is(r.status, 400);
+  assert.match(r.body.error.message, "does not implement brain:tool@0.2.0");
+});
+
+test("admission: a session naming a digest that was never uploaded is refused", async () => {
+  const r = await api(brain, "POST", "/v1/sessions", { model: { provider: "scripted", script: [] }, tools: [placedComponent(inspectContract(), "b".repeat(64), "reader", { depth: 1 })] });
+  assert.is(r.status, 404);
+  assert.match(r.body.error.message, "PUT /v1/components/");
+});
+
+for (const lang of ["rust", "js"] as const) {
+  const output = lang === "rust" ? rustOutput : jsOutput;
+  const grant = lang === "js" ? "read" : undefined;
+
+  test(`${lang}: inspect emits a committed event, then finishes ok with output checked against its schema`, async () => {
+    const tool = placedComponent(inspectContract(output), digests[lang]!, "reader", { depth: 2 }, grant);
+    const { all } = await turn([tool], [{ name: "inspect", input: { path: "/workspace" } }], (id) => {
+      mkdirSync(join(root, id, "a", "b", "c"), { recursive: true });
+      writeFileSync(join(root, id, "a", "hello.txt"), "hello");
+    });
+    const events = ofType(all, "tool.event");
+    assert.is(events.length, 1);
+    assert.is(events[0]!.data.kind, "inspect_started");
+    assert.equal(events[0]!.data.data, { path: "/workspace" });
+    const [outcome] = resultsOf(all);
+    assert.is(outcome!.status, "ok", JSON.stringify(outcome));
+    const value = (outcome as { value: Record<string, unknown> }).value;
+    // emit returned the committed sequence to the guest.
+    assert.is(value.eventSequence, events[0]!.sequence);
+    if (lang === "rust") {
+      assert.equal(value.segments, ["workspace"]);
+      assert.is(value.depth, 2);
+    } else {
+      assert.is(value.type, "directory");
+      assert.equal(value.entries, [{ name: "a", type: "directory", entries: [{ name: "b", type: "directory" }, { name: "hello.txt", type: "file", size: 5 }] }]);
+    }
+    assert.equal(finishedOf(all).map((f) => f.status), ["ok"]);
+    assert.is(ofType(all, "turn.completed").length, 1);
+  });
+
+  test(`${lang}: input that fails the input schema is invalid_input and the guest never runs`, async () => {
+    const tool = placedComponent(inspectContract(output), digests[lang]!, "reader", { depth: 1 }, grant);
+    const { all } = await turn([tool], [{ name: "inspect", input: { path: 42 } }]);
+    assert.is(ofType(all, "tool.event").length, 0);
+    const f = finishedOf(all);
+    assert.is(f[0]!.status, "error");
+    assert.is(f[0]!.error!.code, "invalid_input");
+  });
+
+  test(`${lang}: output that fails the advertised output schema is invalid_output`, async () => {
+    const strict = { ...output, required: [...output.required, "missingField"] };
+    const tool = placedComponent(inspectContract(strict), digests[lang]!, "reader", { depth: 1 }, grant);
+    const { all } = await turn([tool], [{ name: "inspect", input: { path: "/workspace" } }]);
+    const f = finishedOf(all);
+    assert.is(f[0]!.status, "error");
+    assert.is(f[0]!.error!.code, "invalid_output");
+    assert.ok(JSON.stringify(f[0]!.error!.details).includes("missingField"));
+  });
+
+  test(`${lang}: warm invocations reuse the binding's worker and each gets a fresh instance`, async () => {
+    const tool = placedComponent(inspectContract(output), digests[lang]!, "reader", { depth: 1 }, grant);
+    const { all } = await turn([tool], [{ name: "inspect", input: { path: "/workspace" } }, { name: "inspect", input: { path: "/workspace" } }]);
+    assert.equal(finishedOf(all).map((f) => f.status), ["ok", "ok"]);
+  });
+}
+
+test("telemetry reaches the runtime's diagnostics but never the journal", async () => {
+  const env = brain.internals.environments.get("component") as ComponentEnvironment;
+  const tool = placedComponent(inspectContract(rustOutput), digests.rust!, "reader", { depth: 1 });
+  const { all } = await turn([tool], [{ name: "inspect", input: { path: "x/y" } }]);
+  const callId = ofType(all, "tool.call_started")[0]!.data.callId;
+  assert.ok(env.telemetry.some((t) => t.callId === callId && t.message === "inspect-rust: run started"));
+  assert.not.ok(JSON.stringify(all).includes("inspect-rust: run started"));
+});
+
+test("deadline: a guest stuck in a loop ends as timeout by worker termination, and the runtime keeps serving", async () => {
+  const spin = placedComponent(inspectContract(), digests.spin!, "spinner", { depth: 1 });
+  const t0 = Date.now();
+  const { all } = await turn([spin], [{ name: "inspect", input: { path: "x" }, deadlineMs: 300 }]);
+  assert.equal(finishedOf(all).map((f) => f.status), ["timeout"]);
+  assert.ok(Date.now() - t0 < 15_000);
+  // Still serving: another component call completes normally.
+  const tool = placedComponent(inspectContract(rustOutput), digests.rust!, "reader", { depth: 1 });
+  const after = await turn([tool], [{ name: "inspect", input: { path: "a/b" } }]);
+  assert.equal(finishedOf(after.all).map((f) => f.status), ["ok"]);
+});
+
+test("a finish with outcome-json that is not JSON becomes error/invalid_output", async () => {
+  const { all } = await turn([placedComponent(inspectContract(), digests.malformed!, "m", { depth: 1 })], [{ name: "inspect", input: { path: "x" } }]);
+  const f = finishedOf(all);
+  assert.is(f[0]!.status, "error");
+  assert.is(f[0]!.error!.code, "invalid_output");
+});
+
+test("run returning without finish ends the call as error/tool_error", async () => {
+  const { all } = await turn([placedComponent(inspectContract(), digests.noop!, "n", { depth: 1 })], [{ name: "inspect", input: { path: "x" } }]);
+  const f = finishedOf(all);
+  assert.is(f[0]!.status, "error");
+  assert.is(f[0]!.error!.code, "tool_error");
+  assert.match(f[0]!.error!.message, "without calling host.finish");
+});
+
+test("returned() ends the synchronous phase before the guest's later result and finish", async () => {
+  const { all } = await turn([placedComponent(inspectContract(), digests.background!, "bg", { depth: 1 })], [{ name: "inspect", input: { path: "x" } }]);
+  const types = all.map((r) => r.type).filter((t) => t.startsWith("tool."));
+  assert.equal(types, ["tool.call_started", "tool.returned", "tool.result", "tool.finished"]);
+  const result = ofType(all, "tool.result")[0]!;
+  assert.equal(result.data.outcome, { status: "ok", value: { later: true } });
+  assert.is(result.data.content, "later");
+});
+
+test("read grant: the guest sees only the session workspace; a write fails inside the guest and nothing on disk changes", async () => {
+  const tool = placedComponent(inspectContract(jsOutput), digests.js!, "reader", { depth: 1 }, "read");
+  let before: string[] = [];
+  const { id, all } = await turn([tool], [{ name: "inspect", input: { path: "/workspace" } }, { name: "inspect", input: { path: "../" } }, { name: "inspect", input: { path: "/etc" } }], (sid) => {
+    writeFileSync(join(root, sid, "keep.txt"), "k");
+    before = readdirSync(join(root, sid)).sort();
+  });
+  const results = resultsOf(all) as Array<{ status: string; value?: { writable: boolean }; error?: { code: string } }>;
+  const ok = results.find((r) => r.status === "ok")!;
+  assert.is(ok.value!.writable, false);
+  const errors = finishedOf(all).filter((f) => f.status === "error").map((f) => f.error!.code).sort();
+  assert.equal(errors, ["outside_workspace", "outside_workspace"]);
+  assert.equal(readdirSync(join(root, id)).sort(), before);
+});
+
+test("isolation: two bindings with different grants in one session get their own authority", async () => {
+  const reader = placedComponent(inspectContract(jsOutput, "inspect_read"), digests.js!, "reader", { depth: 1 }, "read");
+  const writer = placedComponent(inspectContract(jsOutput, "inspect_write"), digests.js!, "writer", { depth: 1 }, "write");
+  const none = placedComponent(inspectContract(jsOutput, "inspect_none"), digests.js!, "nofs", { depth: 1 });
+  const { id, all } = await turn([reader, writer, none], [
+    { name: "inspect_read", input: { path: "/workspace" } },
+    { name: "inspect_write", input: { path: "/workspace" } },
+    { name: "inspect_none", input: { path: "/workspace" } },
+  ]);
+  const byCall = new Map(ofType(all, "tool.call_started").map((r) => [r.data.callId, r.data.tool]));
+  const outcome = (tool: string) => {
+    const r = ofType(all, "tool.result").find((x) => byCall.get(x.data.callId) === tool);
+    return r?.data.outcome as { status: string; value?: { writable: boolean }; error?: { code: string } } | undefined;
+  };
+  assert.is(outcome("inspect_read")!.value!.writable, false);
+  assert.is(outcome("inspect_write")!.value!.writable, true);
+  const noneFinished = ofType(all, "tool.finished").find((x) => byCall.get(x.data.callId) === "inspect_none")!;
+  assert.is(noneFinished.data.error!.code, "no_workspace");
+  // The write grant's probe left nothing behind.
+  assert.equal(readdirSync(join(root, id)), []);
+});
+
+test("a filesystem grant on a server without a workspace allow-list fails at session creation", async () => {
+  const plain = await memoryBrain();
+  try {
+    const u = await upload(plain, built.js);
+    assert.is(u.status, 201);
+    const r = await api(plain, "POST", "/v1/sessions", { model: { provider: "scripted", script: [] }, tools: [placedComponent(inspectContract(), u.digest, "reader", { depth: 1 }, "read")] });
+    assert.is(r.status, 403);
+    assert.is(r.body.error.code, "forbidden");
+    assert.match(r.body.error.message, "BRAIN_WORKSPACE_ROOT");
+  } finally {
+    await plain.close();
+  }
+});
+
+test.run();
