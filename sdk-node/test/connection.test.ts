@@ -20,13 +20,17 @@ test("8. several sessions and tools on one Brain share one connection; deleting 
   try {
     const a = tool({ name: "a", description: "d", input: z.object({}), run: async (_i, ctx) => ctx.finish("a") });
     const b = tool({ name: "b", description: "d", input: z.object({}), options: z.object({ n: z.number() }), run: async (_i, ctx) => ctx.finish(ctx.options.n) });
-    const s1 = await brain.sessions.create({ model: callThenAnswer([{ name: "a", input: {} }, { name: "b", input: {} }]), tools: [a(), b({ n: 1 })] });
-    const s2 = await brain.sessions.create({ model: callThenAnswer([{ name: "b", input: {} }]), tools: [b({ n: 2 })] });
+    const c = tool({ name: "c", description: "d", input: z.object({}), run: async (_i, ctx) => ctx.finish("c") });
+    // Created concurrently: the second registration must not be lost behind the first.
+    const [s1, s2] = await Promise.all([
+      brain.sessions.create({ model: callThenAnswer([{ name: "a", input: {} }, { name: "b", input: {} }]), tools: [a(), b({ n: 1 })] }),
+      brain.sessions.create({ model: callThenAnswer([{ name: "b", input: {} }, { name: "c", input: {} }]), tools: [b({ n: 2 }), c()] }),
+    ]);
     const s3 = await brain.sessions.create({ model: callThenAnswer([{ name: "a", input: {} }]), tools: [a()] });
     await Promise.all([s1.send("1"), s2.send("2"), s3.send("3")]);
     const values = async (s: typeof s1) => (await records(s)).flatMap((r) => (r.type === "tool.result" ? [(r.data.outcome as { value: unknown }).value] : []));
     assert.equal(await values(s1), ["a", 1]);
-    assert.equal(await values(s2), [2], "each session keeps its own options");
+    assert.equal(await values(s2), [2, "c"], "each session keeps its own options");
     assert.equal(await values(s3), ["a"]);
     assert.is(proxy.upgrades, 1, "one WebSocket upgrade for three sessions");
     assert.is(brain.connectionCount, 1);
