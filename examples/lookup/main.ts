@@ -2,7 +2,7 @@
 // that calls `lookup`, and this process as the host. `npm run example:lookup` from the repo root.
 import { startBrain } from "@aexhq/brain-runtime";
 import { Brain } from "@aexhq/brain";
-import { lookup } from "./tools.ts";
+import { lookup } from "./lookup.ts";
 
 const runtime = await startBrain({ dataDir: ":memory:", port: 0 });
 const brain = new Brain({ url: runtime.url, token: runtime.token });
