@@ -76,7 +76,7 @@ test("upload: PUT admits once per digest, HEAD tells whether a digest is known",
 test("upload: a body whose sha256 is not the digest is refused", async () => {
   const res = await fetch(`${brain.url}/v1/components/${"a".repeat(64)}`, { method: "PUT", headers: { authorization: `Bearer ${brain.token}` }, body: new Uint8Array([0, 97, 115, 109]) });
   assert.is(res.status, 400);
-  assert.match((await res.json()).error.message, "sha256");
+  assert.match(((await res.json()) as { error: { message: string } }).error.message, "sha256");
 });
 
 test("admission: random bytes are refused as not a component", async () => {
