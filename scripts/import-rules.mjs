@@ -111,8 +111,8 @@ function importViolation(rel, area, rule, specifier) {
       if (target.area === area) return undefined;
       if (!rule.areas.includes(target.area)) return `${area}/ may not import from ${target.area}/`;
       // Cross-folder relative paths bypass package exports (and the `brain-source` condition).
-      // contract/ is no package, and bench measures whatever it likes however it likes.
-      if (target.relative && target.area !== "contract" && area !== "bench") return `import ${target.area}/ by its package name, not a relative path`;
+      // contract/ and scripts/ are no packages, and bench measures whatever it likes however it likes.
+      if (target.relative && target.area !== "contract" && target.area !== "scripts" && area !== "bench") return `import ${target.area}/ by its package name, not a relative path`;
       return undefined;
     case "node":
       return rule.node ? undefined : `${area}/ may not import Node builtins (${specifier})`;
