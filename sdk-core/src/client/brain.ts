@@ -5,6 +5,8 @@ import { HostConnection } from "../host/connection.ts";
 import { HttpClient } from "./http.ts";
 import { Session } from "./session.ts";
 import { SdkError } from "../errors.ts";
+import { isComponent } from "../component.ts";
+import { ensureAdmitted } from "./components.ts";
 
 export interface BrainOptions {
   /** Default: BRAIN_URL, else http://127.0.0.1:3210. */
@@ -47,10 +49,7 @@ export class BrainClient {
     const envSecret = platform.env("BRAIN_HOST_SECRET");
     const host = opts.host ?? (envId && envSecret ? { id: envId, secret: envSecret } : { id: `app-${randomId(8)}`, secret: randomId(24) });
     this.hostId = host.id;
-    const token = () => {
-      if (!this.tokenValue) throw new SdkError("missing_token", "no Brain token: pass { token } or set BRAIN_TOKEN");
-      return this.tokenValue;
-    };
+    const token = () => this.token();
     this.http = new HttpClient(this.url, token);
     const ws = new URL("/v1/hosts/connect", this.url);
     ws.protocol = ws.protocol === "https:" ? "wss:" : "ws:";
@@ -68,14 +67,23 @@ export class BrainClient {
     return this.connection.sessionIds;
   }
 
+  private token(): string {
+    if (!this.tokenValue) throw new SdkError("missing_token", "no Brain token: pass { token } or set BRAIN_TOKEN");
+    return this.tokenValue;
+  }
+
   private async placed(spec: PlacedToolSpec): Promise<PlacedTool> {
     const contract = await spec.tool.contract();
     let placement: Placement;
+    const impl = spec.tool.implementation;
     if (spec.env === undefined || spec.env.kind === "host") {
       if (!spec.tool.run) throw new SdkError("unsupported", `tool ${spec.tool.name} has an implementation, not run: place it with { env: brainEnv(...) } or an Environment that interprets it`);
       placement = { kind: "host", hostId: spec.env?.name ?? this.hostId };
+    } else if (isComponent(impl)) {
+      const digest = await ensureAdmitted(this.platform, this.url, this.token(), impl);
+      placement = { kind: "component", env: spec.env.name, digest, ...(spec.env.filesystem ? { filesystem: { workspace: spec.env.filesystem.workspace } } : {}) };
     } else {
-      throw new SdkError("unsupported", `tool ${spec.tool.name}: brainEnv placements are not supported by this SDK yet`);
+      throw new SdkError("unsupported", `tool ${spec.tool.name}: brainEnv runs component(url) implementations; packaged run tools and descriptors in brainEnv are not supported yet`);
     }
     return { contract, options: spec.options as Record<string, unknown>, placement };
   }

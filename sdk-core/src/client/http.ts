@@ -42,3 +42,25 @@ export class HttpClient {
     return res.body;
   }
 }
+
+/** Status and parsed body of a request whose non-2xx answers the caller handles itself. */
+export async function rawRequest(base: string, token: string, method: string, path: string, body?: Uint8Array, contentType?: string): Promise<{ status: number; body: unknown }> {
+  let res: Response;
+  try {
+    res = await fetch(new URL(path, base), {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(contentType ? { "content-type": contentType } : {}) },
+      body: body as Uint8Array<ArrayBuffer> | undefined,
+    });
+  } catch (e) {
+    throw new SdkError("connection_failed", `could not reach Brain at ${base}: ${(e as Error).message}`);
+  }
+  const text = method === "HEAD" ? "" : await res.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, body: parsed };
+}
