@@ -1,0 +1,77 @@
+// Section 5: resident memory per idle session and per connected host, and what deleting returns.
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import type { AddressInfo } from "node:net";
+import { WebSocketServer, WebSocket } from "ws";
+import type { PlacedTool } from "@aexhq/brain-protocol";
+import { startBrain } from "@aexhq/brain-runtime";
+import type { BenchConfig } from "./config.ts";
+import { rawHost, createSession, echoContract } from "./fixture.ts";
+import { figure } from "./report.ts";
+import type { Section } from "./report.ts";
+import { round } from "./stats.ts";
+
+setFlagsFromString("--expose-gc");
+const gc = runInNewContext("gc") as () => void;
+
+async function settle(): Promise<{ rss: number; heap: number }> {
+  for (let i = 0; i < 3; i++) {
+    gc();
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const m = process.memoryUsage();
+  return { rss: m.rss, heap: m.heapUsed + m.external };
+}
+
+/** Baseline per host: one bare ws connection (both ends in this process), measured the same way. */
+async function bareWsPerConnection(n: number): Promise<number> {
+  const wss = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+  await new Promise<void>((r) => wss.once("listening", () => r()));
+  const port = (wss.address() as AddressInfo).port;
+  const before = await settle();
+  const clients: WebSocket[] = [];
+  for (let i = 0; i < n; i++) {
+    const ws = new WebSocket(`ws://127.0.0.1:${port}`);
+    await new Promise<void>((r) => ws.once("open", () => r()));
+    clients.push(ws);
+  }
+  const after = await settle();
+  for (const c of clients) c.terminate();
+  await new Promise<void>((r) => wss.close(() => r()));
+  return (after.heap - before.heap) / n;
+}
+
+export async function memory(cfg: BenchConfig, log: (s: string) => void): Promise<Section> {
+  const s: Section = { id: "5", title: `5. Memory (memory journal; JS heap+external after gc, RSS beside it)`, figures: [], notes: [] };
+  const brain = await startBrain({ dataDir: ":memory:", port: 0 });
+  const hosts: WebSocket[] = [];
+  try {
+    hosts.push(await rawHost(brain.url, brain.token, "bench-mem"));
+    const placed: PlacedTool = { contract: echoContract, options: {}, placement: { kind: "host", hostId: "bench-mem" } };
+    const recordBytes = Buffer.byteLength(JSON.stringify({ model: { provider: "scripted", script: [{ text: "done" }] }, tools: [placed] }));
+    log(`  memory: ${cfg.memorySessions} sessions`);
+    const m0 = await settle();
+    const ids: string[] = [];
+    for (let i = 0; i < cfg.memorySessions; i++) ids.push(await createSession(brain.url, brain.token, [placed]));
+    const m1 = await settle();
+    const perSession = (m1.heap - m0.heap) / ids.length;
+    s.figures.push(figure(`per idle session (${ids.length} sessions), heap`, round(perSession / 1024, 2), "KiB", { name: "its session.created JSON", value: round(recordBytes / 1024, 2) }));
+    s.figures.push(figure(`per idle session, RSS`, round((m1.rss - m0.rss) / ids.length / 1024, 2), "KiB"));
+    for (const id of ids) await fetch(`${brain.url}/v1/sessions/${id}`, { method: "DELETE", headers: { authorization: `Bearer ${brain.token}` } });
+    const m2 = await settle();
+    s.figures.push(figure("heap returned after deleting them", round(((m1.heap - m2.heap) / Math.max(1, m1.heap - m0.heap)) * 100, 1), "%"));
+    s.figures.push(figure("RSS returned after deleting them", round(((m1.rss - m2.rss) / Math.max(1, m1.rss - m0.rss)) * 100, 1), "%"));
+    log(`  memory: ${cfg.memoryHosts} hosts`);
+    const h0 = await settle();
+    for (let i = 0; i < cfg.memoryHosts; i++) hosts.push(await rawHost(brain.url, brain.token, `bench-mem-${i}`));
+    const h1 = await settle();
+    const bare = await bareWsPerConnection(cfg.memoryHosts);
+    s.figures.push(figure(`per connected host (${cfg.memoryHosts} raw hosts, both ends), heap`, round((h1.heap - h0.heap) / cfg.memoryHosts / 1024, 2), "KiB", { name: "bare ws connection", value: round(bare / 1024, 2) }));
+    s.figures.push(figure("per connected host, RSS", round((h1.rss - h0.rss) / cfg.memoryHosts / 1024, 2), "KiB"));
+    s.notes.push("deleted sessions stay in SessionManager (a tombstone answering GET with status deleted) and their records stay in memory, so little comes back; RSS rarely shrinks in V8 anyway");
+  } finally {
+    for (const h of hosts) h.terminate();
+    await brain.close();
+  }
+  return s;
+}
