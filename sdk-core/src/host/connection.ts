@@ -207,9 +207,4 @@ export class HostConnection implements HostFrameHandler {
       });
     }
   }
-
-  /** Drops the socket without closing the client (tests of connection loss use a proxy instead). */
-  get isOpen(): boolean {
-    return this.ws?.readyState === OPEN;
-  }
 }
