@@ -9,3 +9,4 @@ export * from "./frames.ts";
 export * from "./router-runtime.ts";
 export * from "./router-host.ts";
 export * from "./wit/world.ts";
+export * from "./wit/host-dispatch.ts";

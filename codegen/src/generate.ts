@@ -7,6 +7,7 @@ import { emitFrames, emitRouter } from "./emit-routers.ts";
 import { emitConstants } from "./emit-constants.ts";
 import { emitProtocolMd } from "./emit-protocol-md.ts";
 import { witTypes, witPackage } from "./emit-wit.ts";
+import { emitHostImports } from "./emit-host-imports.ts";
 
 export const SCHEMA_PATH = "contract/protocol.schema.json";
 export const WIT_PATH = "contract/tool.wit";
@@ -45,6 +46,11 @@ export const WIT_WORLD = "tool" as const;
 export const WIT_SOURCE: string = ${JSON.stringify(witText)};
 `);
 
+  const hostImports = emitHostImports(witText, fromWit("emit-host-imports"));
+  out.set("generated/wit/host-imports.mjs", hostImports.mjs);
+  out.set("generated/wit/host-imports.d.mts", hostImports.dmts);
+  out.set("generated/wit/host-dispatch.ts", hostImports.dispatch);
+
   out.set("generated/index.ts", fromSchema("generate") + `
 export * from "./schemas.ts";
 export * from "./validators.ts";
@@ -53,6 +59,7 @@ export * from "./frames.ts";
 export * from "./router-runtime.ts";
 export * from "./router-host.ts";
 export * from "./wit/world.ts";
+export * from "./wit/host-dispatch.ts";
 `);
 
   out.set("contract/PROTOCOL.md", emitProtocolMd(schema, readExamples(root), header("emit-protocol-md", { path: SCHEMA_PATH, text: schemaText }, "md")));
