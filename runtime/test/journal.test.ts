@@ -52,15 +52,40 @@ test("sqlite: a duplicate sequence fails its whole batch and leaves the journal 
   }
 });
 
-test("memory store: same group commit, copies records", async () => {
+test("memory store: same group commit; committed records are frozen, never copied", async () => {
   const store = new MemoryStore();
   const r = rec("ses_c", 1);
   await store.append(r);
-  // Mutating the caller's object after the commit cannot change committed history.
-  (r.data as { callId: string }).callId = "mutated";
   assert.is(store.stats.transactions, 1);
+  // Committed history is immutable: mutating the caller's object after append throws (strict mode).
+  assert.throws(() => ((r.data as { callId: string }).callId = "mutated"), TypeError);
+  assert.ok(Object.isFrozen(r) && Object.isFrozen(r.data));
   assert.is((store.loadRecords()[0]!.data as { callId: string }).callId, "ses_c:1");
+  assert.is(store.loadSession("ses_c")[0], r, "kept by reference");
   await store.close();
+});
+
+test("memory store: a forgotten session is kept compacted and stays readable", async () => {
+  const store = new MemoryStore();
+  await Promise.all([store.append(rec("ses_d", 1)), store.append(rec("ses_d", 2)), store.append(rec("ses_e", 1))]);
+  store.forget("ses_d");
+  assert.equal(store.loadSession("ses_d").map((r) => r.sequence), [1, 2]);
+  assert.equal(store.loadRecords().map((r) => `${r.sessionId}:${r.sequence}`).sort(), ["ses_d:1", "ses_d:2", "ses_e:1"]);
+  await store.close();
+});
+
+test("sqlite: loadSession reads one session's records in order", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "brain-journal-"));
+  try {
+    const store = new SqliteStore(join(dir, "j.sqlite"));
+    await Promise.all([store.append(rec("ses_f", 1)), store.append(rec("ses_g", 1)), store.append(rec("ses_f", 2))]);
+    store.forget("ses_f");
+    assert.equal(store.loadSession("ses_f").map((r) => r.sequence), [1, 2]);
+    assert.equal(store.loadSession("ses_none"), []);
+    await store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("wake batching: fires once per window from the first notify, not extended by later ones", async () => {

@@ -9,6 +9,7 @@ import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import { BrainRuntimeError, CallRejectedError, toErrorInfo } from "../errors.ts";
 import type { HostRegistry } from "./registry.ts";
 import { tokensEqual } from "./secret.ts";
+import { tickCorker } from "./tick-cork.ts";
 
 /** Close codes (application range) so a host can tell why it was closed. */
 export const CLOSE = { unauthorized: 4401, replaced: 4409, registerTimeout: 4408, shutdown: 1001 } as const;
@@ -32,8 +33,10 @@ export class HostConnection implements RuntimeFrameHandler {
   private calls = new Map<string, CallSink>();
   private registerTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  private cork: () => void;
 
   constructor(private ws: WebSocket, private deps: ConnectionDeps) {
+    this.cork = tickCorker(ws);
     this.registerTimer = setTimeout(() => {
       if (this.hostId === undefined) this.fail("not_registered", `no valid register frame within ${LIMITS.registerTimeoutMs} ms`, CLOSE.registerTimeout);
     }, LIMITS.registerTimeoutMs);
@@ -53,6 +56,7 @@ export class HostConnection implements RuntimeFrameHandler {
 
   send(frame: RuntimeToHostFrame): void {
     if (this.closed || this.ws.readyState !== this.ws.OPEN) return;
+    this.cork();
     this.ws.send(JSON.stringify(frame));
   }
 

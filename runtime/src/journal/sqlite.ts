@@ -12,6 +12,7 @@ export class SqliteStore extends BatchingStore {
   readonly db: Database.Database;
   private insert: Database.Statement;
   private commitMany: (records: JournalRecord[]) => void;
+  private selectSession: Database.Statement;
 
   constructor(readonly file: string) {
     super();
@@ -36,6 +37,7 @@ export class SqliteStore extends BatchingStore {
       );
     `);
     this.insert = this.db.prepare("INSERT INTO records (session_id, sequence, at, type, data) VALUES (?, ?, ?, ?, ?)");
+    this.selectSession = this.db.prepare("SELECT session_id, sequence, at, type, data FROM records WHERE session_id = ? ORDER BY sequence");
     this.commitMany = this.db.transaction((records: JournalRecord[]) => {
       for (const r of records) this.insert.run(r.sessionId, r.sequence, r.at, r.type, JSON.stringify(r.data));
     });
@@ -50,9 +52,15 @@ export class SqliteStore extends BatchingStore {
   }
 
   loadRecords(): JournalRecord[] {
-    const rows = this.db.prepare("SELECT session_id, sequence, at, type, data FROM records ORDER BY session_id, sequence").all() as Array<{ session_id: string; sequence: number; at: number; type: string; data: string }>;
-    return rows.map((r) => ({ sessionId: r.session_id, sequence: r.sequence, at: r.at, type: r.type, data: JSON.parse(r.data) }) as JournalRecord);
+    return toRecords(this.db.prepare("SELECT session_id, sequence, at, type, data FROM records ORDER BY session_id, sequence").all() as Row[]);
   }
+
+  loadSession(sessionId: string): JournalRecord[] {
+    return toRecords(this.selectSession.all(sessionId) as Row[]);
+  }
+
+  /** Nothing to do: the rows stay on disk (the journal of a deleted session stays readable). */
+  forget(_sessionId: string): void {}
 
   saveHost(row: HostRow): void {
     this.db
@@ -64,4 +72,16 @@ export class SqliteStore extends BatchingStore {
     const rows = this.db.prepare("SELECT host_id, salt, hash, contracts, registered_at FROM hosts").all() as Array<{ host_id: string; salt: string; hash: string; contracts: string; registered_at: number }>;
     return rows.map((r) => ({ hostId: r.host_id, salt: r.salt, hash: r.hash, contracts: JSON.parse(r.contracts), registeredAt: r.registered_at }));
   }
+}
+
+interface Row {
+  session_id: string;
+  sequence: number;
+  at: number;
+  type: string;
+  data: string;
+}
+
+function toRecords(rows: Row[]): JournalRecord[] {
+  return rows.map((r) => ({ sessionId: r.session_id, sequence: r.sequence, at: r.at, type: r.type, data: JSON.parse(r.data) }) as JournalRecord);
 }

@@ -1,5 +1,6 @@
 import type { JournalRecord, ToolContract } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
+import { deepFreeze } from "./freeze.ts";
 
 /** One persisted host registration: its identity, a salted hash of its secret and its contracts by digest. */
 export interface HostRow {
@@ -19,13 +20,19 @@ export interface StoreStats {
 /**
  * The journal store: append-only records per session plus the host registry.
  * `append` resolves only after the record's transaction committed; every append made in one
- * event-loop tick goes into one transaction (group commit), in the order of the calls.
+ * event-loop tick goes into one transaction (group commit), in the order of the calls. A record
+ * is deep-frozen when appended: committed history is immutable, so it is shared, never copied.
  */
 export interface JournalStore {
   readonly kind: "sqlite" | "memory";
   readonly stats: StoreStats;
   append(record: JournalRecord): Promise<void>;
+  /** Every committed record, grouped by session, in sequence order (recovery). */
   loadRecords(): JournalRecord[];
+  /** The committed records of one session in sequence order (readers of a session the runtime forgot). */
+  loadSession(sessionId: string): JournalRecord[];
+  /** The runtime no longer keeps this (deleted) session in memory; the store may compact it. */
+  forget(sessionId: string): void;
   saveHost(row: HostRow): void;
   loadHosts(): HostRow[];
   flush(): Promise<void>;
@@ -49,6 +56,7 @@ export abstract class BatchingStore implements JournalStore {
 
   append(record: JournalRecord): Promise<void> {
     if (this.closed) return Promise.reject(new BrainRuntimeError("internal", "the journal is closed"));
+    deepFreeze(record);
     return new Promise((resolve, reject) => {
       this.pending.push({ record, resolve, reject });
       // setImmediate runs after the current I/O phase, so every append of this tick joins the batch.
@@ -94,6 +102,8 @@ export abstract class BatchingStore implements JournalStore {
   protected abstract commitBatch(records: JournalRecord[]): void;
   protected abstract closeStorage(): void;
   abstract loadRecords(): JournalRecord[];
+  abstract loadSession(sessionId: string): JournalRecord[];
+  abstract forget(sessionId: string): void;
   abstract saveHost(row: HostRow): void;
   abstract loadHosts(): HostRow[];
 }
