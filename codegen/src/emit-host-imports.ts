@@ -83,12 +83,14 @@ function emitMjs(host: WitInterface, interfaceName: string, headerText: string):
     return `${jsdoc(f.docs, "    ")}    ${camel(f.name)}(${params.join(", ")}) {\n      ${body}\n    },`;
   });
   return `${headerText}
-/** The instance name a tool component imports the host functions under. */
+/** The interface a tool component imports the host functions from. */
 export const HOST_INTERFACE = ${JSON.stringify(interfaceName)};
+/** Its key in a jco \`instantiate\` import object (jco drops the version when only one is imported). */
+export const HOST_IMPORT_KEY = ${JSON.stringify(interfaceName.replace(/@.*$/, ""))};
 
 /**
  * The \`${interfaceName}\` import object for a jco-transpiled component (pass it as
- * \`imports[HOST_INTERFACE]\`). \`bridge.call(op, args)\` blocks until the runtime answers
+ * \`imports[HOST_IMPORT_KEY]\`). \`bridge.call(op, args)\` blocks until the runtime answers
  * \`{ ok }\` or \`{ err }\`; \`bridge.post(op, args)\` sends a function that returns nothing.
  * @param {import("./host-imports.d.mts").HostBridge} bridge
  */
@@ -125,6 +127,7 @@ export interface HostBridge {
 }
 
 export declare const HOST_INTERFACE: ${JSON.stringify(interfaceName)};
+export declare const HOST_IMPORT_KEY: ${JSON.stringify(interfaceName.replace(/@.*$/, ""))};
 /** Typed against jco's own host declarations of the same WIT, so the two cannot disagree. */
 export declare function hostImports(bridge: HostBridge): typeof Host;
 `;

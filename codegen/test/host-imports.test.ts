@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { readInterfaces } from "../src/wit-interface.ts";
 import { emitHostImports } from "../src/emit-host-imports.ts";
 import { witTypes } from "../src/emit-wit.ts";
-import { HOST_INTERFACE, hostImports } from "@aexhq/brain-protocol/host-imports";
+import { HOST_IMPORT_KEY, HOST_INTERFACE, hostImports } from "@aexhq/brain-protocol/host-imports";
 import { HOST_IMPORT_OPS, dispatchHostImport, type HostImportHandler } from "@aexhq/brain-protocol";
 
 const root = join(import.meta.dirname, "../..");
@@ -29,6 +29,7 @@ test("the generated import object has exactly the functions jco declares for the
   assert.equal(Object.keys(imports).sort(), declared);
   assert.equal(Object.keys(HOST_IMPORT_OPS).sort(), declared);
   assert.is(HOST_INTERFACE, "brain:tool/host@0.2.0");
+  assert.is(HOST_IMPORT_KEY, "brain:tool/host");
 });
 
 test("calls block on the bridge, u64 results become BigInt and an err reply throws the jco payload", () => {

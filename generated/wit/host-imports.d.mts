@@ -17,5 +17,6 @@ export interface HostBridge {
 }
 
 export declare const HOST_INTERFACE: "brain:tool/host@0.2.0";
+export declare const HOST_IMPORT_KEY: "brain:tool/host";
 /** Typed against jco's own host declarations of the same WIT, so the two cannot disagree. */
 export declare function hostImports(bridge: HostBridge): typeof Host;

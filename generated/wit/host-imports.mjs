@@ -2,12 +2,14 @@
 // Source: contract/tool.wit (sha256 9c3deb9dbdf32c5d5f48357e418145347a21757d5b8bd90a564648fe35827883)
 // Regenerate: npm run codegen
 
-/** The instance name a tool component imports the host functions under. */
+/** The interface a tool component imports the host functions from. */
 export const HOST_INTERFACE = "brain:tool/host@0.2.0";
+/** Its key in a jco `instantiate` import object (jco drops the version when only one is imported). */
+export const HOST_IMPORT_KEY = "brain:tool/host";
 
 /**
  * The `brain:tool/host@0.2.0` import object for a jco-transpiled component (pass it as
- * `imports[HOST_INTERFACE]`). `bridge.call(op, args)` blocks until the runtime answers
+ * `imports[HOST_IMPORT_KEY]`). `bridge.call(op, args)` blocks until the runtime answers
  * `{ ok }` or `{ err }`; `bridge.post(op, args)` sends a function that returns nothing.
  * @param {import("./host-imports.d.mts").HostBridge} bridge
  */

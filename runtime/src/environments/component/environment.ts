@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { ErrorInfo, PlacedTool } from "@aexhq/brain-protocol";
+import { dispatchHostImport } from "@aexhq/brain-protocol";
+import type { ErrorInfo, HostImportHandler, PlacedTool } from "@aexhq/brain-protocol";
 import type { CallHandle, CallInvocation, CallSink, Environment } from "../environment.ts";
 import { BrainRuntimeError, toErrorInfo } from "../../errors.ts";
 import { validateSchema } from "./json-schema.ts";
@@ -29,11 +30,9 @@ export interface TelemetryEntry {
 type ComponentPlacement = Extract<PlacedTool["placement"], { kind: "component" }>;
 
 interface CallMessage {
-  type: "call" | "telemetry" | "done";
-  op?: "emit" | "emitResult" | "finish" | "returned" | "model";
-  args?: Record<string, string | undefined>;
-  level?: string;
-  message?: string;
+  type: "call" | "post" | "done";
+  op?: string;
+  args?: unknown;
   error?: string;
 }
 
@@ -134,35 +133,33 @@ export class ComponentEnvironment implements Environment {
       Atomics.notify(header, 0);
     };
     const outcomeOf = (json: string | undefined) => (json === undefined ? undefined : checkGuestOutcome(json, outputSchema));
-    const perform = async (op: CallMessage["op"], a: Record<string, string | undefined>): Promise<unknown> => {
-      switch (op) {
-        case "emit": {
-          let data: unknown;
-          try {
-            data = JSON.parse(a.dataJson ?? "");
-          } catch {
-            throw new BrainRuntimeError("malformed_json", "emit data-json is not JSON");
-          }
-          return sink.emit(a.kind ?? "", data);
+    // The brain:tool/host functions, typed by the code generated from tool.wit: a function added
+    // to the WIT does not compile here until it is wired to the dispatcher's CallSink.
+    const host: HostImportHandler = {
+      emit: ({ kind, dataJson }) => {
+        let data: unknown;
+        try {
+          data = JSON.parse(dataJson);
+        } catch {
+          throw new BrainRuntimeError("malformed_json", "emit data-json is not JSON");
         }
-        case "emitResult":
-          return sink.emitResult(outcomeOf(a.outcomeJson), a.content);
-        case "finish":
-          return sink.finish(outcomeOf(a.outcomeJson), a.content);
-        case "returned":
-          return sink.returned();
-        case "model": {
-          let request: unknown;
-          try {
-            request = JSON.parse(a.requestJson ?? "");
-          } catch {
-            throw new BrainRuntimeError("malformed_json", "model request-json is not JSON");
-          }
-          return JSON.stringify(await sink.model(request as never));
+        return sink.emit(kind, data);
+      },
+      emitResult: ({ outcomeJson, content }) => sink.emitResult(outcomeOf(outcomeJson), content),
+      finish: ({ outcomeJson, content }) => sink.finish(outcomeOf(outcomeJson), content),
+      returned: async () => {
+        await sink.returned();
+      },
+      model: async ({ requestJson }) => {
+        let request: unknown;
+        try {
+          request = JSON.parse(requestJson);
+        } catch {
+          throw new BrainRuntimeError("malformed_json", "model request-json is not JSON");
         }
-        default:
-          throw new BrainRuntimeError("internal", `unknown bridge op ${String(op)}`);
-      }
+        return JSON.stringify(await sink.model(request as never));
+      },
+      telemetry: ({ level, message }) => this.record({ callId: call.callId, level, message }),
     };
     const end = async (error: string | undefined) => {
       if (ended) return;
@@ -179,12 +176,13 @@ export class ComponentEnvironment implements Environment {
     };
     const onMessage = (m: CallMessage) => {
       if (m.type === "call") {
-        perform(m.op, m.args ?? {}).then(
+        dispatchHostImport(host, m.op ?? "", m.args).then(
           (ok) => reply({ ok }),
           (e) => reply({ err: toGuestError(e) }),
         );
-      } else if (m.type === "telemetry") {
-        this.record({ callId: call.callId, level: m.level ?? "info", message: m.message ?? "" });
+      } else if (m.type === "post") {
+        // No result in the WIT, so nobody to tell: a refused `returned` (already finished) is moot.
+        dispatchHostImport(host, m.op ?? "", m.args).catch(() => {});
       } else if (m.type === "done") {
         void end(m.error === undefined ? undefined : `component trapped: ${m.error}`).then(() => this.pool.release(slot));
       }

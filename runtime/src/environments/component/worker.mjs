@@ -13,38 +13,33 @@ import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 import { WASIShim } from "@bytecodealliance/preview2-shim/instantiation";
 import { createFilesystem } from "@bytecodealliance/preview2-shim/filesystem";
+import { HOST_IMPORT_KEY, hostImports } from "@aexhq/brain-protocol/host-imports";
 
 const { dir, modules, preopen, sab } = workerData;
 const header = new Int32Array(sab, 0, 2);
 const replyBytes = new Uint8Array(sab, 8);
 const decoder = new TextDecoder();
 
-/** Synchronous call into the main thread; returns the reply value or throws {payload: tool-error}. */
-function bridge(op, args) {
-  Atomics.store(header, 0, 0);
-  parentPort.postMessage({ type: "call", op, args });
-  Atomics.wait(header, 0, 0);
-  const len = Atomics.load(header, 1);
-  const reply = JSON.parse(decoder.decode(replyBytes.slice(0, len)));
-  if (reply.err) throw { payload: reply.err };
-  return reply.ok;
-}
-
-const host = {
-  emit: (kind, dataJson) => BigInt(bridge("emit", { kind, dataJson })),
-  emitResult: (outcomeJson, content) => BigInt(bridge("emitResult", { outcomeJson, content })),
-  finish: (outcomeJson, content) => BigInt(bridge("finish", { outcomeJson, content })),
-  returned: () => {
-    try {
-      bridge("returned", {});
-    } catch {
-      // returned() has no error channel in the WIT; a rejected return (already finished) is moot.
-    }
+/**
+ * The bridge the generated host imports call. `call` posts {type:"call"} and blocks until the main
+ * thread writes the reply ({ok} or {err}) and notifies; `post` sends {type:"post"} without
+ * waiting. Both go through one channel, so the main thread sees them in call order.
+ */
+const bridge = {
+  call(op, args) {
+    Atomics.store(header, 0, 0);
+    parentPort.postMessage({ type: "call", op, args });
+    Atomics.wait(header, 0, 0);
+    const len = Atomics.load(header, 1);
+    return JSON.parse(decoder.decode(replyBytes.slice(0, len)));
   },
-  model: (requestJson) => bridge("model", { requestJson }),
-  // Best-effort diagnostics: posted without waiting, never journaled.
-  telemetry: (level, message) => parentPort.postMessage({ type: "telemetry", level, message }),
+  post(op, args) {
+    parentPort.postMessage({ type: "post", op, args });
+  },
 };
+
+// Generated from contract/tool.wit (codegen): names, argument shapes and result conversions.
+const host = hostImports(bridge);
 
 // --- WASI: an isolated filesystem holding only this binding's preopen -------------------------
 const fs = createFilesystem({ preopens: preopen ? { "/workspace": preopen.hostPath } : {} });
@@ -103,7 +98,7 @@ parentPort.on("message", async (m) => {
   if (m.type !== "invoke") return;
   try {
     // A fresh instance per invocation: no guest state leaks from one call to the next.
-    const instance = await instantiate(getCoreModule, { ...wasi.getImportObject(), "brain:tool/host": host });
+    const instance = await instantiate(getCoreModule, { ...wasi.getImportObject(), [HOST_IMPORT_KEY]: host });
     const inv = m.invocation;
     instance.run({
       input: inv.input,
