@@ -70,9 +70,12 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   const hostEnv = new HostEnvironment(registry);
   const environments = new Map<Placement["kind"], Environment>([["host", hostEnv]]);
   let sessions!: SessionManager;
-  const dispatcher = new Dispatcher(environments, opts.maxEmittedBytes ?? LIMITS.defaultMaxEmittedBytes, (session, call, kind, r) => {
-    sessions.loop(session.id).committed(call, kind, r.status);
-  });
+  const dispatcher = new Dispatcher(
+    environments,
+    opts.maxEmittedBytes ?? LIMITS.defaultMaxEmittedBytes,
+    (session, call, kind, r) => sessions.loopOf(session.id)?.committed(call, kind, r.status),
+    (callId) => sessions.pastCall(callId),
+  );
   sessions = new SessionManager(store, () => dispatcher);
   await sessions.recover();
 

@@ -112,7 +112,7 @@ export class Agentloop {
   private hasUnfed(): boolean {
     for (const r of this.session.after(this.fedThrough)) {
       if (r.type === "tool.result") return true;
-      if (r.type === "tool.finished" && (this.dispatcher.getCall(r.data.callId)?.finishIsObservation(r.data.status) ?? r.data.status !== "ok")) return true;
+      if (r.type === "tool.finished" && this.session.isObservation(r)) return true;
     }
     return false;
   }

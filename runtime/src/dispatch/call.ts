@@ -33,7 +33,6 @@ export class ToolCall implements CallSink {
   resultCommitted = false;
   finishedCommitted = false;
   private returnedAdmitted = false;
-  private hasResult = false;
   disarm: (() => void) | undefined;
 
   constructor(
@@ -147,7 +146,6 @@ export class ToolCall implements CallSink {
 
   private admitResult(outcome: Outcome, content: string | undefined): Promise<number> {
     this.charge(utf8Bytes(JSON.stringify(outcome)) + (content === undefined ? 0 : utf8Bytes(content)));
-    this.hasResult = true;
     const data = content === undefined ? { callId: this.callId, outcome } : { callId: this.callId, outcome, content };
     const { committed } = this.session.append("tool.result", data);
     return committed.then((r) => {
@@ -173,10 +171,6 @@ export class ToolCall implements CallSink {
     });
   }
 
-  /** Whether a committed tool.finished tells the model something new (a failure, or completion without any result). */
-  finishIsObservation(status: TerminalStatus): boolean {
-    return status !== "ok" || !this.hasResult;
-  }
 }
 
 function terminalDetail(outcome: Outcome): { error?: ErrorInfo; message?: string } {

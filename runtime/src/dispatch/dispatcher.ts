@@ -16,34 +16,98 @@ export interface CallRequest {
 
 export type CommitListener = (session: SessionState, call: ToolCall, kind: CommitKind, record: { sequence: number; status?: TerminalStatus }) => void;
 
+/** A call this process no longer holds (finished and forgotten, or from before a restart), as the journal knows it. */
+export interface PastCall {
+  /** Whether the call was placed on this host (else a frame for it is `forbidden`). */
+  placedOn(hostId: string): boolean;
+}
+
+/** Finds a past call in the journal: undefined when no such call was ever started. */
+export type PastCallLookup = (callId: string) => PastCall | undefined;
+
+interface BudgetEntry {
+  budget: EmissionBudget;
+  /** Calls not yet forgotten that charge this budget. */
+  live: number;
+}
+
 /**
  * Starts tool calls: commits tool.call_started, then hands the call to its placement's
  * Environment exactly once, and owns the runtime-side terminal causes (deadline, cancel).
+ * A call is forgotten once its tool.finished is committed (every earlier record of it is then
+ * committed too): after that only the journal knows it, through `pastCall`, so a long-running
+ * server holds only its open calls.
  */
 export class Dispatcher {
   private calls = new Map<string, ToolCall>();
-  private budgets = new Map<string, EmissionBudget>();
+  /** Per session, per activation; dropped once no live call charges it and a later activation exists. */
+  private budgets = new Map<string, Map<number, BudgetEntry>>();
   private closing = false;
 
   constructor(
     private environments: Map<Placement["kind"], Environment>,
     private maxEmittedBytes: number,
     private onCommitted: CommitListener,
+    private pastCall: PastCallLookup = () => undefined,
   ) {}
 
   environment(kind: Placement["kind"]): Environment | undefined {
     return this.environments.get(kind);
   }
 
+  /** A call this process still holds: started and not yet forgotten. */
   getCall(callId: string): ToolCall | undefined {
     return this.calls.get(callId);
   }
 
+  /** A call that is no longer held but exists in the journal (so it is finished). */
+  findPastCall(callId: string): PastCall | undefined {
+    return this.calls.has(callId) ? undefined : this.pastCall(callId);
+  }
+
+  /** Number of calls held (open, or finished with the finish not yet committed). */
+  get heldCalls(): number {
+    return this.calls.size;
+  }
+
+  /** Number of emission budgets held, over all sessions and activations. */
+  get heldBudgets(): number {
+    let n = 0;
+    for (const m of this.budgets.values()) n += m.size;
+    return n;
+  }
+
   budget(sessionId: string, activation: number): EmissionBudget {
-    const key = `${sessionId}#${activation}`;
-    let b = this.budgets.get(key);
-    if (!b) this.budgets.set(key, (b = new EmissionBudget(this.maxEmittedBytes)));
-    return b;
+    return this.budgetEntry(sessionId, activation).budget;
+  }
+
+  private budgetEntry(sessionId: string, activation: number): BudgetEntry {
+    let bySession = this.budgets.get(sessionId);
+    if (!bySession) this.budgets.set(sessionId, (bySession = new Map()));
+    let e = bySession.get(activation);
+    if (!e) {
+      // A new activation: earlier ones nobody charges any more are done for good.
+      for (const [a, old] of bySession) if (a < activation && old.live === 0) bySession.delete(a);
+      bySession.set(activation, (e = { budget: new EmissionBudget(this.maxEmittedBytes), live: 0 }));
+    }
+    return e;
+  }
+
+  /** Drops a finished call (its tool.finished committed) and, if nobody else charges it, an old activation's budget. */
+  private forget(session: SessionState, call: ToolCall): void {
+    if (this.calls.get(call.callId) !== call) return;
+    this.calls.delete(call.callId);
+    const bySession = this.budgets.get(session.id);
+    const e = bySession?.get(call.info.activation);
+    if (bySession === undefined || e === undefined) return;
+    e.live -= 1;
+    if (e.live === 0 && (call.info.activation < session.activation || session.deletedAdmitted)) bySession.delete(call.info.activation);
+    if (bySession.size === 0) this.budgets.delete(session.id);
+  }
+
+  /** The session is gone (deleted): its remaining budgets go too. */
+  forgetSession(sessionId: string): void {
+    this.budgets.delete(sessionId);
   }
 
   /** Admits every call's tool.call_started now (one group commit) and dispatches each after its commit. */
@@ -59,11 +123,16 @@ export class Dispatcher {
         deadlineAt: req.deadlineAt,
       });
       const callId = `${session.id}:${sequence}`;
+      const budget = this.budgetEntry(session.id, activation);
+      budget.live += 1;
       const call = new ToolCall(
         { callId, sequence, activation, modelCallId: req.modelCallId, tool: req.tool, input: req.input, deadlineAt: req.deadlineAt },
         session,
-        this.budget(session.id, activation),
-        (c, kind, r) => this.onCommitted(session, c, kind, r),
+        budget.budget,
+        (c, kind, r) => {
+          this.onCommitted(session, c, kind, r);
+          if (kind === "finished") this.forget(session, c);
+        },
       );
       this.calls.set(callId, call);
       committed.then(

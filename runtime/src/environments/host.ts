@@ -31,6 +31,7 @@ export class HostEnvironment implements Environment {
     conn.invoke(call, sink);
     return {
       stop: (status) => {
+        conn.release(call.callId);
         if (status === "timeout" || status === "cancelled") conn.cancel(call.callId, status);
       },
     };
@@ -45,6 +46,11 @@ export class HostEnvironment implements Environment {
 
   detach(conn: HostConnection): void {
     if (conn.hostId !== undefined && this.connections.get(conn.hostId) === conn) this.connections.delete(conn.hostId);
+  }
+
+  /** The host's current connection, if connected. */
+  connection(hostId: string): HostConnection | undefined {
+    return this.connections.get(hostId);
   }
 
   isConnected(hostId: string): boolean {

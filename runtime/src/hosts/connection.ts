@@ -136,14 +136,26 @@ export class HostConnection implements RuntimeFrameHandler {
     this.send({ type: "pong", nonce: f.nonce });
   }
 
+  /** Stops tracking a call that ended runtime-side (timeout, cancellation, budget): it can no longer be lost. */
+  release(callId: string): void {
+    this.calls.delete(callId);
+  }
+
   /**
-   * The sink of a call this host may answer. Decided: a call id that does not exist is
-   * `unknown_call`; one that exists but is placed on another host is `forbidden`.
+   * The sink of a call this host may answer. Decided: a call id that was never started is
+   * `unknown_call`; one placed on another host is `forbidden`; one that finished (also one the
+   * dispatcher already forgot, or one from before a restart) gets `call_finished` from its sink.
    */
   private sinkFor(callId: string): CallSink {
     if (this.hostId === undefined) throw new CallRejectedError("not_registered", "send register before any other frame");
-    const call = this.deps.dispatcher().getCall(callId);
-    if (call === undefined) throw new CallRejectedError("unknown_call", `no call ${callId}`);
+    const dispatcher = this.deps.dispatcher();
+    const call = dispatcher.getCall(callId);
+    if (call === undefined) {
+      const past = dispatcher.findPastCall(callId);
+      if (past === undefined) throw new CallRejectedError("unknown_call", `no call ${callId}`);
+      if (!past.placedOn(this.hostId)) throw new CallRejectedError("forbidden", `call ${callId} is not placed on host ${this.hostId}`);
+      return finishedSink(callId);
+    }
     const placement = call.info.tool.placement;
     if (placement.kind !== "host" || placement.hostId !== this.hostId) throw new CallRejectedError("forbidden", `call ${callId} is not placed on host ${this.hostId}`);
     return call;
@@ -151,8 +163,10 @@ export class HostConnection implements RuntimeFrameHandler {
 
   private answer(ref: number, callId: string, fn: (sink: CallSink) => Promise<number>): void {
     let p: Promise<number>;
+    let sink: CallSink | undefined;
     try {
-      p = fn(this.sinkFor(callId));
+      sink = this.sinkFor(callId);
+      p = fn(sink);
     } catch (e) {
       p = Promise.reject(e);
     }
@@ -160,6 +174,13 @@ export class HostConnection implements RuntimeFrameHandler {
       (sequence) => this.send({ type: "committed", ref, callId, sequence }),
       (e) => this.send({ type: "rejected", ref, callId, error: e instanceof BrainRuntimeError ? e.toInfo() : toErrorInfo(e) }),
     );
+    // A call the host ended (finish, a non-success result) cannot be lost any more: stop tracking it.
+    if (sink?.finished) this.calls.delete(callId);
+  }
+
+  /** Calls dispatched on this connection and not yet ended. */
+  get trackedCalls(): number {
+    return this.calls.size;
   }
 
   close(code: number = CLOSE.shutdown, reason = "server shutting down"): void {
@@ -179,4 +200,10 @@ export class HostConnection implements RuntimeFrameHandler {
   abandon(): void {
     this.calls.clear();
   }
+}
+
+/** The sink of a finished call nobody holds any more: every emission is rejected like a late one. */
+function finishedSink(callId: string): CallSink {
+  const late = () => Promise.reject(new CallRejectedError("call_finished", `call ${callId} already finished`));
+  return { emit: late, emitResult: late, returned: late, finish: late, model: late, lost: () => {}, finished: true };
 }

@@ -56,7 +56,7 @@ export async function handle(req: IncomingMessage, res: ServerResponse, deps: Ro
       throw methodNotAllowed(method, path);
     }
     if (sub === "messages" && method === "POST") {
-      s.state(id);
+      s.check(id);
       const body = await readValid<SendMessageRequest>(req, "SendMessageRequest");
       const started = s.send(id, body.text);
       await started.committed;
@@ -71,12 +71,12 @@ export async function handle(req: IncomingMessage, res: ServerResponse, deps: Ro
       return sendJson(res, 200, r);
     }
     if (sub === "cancel" && method === "POST") {
-      s.state(id);
+      s.check(id);
       const body = await readValid<CancelRequest>(req, "CancelRequest");
       return sendJson(res, 200, await s.cancel(id, body.callId));
     }
     if (sub === "events" && method === "GET") {
-      const state = s.state(id);
+      const state = s.journal(id);
       const after = parseAfter(url.searchParams.get("after") ?? req.headers["last-event-id"]?.toString());
       if ((req.headers.accept ?? "").includes("text/event-stream")) {
         // Last-Event-ID (a reconnecting EventSource) wins over ?after.

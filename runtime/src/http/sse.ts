@@ -1,13 +1,13 @@
 import type { ServerResponse } from "node:http";
 import type { JournalRecord } from "@aexhq/brain-protocol";
-import type { SessionState } from "../sessions/session.ts";
+import type { SessionJournal } from "../sessions/closed-journal.ts";
 
 /**
  * Streams committed records with sequence > `after` as SSE (id = sequence, data = record JSON),
  * then every later commit, until the client goes away or the session is deleted.
  * Returns a function that ends the stream (server shutdown).
  */
-export function streamEvents(res: ServerResponse, session: SessionState, after: number): () => void {
+export function streamEvents(res: ServerResponse, session: SessionJournal, after: number): () => void {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-store", connection: "keep-alive" });
   res.write(": brain journal stream\n\n");
   let last = after;
@@ -30,5 +30,6 @@ export function streamEvents(res: ServerResponse, session: SessionState, after: 
   };
   res.on("close", end);
   for (const r of session.after(after)) write(r);
+  // A deleted session's journal is closed: write() ended the stream at its session.deleted.
   return end;
 }

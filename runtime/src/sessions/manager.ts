@@ -2,37 +2,89 @@ import { randomBytes } from "node:crypto";
 import type { CancelResponse, CreateSessionRequest, JournalRecord, Session, SessionCreatedRecord } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
 import type { JournalStore } from "../journal/store.ts";
-import type { Dispatcher } from "../dispatch/dispatcher.ts";
+import type { Dispatcher, PastCall } from "../dispatch/dispatcher.ts";
 import { Agentloop } from "../agentloop/loop.ts";
 import type { TurnEnd } from "../agentloop/loop.ts";
 import { ScriptedProvider } from "../models/scripted.ts";
 import { unsupportedProvider } from "../models/provider.ts";
 import { contractDigest } from "../hosts/digest.ts";
 import { SessionState } from "./session.ts";
+import { ClosedJournal } from "./closed-journal.ts";
+import type { SessionJournal } from "./closed-journal.ts";
 
 interface Entry {
   state: SessionState;
   loop: Agentloop;
 }
 
-/** Owns every session: creation checks, recovery after restart, messages, cancellation, deletion. */
+/**
+ * Owns every session: creation checks, recovery after restart, messages, cancellation, deletion.
+ * A deleted session is forgotten once its session.deleted is committed: only its final view (a
+ * tombstone, what GET answers) stays in memory; its records are the store's (readable through
+ * `journal`), and the store may compact them.
+ */
 export class SessionManager {
   private sessions = new Map<string, Entry>();
+  private deleted = new Map<string, Session>();
 
   constructor(private store: JournalStore, private dispatcher: () => Dispatcher) {}
 
   private entry(id: string): Entry {
     const e = this.sessions.get(id);
-    if (!e) throw new BrainRuntimeError("not_found", `no session ${id}`);
-    return e;
+    if (e) return e;
+    if (this.deleted.has(id)) throw new BrainRuntimeError("conflict", `session ${id} is deleted`);
+    throw new BrainRuntimeError("not_found", `no session ${id}`);
   }
 
+  /** A live (not deleted) session's state; `conflict` for a deleted one, `not_found` for an unknown one. */
   state(id: string): SessionState {
     return this.entry(id).state;
   }
 
-  loop(id: string): Agentloop {
-    return this.entry(id).loop;
+  /** The Agentloop of a live session, if any (commit callbacks of a forgotten session find none). */
+  loopOf(id: string): Agentloop | undefined {
+    return this.sessions.get(id)?.loop;
+  }
+
+  /** Throws `not_found` unless the session exists (live or deleted). */
+  check(id: string): void {
+    if (!this.sessions.has(id) && !this.deleted.has(id)) throw new BrainRuntimeError("not_found", `no session ${id}`);
+  }
+
+  /** What readers of a session's records use: the live state, or the store's records of a deleted session. */
+  journal(id: string): SessionJournal {
+    const e = this.sessions.get(id);
+    if (e) return e.state;
+    if (this.deleted.has(id)) return new ClosedJournal(this.store.loadSession(id));
+    throw new BrainRuntimeError("not_found", `no session ${id}`);
+  }
+
+  /** Numbers of sessions held live and as tombstones (for tests and the bench). */
+  get held(): { live: number; deleted: number } {
+    return { live: this.sessions.size, deleted: this.deleted.size };
+  }
+
+  /** A call the dispatcher no longer holds, from the journal: undefined if it was never started. */
+  pastCall(callId: string): PastCall | undefined {
+    const sessionId = callId.slice(0, callId.lastIndexOf(":"));
+    const live = this.sessions.get(sessionId);
+    let started = live?.state.callStarted(callId);
+    if (live === undefined && this.deleted.has(sessionId)) {
+      const seq = Number(callId.slice(sessionId.length + 1));
+      const r = Number.isInteger(seq) && seq > 0 ? this.store.loadSession(sessionId)[seq - 1] : undefined;
+      if (r?.type === "tool.call_started" && r.data.callId === callId) started = r;
+    }
+    if (started === undefined) return undefined;
+    const placement = started.data.placement;
+    return { placedOn: (hostId) => placement.kind === "host" && placement.hostId === hostId };
+  }
+
+  /** Drops a deleted session from memory, keeping the tombstone GET answers with. */
+  private forget(state: SessionState): void {
+    this.deleted.set(state.id, Object.freeze(state.view(false)));
+    this.sessions.delete(state.id);
+    this.dispatcher().forgetSession(state.id);
+    this.store.forget(state.id);
   }
 
   private attach(state: SessionState): Entry {
@@ -94,8 +146,11 @@ export class SessionManager {
       const first = records[0];
       if (first?.type !== "session.created") continue;
       const state = new SessionState(id, first.data, first.at, this.store, records);
+      if (state.deleted) {
+        this.forget(state);
+        continue;
+      }
       this.attach(state);
-      if (state.deletedAdmitted) continue;
       for (const callId of state.openCalls) {
         pending.push(state.append("tool.finished", { callId, status: "unknown", message: "the runtime restarted with the call open; it is never re-sent" }).committed);
       }
@@ -110,10 +165,12 @@ export class SessionManager {
   }
 
   list(): Session[] {
-    return [...this.sessions.values()].map((e) => e.state.view(e.loop.running));
+    return [...[...this.sessions.values()].map((e) => e.state.view(e.loop.running)), ...this.deleted.values()];
   }
 
   view(id: string): Session {
+    const tomb = this.deleted.get(id);
+    if (tomb) return tomb;
     const e = this.entry(id);
     return e.state.view(e.loop.running);
   }
@@ -131,7 +188,7 @@ export class SessionManager {
     if (callId !== undefined) {
       const call = dispatcher.getCall(callId);
       if (call === undefined || !callId.startsWith(`${id}:`)) {
-        if (e.state.records.some((r) => r.type === "tool.call_started" && r.data.callId === callId)) return { cancelled: [] };
+        if (e.state.callStarted(callId) !== undefined) return { cancelled: [] };
         throw new BrainRuntimeError("not_found", `no call ${callId} in session ${id}`);
       }
       return { cancelled: await dispatcher.cancel([call]) };
@@ -152,7 +209,8 @@ export class SessionManager {
     e.loop.stop();
     const deleted = e.state.append("session.deleted", {});
     await Promise.all([ended, turn, deleted.committed]);
-    return e.state.view(false);
+    this.forget(e.state);
+    return this.view(id);
   }
 
   close(): void {

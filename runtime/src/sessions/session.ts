@@ -18,6 +18,11 @@ export class SessionState {
   /** Activation count (message.user records admitted). */
   activation = 0;
   readonly openCalls = new Set<string>();
+  /** Open calls that have a committed tool.result. */
+  private withResult = new Set<string>();
+  /** tool.finished records that tell the model something new: not `ok`, or completion without any result. */
+  private observations = new WeakSet<JournalRecord>();
+  private deletedCommitted = false;
   private listeners = new Set<(r: JournalRecord) => void>();
 
   constructor(
@@ -43,7 +48,19 @@ export class SessionState {
   }
 
   get deleted(): boolean {
-    return this.records.some((r) => r.type === "session.deleted");
+    return this.deletedCommitted;
+  }
+
+  /** Whether a committed tool.finished is an observation for the Agentloop (a failure, or a finish without any result). */
+  isObservation(r: JournalRecord): boolean {
+    return this.observations.has(r);
+  }
+
+  /** The committed tool.call_started of `callId` in this session, if any (sequences index the records). */
+  callStarted(callId: string): Extract<JournalRecord, { type: "tool.call_started" }> | undefined {
+    if (!callId.startsWith(`${this.id}:`)) return undefined;
+    const r = this.records[Number(callId.slice(this.id.length + 1)) - 1];
+    return r?.type === "tool.call_started" && r.data.callId === callId ? r : undefined;
   }
 
   /** Admit a record now (its sequence is final) and resolve with it once durably committed. */
@@ -75,7 +92,12 @@ export class SessionState {
   private observe(r: JournalRecord): void {
     this.records.push(r);
     if (r.type === "tool.call_started") this.openCalls.add(r.data.callId);
-    if (r.type === "tool.finished") this.openCalls.delete(r.data.callId);
+    else if (r.type === "tool.result") this.withResult.add(r.data.callId);
+    else if (r.type === "tool.finished") {
+      if (r.data.status !== "ok" || !this.withResult.has(r.data.callId)) this.observations.add(r);
+      this.openCalls.delete(r.data.callId);
+      this.withResult.delete(r.data.callId);
+    } else if (r.type === "session.deleted") this.deletedCommitted = true;
     for (const l of this.listeners) l(r);
   }
 
