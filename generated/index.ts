@@ -10,3 +10,4 @@ export * from "./router-runtime.ts";
 export * from "./router-host.ts";
 export * from "./wit/world.ts";
 export * from "./wit/host-dispatch.ts";
+export * from "./scenario.ts";

@@ -8,9 +8,11 @@ import { emitConstants } from "./emit-constants.ts";
 import { emitProtocolMd } from "./emit-protocol-md.ts";
 import { witTypes, witPackage } from "./emit-wit.ts";
 import { emitHostImports } from "./emit-host-imports.ts";
+import { emitScenario, type ScenarioSchema } from "./emit-scenario.ts";
 
 export const SCHEMA_PATH = "contract/protocol.schema.json";
 export const WIT_PATH = "contract/tool.wit";
+export const SCENARIO_SCHEMA_PATH = "contract/conformance-scenario.schema.json";
 export const EXAMPLES_DIR = "contract/examples";
 
 /** Reads contract/ under `root` and returns every generated file (repo-relative path → text). Pure: writes nothing. */
@@ -51,6 +53,10 @@ export const WIT_SOURCE: string = ${JSON.stringify(witText)};
   out.set("generated/wit/host-imports.d.mts", hostImports.dmts);
   out.set("generated/wit/host-dispatch.ts", hostImports.dispatch);
 
+  const scenarioText = readFileSync(join(root, SCENARIO_SCHEMA_PATH), "utf8");
+  const scenarioHeader = header("emit-scenario", { path: SCENARIO_SCHEMA_PATH, text: scenarioText }, "//");
+  out.set("generated/scenario.ts", emitScenario(JSON.parse(scenarioText) as ScenarioSchema, schema as ProtocolSchema & { $id: string }, scenarioHeader));
+
   out.set("generated/index.ts", fromSchema("generate") + `
 export * from "./schemas.ts";
 export * from "./validators.ts";
@@ -60,6 +66,7 @@ export * from "./router-runtime.ts";
 export * from "./router-host.ts";
 export * from "./wit/world.ts";
 export * from "./wit/host-dispatch.ts";
+export * from "./scenario.ts";
 `);
 
   out.set("contract/PROTOCOL.md", emitProtocolMd(schema, readExamples(root), header("emit-protocol-md", { path: SCHEMA_PATH, text: schemaText }, "md")));

@@ -17,6 +17,7 @@ export interface SchemaNode {
   pattern?: string;
   minimum?: number;
   minItems?: number;
+  uniqueItems?: boolean;
   description?: string;
   [key: `x-${string}`]: unknown;
 }
@@ -38,8 +39,32 @@ export type Direction = "host-to-runtime" | "runtime-to-host";
 
 const KNOWN_KEYS = new Set([
   "$ref", "type", "const", "enum", "properties", "required", "additionalProperties", "items",
-  "oneOf", "anyOf", "minLength", "maxLength", "pattern", "minimum", "minItems", "description",
+  "oneOf", "anyOf", "minLength", "maxLength", "pattern", "minimum", "minItems", "uniqueItems", "description",
 ]);
+
+/**
+ * Schemas another schema may reference by `$id` (`<id>#/$defs/Name`): the id, the namespace the
+ * generated module imports them under, and the defs that exist there.
+ */
+export interface ExternalSchemas {
+  id: string;
+  alias: string;
+  defs: Record<string, SchemaNode>;
+}
+
+/** The name of a local def, or `Alias.Name` for a def of an external schema. */
+export function refExpression(ref: string, external?: ExternalSchemas): string {
+  if (external && ref.startsWith(`${external.id}#/$defs/`)) {
+    const name = ref.slice(`${external.id}#/$defs/`.length);
+    if (!(name in external.defs)) throw new Error(`$ref ${ref}: ${external.id} has no def ${name}`);
+    return `${external.alias}.${name}`;
+  }
+  return refName(ref);
+}
+
+function isExternal(ref: string): boolean {
+  return !ref.startsWith("#");
+}
 
 export function refName(ref: string): string {
   const prefix = "#/$defs/";
@@ -60,7 +85,8 @@ export function assertSupported(node: SchemaNode, where: string): void {
 
 /** Names of the defs a node refers to, directly or nested. */
 export function refsOf(node: SchemaNode, out = new Set<string>()): Set<string> {
-  if (node.$ref) out.add(refName(node.$ref));
+  // References into another schema are imported, not ordered.
+  if (node.$ref && !isExternal(node.$ref)) out.add(refName(node.$ref));
   for (const child of Object.values(node.properties ?? {})) refsOf(child, out);
   if (node.items) refsOf(node.items, out);
   for (const child of node.oneOf ?? node.anyOf ?? []) refsOf(child, out);

@@ -1,18 +1,18 @@
-import { type SchemaNode, refName } from "./json-schema.ts";
+import { type ExternalSchemas, type SchemaNode, refExpression } from "./json-schema.ts";
 
 // Translates one JSON Schema node into the source text of an equivalent TypeBox expression.
 // Defs are emitted as named constants in dependency order, so a $ref is just the constant's name.
-export function typeboxExpression(node: SchemaNode): string {
+export function typeboxExpression(node: SchemaNode, external?: ExternalSchemas): string {
   const opts = options(node);
-  if (node.$ref) return refName(node.$ref);
+  if (node.$ref) return refExpression(node.$ref, external);
   if (node.oneOf || node.anyOf) {
-    const members = (node.oneOf ?? node.anyOf)!.map(typeboxExpression);
+    const members = (node.oneOf ?? node.anyOf)!.map((m) => typeboxExpression(m, external));
     return `Type.Union([${members.join(", ")}]${opts})`;
   }
   if ("const" in node) return `Type.Literal(${JSON.stringify(node.const)}${opts})`;
   if (node.enum) return `Type.Union([${node.enum.map((v) => `Type.Literal(${JSON.stringify(v)})`).join(", ")}]${opts})`;
   if (Array.isArray(node.type)) {
-    return `Type.Union([${node.type.map((t) => typeboxExpression({ ...node, type: t, description: undefined })).join(", ")}]${opts})`;
+    return `Type.Union([${node.type.map((t) => typeboxExpression({ ...node, type: t, description: undefined }, external)).join(", ")}]${opts})`;
   }
   switch (node.type) {
     case undefined: return `Type.Unknown(${opts.slice(2)})`;
@@ -23,12 +23,12 @@ export function typeboxExpression(node: SchemaNode): string {
     case "null": return `Type.Null(${opts.slice(2)})`;
     case "array": {
       if (!node.items) throw new Error("array without items");
-      return `Type.Array(${typeboxExpression(node.items)}${options(node, ["minItems"])})`;
+      return `Type.Array(${typeboxExpression(node.items, external)}${options(node, ["minItems", "uniqueItems"])})`;
     }
     case "object": {
       const required = new Set(node.required ?? []);
       const props = Object.entries(node.properties ?? {}).map(([key, child]) => {
-        const expr = typeboxExpression(child);
+        const expr = typeboxExpression(child, external);
         return `${JSON.stringify(key)}: ${required.has(key) ? expr : `Type.Optional(${expr})`}`;
       });
       for (const key of required) {
