@@ -183,6 +183,13 @@ export class HostConnection implements HostFrameHandler {
       void this.request({ type: "finish", callId: f.callId, outcome: { status: "error", error: { code: "not_registered", message: `this host has no handler for ${f.tool} in session ${f.sessionId}` } } }).catch(() => undefined);
       return;
     }
+    // The runtime keeps every digest a host identity ever registered, so after a restart it may
+    // invoke a contract this process does not serve: a handler with other schemas must not run it.
+    if (this.contracts.get(f.digest)?.name !== f.tool) {
+      const message = `this host serves ${f.tool} with other advertised schemas than the session's contract (digest ${f.digest}); keep the original handler for existing sessions or create a new session`;
+      void this.request({ type: "finish", callId: f.callId, outcome: { status: "error", error: { code: "reattach_mismatch", message } } }).catch(() => undefined);
+      return;
+    }
     const inv = new Invocation(f, spec, channel, () => this.running.delete(f.callId));
     this.running.set(f.callId, inv);
     void inv.start().catch((e) => console.warn(`brain: invocation ${f.callId} failed locally: ${(e as Error).message}`));
