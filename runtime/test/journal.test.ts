@@ -1,6 +1,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import Database from "better-sqlite3";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { validate } from "@aexhq/brain-protocol";
@@ -21,7 +22,7 @@ test("sqlite: appends of one tick are one transaction, acknowledged after commit
     let acked = 0;
     const appends = Array.from({ length: 10 }, (_, i) => store.append(rec("ses_a", i + 1)).then(() => acked++));
     assert.is(acked, 0, "nothing acknowledged before the commit");
-    assert.is((store.db.prepare("SELECT count(*) AS n FROM records").get() as { n: number }).n, 0, "not written yet in this tick");
+    assert.is((store.db.prepare("SELECT count(*) AS n FROM journal").get() as { n: number }).n, 0, "not written yet in this tick");
     await Promise.all(appends);
     assert.is(store.stats.transactions, 1);
     assert.is(store.stats.records, 10);
@@ -46,6 +47,65 @@ test("sqlite: a duplicate sequence fails its whole batch and leaves the journal 
     const results = await Promise.allSettled([store.append(rec("ses_b", 2)), store.append(rec("ses_b", 1))]);
     assert.equal(results.map((r) => r.status), ["rejected", "rejected"]);
     assert.equal(store.loadRecords().map((r) => r.sequence), [1]);
+    await store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("sqlite: a sequence that does not increase fails its batch, also across sessions in one batch", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "brain-journal-"));
+  try {
+    const store = new SqliteStore(join(dir, "j.sqlite"));
+    await Promise.all([store.append(rec("ses_h", 1)), store.append(rec("ses_i", 1))]);
+    const bad = await Promise.allSettled([store.append(rec("ses_i", 2)), store.append(rec("ses_h", 3)), store.append(rec("ses_h", 2))]);
+    assert.equal(bad.map((r) => r.status), ["rejected", "rejected", "rejected"]);
+    await store.append(rec("ses_h", 2));
+    assert.equal(store.loadSession("ses_h").map((r) => r.sequence), [1, 2]);
+    assert.equal(store.loadSession("ses_i").map((r) => r.sequence), [1]);
+    await store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("sqlite: checkpoints run off the commit path (the database file grows while the store is open)", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "brain-journal-"));
+  try {
+    const file = join(dir, "j.sqlite");
+    const store = new SqliteStore(file);
+    assert.is(store.db.pragma("wal_autocheckpoint", { simple: true }), 0, "no checkpoint inside a commit");
+    const before = statSync(file).size;
+    await Promise.all(Array.from({ length: 500 }, (_, i) => store.append({ ...rec("ses_k", i + 1), data: { callId: "ses_k:1", pad: "x".repeat(200) } as never })));
+    let grown = false;
+    for (let i = 0; i < 100 && !grown; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      grown = statSync(file).size > before;
+    }
+    assert.ok(grown, "the checkpoint thread copied the WAL into the database file");
+    await store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("sqlite: a journal in the earlier clustered layout is migrated into the log", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "brain-journal-"));
+  try {
+    const file = join(dir, "j.sqlite");
+    const old = new Database(file);
+    old.exec("CREATE TABLE records (session_id TEXT NOT NULL, sequence INTEGER NOT NULL, at INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (session_id, sequence)) WITHOUT ROWID");
+    const ins = old.prepare("INSERT INTO records VALUES (?, ?, ?, ?, ?)");
+    for (const [s, q] of [["ses_m", 1], ["ses_l", 1], ["ses_m", 2]] as const) ins.run(s, q, 1, "tool.returned", JSON.stringify({ callId: `${s}:1` }));
+    old.close();
+    const store = new SqliteStore(file);
+    assert.equal(store.loadSession("ses_m").map((r) => r.sequence), [1, 2]);
+    assert.equal(store.loadRecords().length, 3);
+    await store.append(rec("ses_m", 3));
+    const dup = await Promise.allSettled([store.append(rec("ses_l", 1))]);
+    assert.is(dup[0]!.status, "rejected", "migrated sequences still guard uniqueness");
+    assert.equal(store.loadSession("ses_m").map((r) => r.sequence), [1, 2, 3]);
+    assert.is(store.db.prepare("SELECT name FROM sqlite_master WHERE name = 'records'").get(), undefined);
     await store.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });

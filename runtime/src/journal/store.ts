@@ -95,12 +95,12 @@ export abstract class BatchingStore implements JournalStore {
       this.commitPending();
     }
     this.closed = true;
-    this.closeStorage();
+    await this.closeStorage();
   }
 
   /** Commit all records in one transaction, or throw having committed none. */
   protected abstract commitBatch(records: JournalRecord[]): void;
-  protected abstract closeStorage(): void;
+  protected abstract closeStorage(): void | Promise<void>;
   abstract loadRecords(): JournalRecord[];
   abstract loadSession(sessionId: string): JournalRecord[];
   abstract forget(sessionId: string): void;
