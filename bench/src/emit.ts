@@ -11,16 +11,20 @@ import { figure } from "./report.ts";
 import type { Section } from "./report.ts";
 import { now, round } from "./stats.ts";
 
-/** Baseline for grouping: one SQLite transaction per record (WAL, synchronous=NORMAL), the same row shape. */
+/**
+ * Baseline for grouping: one SQLite transaction per record (WAL, synchronous=NORMAL), the runtime
+ * store's row shape and log layout, checkpoints left out of the commit path as the store does.
+ */
 function ungroupedSqliteRate(ms: number): number {
   const dir = mkdtempSync(join(tmpdir(), "brain-bench-sql-"));
   const db = new Database(join(dir, "j.sqlite"));
   try {
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
-    db.exec("CREATE TABLE records (session_id TEXT NOT NULL, sequence INTEGER NOT NULL, at INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (session_id, sequence)) WITHOUT ROWID");
-    const insert = db.prepare("INSERT INTO records VALUES (?, ?, ?, ?, ?)");
-    const one = db.transaction((i: number) => insert.run("ses_0123456789abcdef0123", i, Date.now(), "tool.event", JSON.stringify({ callId: "ses_0123456789abcdef0123:2", kind: "tick", data: { i } })));
+    db.pragma("wal_autocheckpoint = 0");
+    db.exec("CREATE TABLE journal (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, sequence INTEGER NOT NULL, at INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL)");
+    const insert = db.prepare("INSERT INTO journal (id, session_id, sequence, at, type, data) VALUES (?, ?, ?, ?, ?, ?)");
+    const one = db.transaction((i: number) => insert.run(i, "ses_0123456789abcdef0123", i, Date.now(), "tool.event", JSON.stringify({ callId: "ses_0123456789abcdef0123:2", kind: "tick", data: { i } })));
     let i = 0;
     const t = now();
     const end = Date.now() + ms;
