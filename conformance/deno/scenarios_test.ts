@@ -3,25 +3,26 @@
 // one test. It runs with sdk-deno/deno.json (the task "test" there). The Node side runs the same list through `brain-conformance --subject node`.
 import { Brain } from "@aexhq/brain";
 import type { ToolContract } from "@aexhq/brain-protocol";
-import { catalogue } from "../subjects/catalogue-tools.ts";
-import { loadScenarios } from "../src/scenario.ts";
+import { catalogueFor } from "../subjects/catalogue-tools.ts";
+import { appliesTo, journalOf, loadScenarios } from "../src/scenario.ts";
 import { runScenario, hostContracts, waitDisconnected, type RunContext } from "../src/run.ts";
 import { RuntimeApi } from "../src/http.ts";
 import { DropProxy } from "../src/proxy.ts";
 
 const root = new URL("../../", import.meta.url);
 const token = crypto.randomUUID();
-// Through /usr/bin/env: Deno substitutes itself for a child process named plainly "node".
-const runtime = new Deno.Command("/usr/bin/env", {
-  args: ["node", "--conditions=brain-source", "--import", "tsx", "runtime/src/cli.ts", "serve"],
-  cwd: root,
-  env: { BRAIN_PORT: "0", BRAIN_JOURNAL: "memory", BRAIN_TOKEN: token, BRAIN_MAX_EMITTED_BYTES: "100000" },
-  stdout: "piped",
-  stderr: "inherit",
-}).spawn();
 
-async function listeningUrl(): Promise<string> {
-  const reader = runtime.stdout.pipeThrough(new TextDecoderStream()).getReader();
+/** `brain serve` as a Node subprocess; resolves with its URL once it listens. */
+async function serve(env: Record<string, string>): Promise<{ url: string; child: Deno.ChildProcess }> {
+  // Through /usr/bin/env: Deno substitutes itself for a child process named plainly "node".
+  const child = new Deno.Command("/usr/bin/env", {
+    args: ["node", "--conditions=brain-source", "--import", "tsx", "runtime/src/cli.ts", "serve"],
+    cwd: root,
+    env: { BRAIN_TOKEN: token, BRAIN_MAX_EMITTED_BYTES: "100000", ...env },
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let seen = "";
   for (;;) {
     const { value, done } = await reader.read();
@@ -31,39 +32,81 @@ async function listeningUrl(): Promise<string> {
     if (m) {
       // Keep draining so the child never blocks on a full pipe.
       (async () => { while (!(await reader.read()).done) { /* drain */ } })();
-      return m[1]!;
+      return { url: m[1]!, child };
     }
   }
 }
 
-const url = await listeningUrl();
-const proxy = new DropProxy(new URL(url));
-const proxyUrl = await proxy.start();
-const api = new RuntimeApi(url, token);
-const host = { id: `deno-${crypto.randomUUID()}`, secret: crypto.randomUUID() };
-let brain = new Brain({ url: proxyUrl, token, host });
-await brain.serve(catalogue.map((factory) => factory()));
-const info = await hostContracts(api, host.id, 10_000);
-const ctx: RunContext = {
-  api, proxy,
-  contracts: new Map(info.tools.map((t: ToolContract) => [t.name, t])),
-  place: (contract) => ({ contract, options: {}, placement: { kind: "host", hostId: host.id } }),
-  reconnected: async () => { await new Promise((r) => setTimeout(r, 50)); await hostContracts(api, host.id, 10_000); },
-  // In-process, a restarted application is a new Brain client with the same host identity.
-  restartSubject: async () => {
-    await brain.close();
-    await waitDisconnected(api, host.id);
-    brain = new Brain({ url: proxyUrl, token, host });
-    await brain.serve(catalogue.map((factory) => factory()));
-    await hostContracts(api, host.id, 10_000);
-  },
-  timeoutMs: 15_000,
+async function stop(child: Deno.ChildProcess): Promise<void> {
+  try { child.kill("SIGTERM"); } catch { /* already gone */ }
+  await child.status;
+}
+
+/**
+ * A runtime (memory, or SQLite in a data folder the Node child creates: this suite has no write
+ * permission), the proxy in front of it, and the catalogue served in this Deno process.
+ */
+interface Stage { ctx: RunContext; close(): Promise<void> }
+
+async function startStage(journal: "memory" | "sqlite"): Promise<Stage> {
+  const dataDir = `${Deno.env.get("TMPDIR") ?? "/tmp"}/brain-conformance-deno-${crypto.randomUUID()}`;
+  const env = journal === "sqlite" ? { BRAIN_JOURNAL: "sqlite", BRAIN_DATA_DIR: dataDir } : { BRAIN_JOURNAL: "memory" };
+  let runtime = await serve({ ...env, BRAIN_PORT: "0" });
+  const port = new URL(runtime.url).port;
+  const proxy = new DropProxy(new URL(runtime.url));
+  const proxyUrl = await proxy.start();
+  const api = new RuntimeApi(runtime.url, token);
+  const host = { id: `deno-${crypto.randomUUID()}`, secret: crypto.randomUUID() };
+  const serveCatalogue = async (variant?: string) => {
+    const b = new Brain({ url: proxyUrl, token, host });
+    await b.serve(catalogueFor(variant).map((factory) => factory()));
+    return b;
+  };
+  let brain = await serveCatalogue();
+  const info = await hostContracts(api, host.id, 10_000);
+  const ctx: RunContext = {
+    api, proxy,
+    contracts: new Map(info.tools.map((t: ToolContract) => [t.name, t])),
+    place: (contract) => ({ contract, options: {}, placement: { kind: "host", hostId: host.id } }),
+    reconnected: async () => { await new Promise((r) => setTimeout(r, 50)); await hostContracts(api, host.id, 10_000); },
+    // In-process, a restarted application is a new Brain client with the same host identity.
+    restartSubject: async (variant?: string) => {
+      await brain.close();
+      await waitDisconnected(api, host.id);
+      brain = await serveCatalogue(variant);
+      await hostContracts(api, host.id, 10_000);
+    },
+    // The same data folder, port and token; the client reconnects through the proxy by itself.
+    restartRuntime: async () => {
+      await stop(runtime.child);
+      runtime = await serve({ ...env, BRAIN_PORT: port });
+      await hostContracts(api, host.id, 10_000);
+    },
+    timeoutMs: 15_000,
+  };
+  return {
+    ctx,
+    close: async () => {
+      await brain.close();
+      await proxy.close();
+      await stop(runtime.child);
+      if (journal === "sqlite") await new Deno.Command("rm", { args: ["-rf", dataDir] }).output();
+    },
+  };
+}
+
+const stages = new Map<"memory" | "sqlite", Promise<Stage>>();
+const stageFor = (journal: "memory" | "sqlite") => {
+  let s = stages.get(journal);
+  if (!s) stages.set(journal, (s = startStage(journal)));
+  return s;
 };
+const url = (await stageFor("memory")).ctx.api.url;
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 for (const scenario of loadScenarios(new URL("conformance/scenarios", root).pathname)) {
-  Deno.test({ name: scenario.name, ...opts }, async () => {
-    const result = await runScenario(ctx, scenario);
+  Deno.test({ name: scenario.name, ignore: !appliesTo(scenario, "host"), ...opts }, async () => {
+    const result = await runScenario((await stageFor(journalOf(scenario))).ctx, scenario);
     if (!result.pass) throw new Error(`${scenario.name}: ${result.detail}`);
   });
 }
@@ -99,8 +142,5 @@ Deno.test({ name: "with only --allow-net and --allow-env, the lookup example run
 });
 
 Deno.test({ name: "teardown", ...opts }, async () => {
-  await brain.close();
-  await proxy.close();
-  runtime.kill("SIGTERM");
-  await runtime.status;
+  for (const stage of stages.values()) await (await stage).close();
 });

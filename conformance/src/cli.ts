@@ -1,18 +1,22 @@
 #!/usr/bin/env node
-import { readFileSync, writeFileSync, existsSync } from "node:fs";
+import { readFileSync, writeFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startBrain } from "@aexhq/brain-runtime";
-import type { ToolContract } from "@aexhq/brain-protocol";
-import { loadScenarios, matches } from "./scenario.ts";
+import type { ToolContract, PlacedTool } from "@aexhq/brain-protocol";
+import { appliesTo, journalOf, loadScenarios, matches, type Scenario, type SubjectKind } from "./scenario.ts";
 import { RuntimeApi } from "./http.ts";
 import { DropProxy } from "./proxy.ts";
-import { parseSubject, startSubject, repoRoot } from "./subject.ts";
-import { hostContracts, runScenario, waitDisconnected, type ScenarioResult } from "./run.ts";
+import { parseSubject, startSubject, repoRoot, type SubjectSpec, type RunningSubject } from "./subject.ts";
+import { hostContracts, runScenario, waitDisconnected, type RunContext, type ScenarioResult } from "./run.ts";
+import { componentContracts, componentPlacement, uploadComponent } from "./component-subject.ts";
 
 export interface ConformanceOptions {
   subject: string;
   only?: string;
+  /** Default: conformance/scenarios. */
+  scenariosDir?: string;
   report?: string;
   /** Scenario names this subject is known to fail; a listed scenario that passes is an error too. */
   expectedFailures?: string[];
@@ -30,74 +34,151 @@ export interface ConformanceReport {
   ok: boolean;
 }
 
+type Brain = Awaited<ReturnType<typeof startBrain>>;
+
+/**
+ * One runtime (with the journal some scenarios need), the proxy in front of it and the subject
+ * connected through it. Scenarios with the same runtime requirements share a stage.
+ */
+interface Stage { ctx: RunContext; close(): Promise<void>; connectError?: string }
+
 /** Starts a runtime and the subject, runs the scenarios, and reports. Never throws for a failing subject. */
 export async function runConformance(opts: ConformanceOptions): Promise<ConformanceReport> {
   const log = opts.log ?? ((line: string) => console.log(line));
   const spec = parseSubject(opts.subject);
-  const scenarios = loadScenarios(join(repoRoot, "conformance/scenarios")).filter((s) => matches(opts.only, s.name));
-  const brain = await startBrain({ dataDir: ":memory:", port: 0, maxEmittedBytes: opts.maxEmittedBytes ?? 100_000 });
+  const kind: SubjectKind = spec.kind === "component" ? "component" : "host";
+  const selected = loadScenarios(opts.scenariosDir ?? join(repoRoot, "conformance/scenarios")).filter((s) => matches(opts.only, s.name));
+  const byName = new Map<string, ScenarioResult>();
+  for (const s of selected.filter((s) => !appliesTo(s, kind))) {
+    byName.set(s.name, { name: s.name, pass: true, na: true, detail: `n/a for ${kind} subjects`, ms: 0 });
+  }
+  const groups = new Map<"memory" | "sqlite", Scenario[]>();
+  for (const s of selected.filter((s) => appliesTo(s, kind))) groups.set(journalOf(s), [...(groups.get(journalOf(s)) ?? []), s]);
+
+  for (const [journal, scenarios] of groups) {
+    const stage = await startStage(spec, journal, opts);
+    try {
+      for (const s of scenarios) {
+        let result: ScenarioResult;
+        if (stage.connectError !== undefined) result = { name: s.name, pass: false, detail: stage.connectError, ms: 0 };
+        else {
+          try {
+            result = await runScenario(stage.ctx, s);
+          } catch (e) {
+            result = { name: s.name, pass: false, detail: `runner error: ${(e as Error).message}`, ms: 0 };
+          }
+        }
+        byName.set(s.name, result);
+        log(`${result.pass ? "pass" : "FAIL"}  ${s.name}${result.pass ? "" : `\n      ${result.detail}`}`);
+      }
+    } finally {
+      await stage.close();
+    }
+  }
+  const results = selected.map((s) => byName.get(s.name)!);
+  const expected = new Set(opts.expectedFailures ?? []);
+  const unexpectedFailures = results.filter((r) => !r.pass && !expected.has(r.name)).map((r) => r.name);
+  const staleExpectedFailures = [...expected].filter((n) => results.find((r) => r.name === n)?.pass === true && !results.find((r) => r.name === n)?.na);
+  return { subject: spec.label, results, unexpectedFailures, staleExpectedFailures, ok: unexpectedFailures.length === 0 && staleExpectedFailures.length === 0 };
+}
+
+async function startStage(spec: SubjectSpec, journal: "memory" | "sqlite", opts: ConformanceOptions): Promise<Stage> {
+  const connectTimeoutMs = opts.connectTimeoutMs ?? 20_000;
+  const dataDir = journal === "sqlite" ? mkdtempSync(join(tmpdir(), "brain-conformance-")) : ":memory:";
+  const brainOptions = { dataDir, maxEmittedBytes: opts.maxEmittedBytes ?? 100_000 };
+  let brain: Brain = await startBrain({ ...brainOptions, port: 0 });
+  const port = Number(new URL(brain.url).port);
+  const token = brain.token;
+  const api = new RuntimeApi(brain.url, token);
   const proxy = new DropProxy(new URL(brain.url));
   const proxyUrl = await proxy.start();
-  const api = new RuntimeApi(brain.url, brain.token);
-  let subject = startSubject(spec, proxyUrl, brain.token);
-  const results: ScenarioResult[] = [];
-  try {
-    let contracts: Map<string, ToolContract>;
+  let subject: RunningSubject | undefined;
+  let connectError: string | undefined;
+  let contracts = new Map<string, ToolContract>();
+  let place: (contract: ToolContract) => PlacedTool;
+
+  if (spec.kind === "component") {
+    const file = resolve(spec.argv[0]!);
+    let digest = "";
+    try {
+      digest = await uploadComponent(api, file);
+      contracts = componentContracts();
+    } catch (e) {
+      connectError = `component ${file} was not admitted: ${(e as Error).message}`;
+    }
+    place = (contract) => componentPlacement(contract, digest);
+  } else {
+    subject = startSubject(spec, proxyUrl, token);
+    const started = subject;
     try {
       const info = await Promise.race([
-        hostContracts(api, subject.hostId, opts.connectTimeoutMs ?? 20_000),
-        new Promise<never>((_, reject) => subject.process.once("exit", (code) => reject(new Error(`subject exited with code ${code} before registering`)))),
+        hostContracts(api, started.hostId, connectTimeoutMs),
+        new Promise<never>((_, reject) => started.process.once("exit", (code) => reject(new Error(`subject exited with code ${code} before registering`)))),
       ]);
       contracts = new Map(info.tools.map((t) => [t.name, t]));
     } catch (e) {
-      const detail = `${(e as Error).message}\n--- subject output ---\n${subject.output().trim()}`;
-      for (const s of scenarios) results.push({ name: s.name, pass: false, detail, ms: 0 });
-      return finish();
+      connectError = `${(e as Error).message}\n--- subject output ---\n${started.output().trim()}`;
     }
-    const ctx = {
-      api, proxy, contracts,
-      place: (contract: ToolContract) => ({ contract, options: {}, placement: { kind: "host" as const, hostId: subject.hostId } }),
-      reconnected: async () => { await new Promise((r) => setTimeout(r, 50)); await hostContracts(api, subject.hostId, opts.connectTimeoutMs ?? 20_000); },
-      restartSubject: async () => {
-        await subject.stop("SIGKILL");
-        await waitDisconnected(api, subject.hostId);
-        subject = startSubject(spec, proxyUrl, brain.token, subject.identity);
-        await hostContracts(api, subject.hostId, opts.connectTimeoutMs ?? 20_000);
-      },
-      timeoutMs: opts.scenarioTimeoutMs ?? 15_000,
-    };
-    for (const s of scenarios) {
-      let result: ScenarioResult;
-      try {
-        result = await runScenario(ctx, s);
-      } catch (e) {
-        result = { name: s.name, pass: false, detail: `runner error: ${(e as Error).message}`, ms: 0 };
-      }
-      results.push(result);
-      log(`${result.pass ? "pass" : "FAIL"}  ${s.name}${result.pass ? "" : `\n      ${result.detail}`}`);
-    }
-    return finish();
-  } finally {
-    await subject.stop();
-    await proxy.close();
-    await brain.close();
+    place = (contract) => ({ contract, options: {}, placement: { kind: "host", hostId: started.hostId } });
   }
 
-  function finish(): ConformanceReport {
-    const expected = new Set(opts.expectedFailures ?? []);
-    const ran = new Set(results.map((r) => r.name));
-    const unexpectedFailures = results.filter((r) => !r.pass && !expected.has(r.name)).map((r) => r.name);
-    const staleExpectedFailures = [...expected].filter((n) => ran.has(n) && results.find((r) => r.name === n)!.pass);
-    return { subject: spec.label, results, unexpectedFailures, staleExpectedFailures, ok: unexpectedFailures.length === 0 && staleExpectedFailures.length === 0 };
+  const hostOnly = (what: string) => async () => { throw new Error(`${what} needs a host subject`); };
+  const ctx: RunContext = {
+    api, proxy, contracts, place,
+    timeoutMs: opts.scenarioTimeoutMs ?? 15_000,
+    reconnected: subject
+      ? async () => { await new Promise((r) => setTimeout(r, 50)); await hostContracts(api, subject!.hostId, connectTimeoutMs); }
+      : hostOnly("drop_connection"),
+    restartSubject: subject
+      ? async (variant?: string) => {
+          await subject!.stop("SIGKILL");
+          await waitDisconnected(api, subject!.hostId);
+          subject = startSubject(spec, proxyUrl, token, subject!.identity, variant);
+          await hostContracts(api, subject.hostId, connectTimeoutMs);
+        }
+      : hostOnly("restart_subject"),
+    // Same data folder, port and token: the subject keeps its BRAIN_URL (the proxy) and reconnects.
+    restartRuntime: async () => {
+      if (journal !== "sqlite") throw new Error("restart_runtime needs a sqlite journal");
+      await brain.close();
+      brain = await listenAgain(() => startBrain({ ...brainOptions, port, token }));
+      if (subject) await hostContracts(api, subject.hostId, connectTimeoutMs);
+    },
+  };
+  return {
+    ctx,
+    ...(connectError !== undefined ? { connectError } : {}),
+    close: async () => {
+      await subject?.stop();
+      await proxy.close();
+      await brain.close();
+      if (dataDir !== ":memory:") rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The port was just released; on a busy machine another listener may hold it for a moment. */
+async function listenAgain(start: () => Promise<Brain>): Promise<Brain> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await start();
+    } catch (e) {
+      if ((e as { code?: string }).code !== "EADDRINUSE" || attempt >= 20) throw e;
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 }
 
 export function formatTable(report: ConformanceReport): string {
   const width = Math.max(8, ...report.results.map((r) => r.name.length));
   const lines = [`subject: ${report.subject}`, `${"scenario".padEnd(width)}  result  first difference`];
-  for (const r of report.results) lines.push(`${r.name.padEnd(width)}  ${r.pass ? "pass  " : "FAIL  "}  ${r.pass ? "" : (r.detail ?? "").split("\n")[0]}`);
-  const passed = report.results.filter((r) => r.pass).length;
-  lines.push(`${passed} passed, ${report.results.length - passed} failed`);
+  for (const r of report.results) {
+    const result = r.na ? "n/a   " : r.pass ? "pass  " : "FAIL  ";
+    lines.push(`${r.name.padEnd(width)}  ${result}  ${r.pass ? "" : (r.detail ?? "").split("\n")[0]}`);
+  }
+  const passed = report.results.filter((r) => r.pass && !r.na).length;
+  const na = report.results.filter((r) => r.na).length;
+  lines.push(`${passed} passed, ${report.results.length - passed - na} failed${na ? `, ${na} n/a` : ""}`);
   if (report.unexpectedFailures.length) lines.push(`unexpected failures: ${report.unexpectedFailures.join(", ")}`);
   if (report.staleExpectedFailures.length) lines.push(`stale expected failures (now passing; remove them): ${report.staleExpectedFailures.join(", ")}`);
   return lines.join("\n");
@@ -109,12 +190,20 @@ if (isMain) {
   const value = (flag: string) => { const i = args.indexOf(flag); return i >= 0 ? args[i + 1] : undefined; };
   const subject = value("--subject");
   if (!subject) {
-    console.error('usage: brain-conformance --subject node|deno|command:"<shell command>" [--only <pattern>] [--report <file.json>] [--expected-failures <file.json>]');
+    console.error('usage: brain-conformance --subject node|deno|command:"<shell command>"|component:<file.wasm> [--only <pattern>] [--report <file.json>] [--expected-failures <file.json>] [--scenarios <dir>]');
     process.exit(2);
   }
   const failuresFile = value("--expected-failures");
   const expectedFailures = failuresFile && existsSync(failuresFile) ? (JSON.parse(readFileSync(failuresFile, "utf8")) as string[]) : [];
-  const report = await runConformance({ subject, only: value("--only"), expectedFailures, log: () => {} });
+  let report: ConformanceReport;
+  try {
+    const scenariosDir = value("--scenarios");
+    report = await runConformance({ subject, only: value("--only"), expectedFailures, log: () => {}, ...(scenariosDir ? { scenariosDir: resolve(scenariosDir) } : {}) });
+  } catch (e) {
+    // A bad scenario file or subject argument: a usage error, not a failing subject.
+    console.error(`brain-conformance: ${(e as Error).message}`);
+    process.exit(2);
+  }
   console.log(formatTable(report));
   const reportFile = value("--report");
   if (reportFile) writeFileSync(reportFile, JSON.stringify({ ...report, results: report.results.map(({ records, ...r }) => r) }, null, 2));

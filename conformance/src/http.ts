@@ -14,6 +14,13 @@ export class RuntimeApi {
     return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
   }
 
+  /** PUT raw bytes (a component upload), answering like `call`. */
+  async put<T>(path: string, bytes: Uint8Array, contentType: string): Promise<{ status: number; body: T }> {
+    const res = await fetch(new URL(path, this.url), { method: "PUT", headers: { authorization: `Bearer ${this.token}`, "content-type": contentType }, body: bytes });
+    const text = await res.text();
+    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
+  }
+
   async ok<T>(method: string, path: string, body?: unknown): Promise<T> {
     const res = await this.call<T | ErrorBody>(method, path, body);
     if (res.status >= 400) {

@@ -7,6 +7,8 @@ import { firstDifference, groupCalls } from "./journal-check.ts";
 export interface ScenarioResult {
   name: string;
   pass: boolean;
+  /** The subject's kind cannot take part (the scenario's `subjectKinds`): neither passed nor failed. */
+  na?: boolean;
   /** The first difference from the expectation, or the error that stopped the scenario. */
   detail?: string;
   ms: number;
@@ -22,8 +24,13 @@ export interface RunContext {
   contracts: Map<string, ToolContract>;
   /** Waits until the subject is connected again (after a dropped connection). */
   reconnected(): Promise<void>;
-  /** Kills the subject (SIGKILL for a process) and starts it again with the same host identity; resolves once it registered. */
-  restartSubject(): Promise<void>;
+  /**
+   * Kills the subject (SIGKILL for a process) and starts it again with the same host identity, as
+   * the plain catalogue or as `variant`; resolves once it registered.
+   */
+  restartSubject(variant?: string): Promise<void>;
+  /** Closes the runtime (calls may be open) and starts it again on the same data folder, URL and token; resolves once the subject is connected again. */
+  restartRuntime(): Promise<void>;
   timeoutMs: number;
 }
 
@@ -60,6 +67,7 @@ export async function runScenario(ctx: RunContext, s: Scenario): Promise<Scenari
     if (!contract) return fail(`the subject does not advertise tool ${name}`);
     tools.push(ctx.place(contract));
   }
+  let variant: string | undefined;
   const session = await ctx.api.ok<Session>("POST", "/v1/sessions", {
     model: { provider: "scripted", script: s.script },
     tools,
@@ -84,7 +92,10 @@ export async function runScenario(ctx: RunContext, s: Scenario): Promise<Scenari
           ctx.proxy.drop();
           await ctx.reconnected();
         } else if (action.do === "restart_subject") {
-          await ctx.restartSubject();
+          variant = action.variant;
+          await ctx.restartSubject(variant);
+        } else if (action.do === "restart_runtime") {
+          await ctx.restartRuntime();
         } else {
           const callId = (trigger.data as { callId?: string }).callId;
           await ctx.api.ok("POST", `/v1/sessions/${session.id}/cancel`, callId ? { callId } : {});
@@ -106,6 +117,8 @@ export async function runScenario(ctx: RunContext, s: Scenario): Promise<Scenari
     return diff ? fail(diff, records) : { name: s.name, pass: true, ms: Date.now() - started, records };
   } finally {
     await ctx.api.call("DELETE", `/v1/sessions/${session.id}`);
+    // A variant lasts for one scenario: the next one sees the plain catalogue again.
+    if (variant !== undefined) await ctx.restartSubject();
   }
 }
 

@@ -1,64 +1,69 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ScriptStep, ErrorInfo } from "@aexhq/brain-protocol";
+import { scenarioIssues } from "@aexhq/brain-protocol";
+import type { Scenario, SubjectKind } from "@aexhq/brain-protocol";
 
-/** What one call of a scenario must look like in the journal. Absent fields are not checked. */
-export interface ExpectedCall {
-  tool: string;
-  /** Record types of this call, in journal order, from tool.call_started to tool.finished. */
-  trace?: string[];
-  /** The status of the call's tool.finished record. */
-  status: "ok" | "error" | "timeout" | "cancelled" | "unknown";
-  /** For status error: the fields that must match (a subset of ErrorInfo). */
-  error?: Partial<ErrorInfo>;
-  /** The outcomes of the call's tool.result records, in order (deep-equal). */
-  results?: unknown[];
-  /** content of the last tool.result. */
-  content?: string;
-  /** The final ok value holds, under this key, the sequences returned by `await emit`; they must be the call's tool.event sequences, all before the result. */
-  emitSequencesInResult?: string;
-  /** Wait this long after the call finished before reading the journal (to catch late records). */
-  settleMs?: number;
+// The format is contract/conformance-scenario.schema.json; codegen compiles it into the
+// `Scenario` type and the `scenarioIssues` validator of @aexhq/brain-protocol.
+export type { Scenario, ExpectedCall, ExpectedError, Action as ScenarioAction, RecordType, SubjectKind, CatalogueVariant } from "@aexhq/brain-protocol";
+
+/** A scenario file the runner refuses: names the file and the JSON path of the first problem. */
+export class ScenarioFileError extends Error {
+  readonly code = "invalid_scenario";
+  constructor(readonly file: string, readonly path: string, readonly problem: string) {
+    super(`${file}: ${path || "/"}: ${problem}`);
+  }
 }
 
-export interface ScenarioAction {
-  /** Run when the first record of this type appears. */
-  when: string;
-  do: "cancel_call" | "drop_connection" | "restart_subject";
-  delayMs?: number;
+/**
+ * Checks one parsed scenario file: the schema, then the rules a schema cannot say (the file name,
+ * which actions need what). Returns the problems, empty = valid.
+ */
+export function scenarioProblems(file: string, value: unknown): { path: string; message: string }[] {
+  const found = scenarioIssues(value);
+  if (found.length) return found;
+  const s = value as Scenario;
+  if (`${s.name}.json` !== file) return [{ path: "/name", message: `must match the file name (${file})` }];
+  for (const [i, a] of (s.actions ?? []).entries()) {
+    if (a.variant !== undefined && a.do !== "restart_subject") return [{ path: `/actions/${i}/variant`, message: "only restart_subject takes a variant" }];
+    if (a.do === "restart_runtime" && s.runtime?.journal !== "sqlite") {
+      return [{ path: `/actions/${i}/do`, message: 'restart_runtime needs "runtime": {"journal": "sqlite"} (an in-memory journal does not survive a restart)' }];
+    }
+  }
+  return [];
 }
 
-export interface Scenario {
-  name: string;
-  description: string;
-  script: ScriptStep[];
-  deadlineMs?: number;
-  actions?: ScenarioAction[];
-  /** Send a second user message once the first turn ended and every action ran (the script continues). */
-  secondMessage?: boolean;
-  expect: {
-    turn: "completed" | "failed";
-    /** The scenario continues after the turn until a wake turn completes. */
-    waitForWake?: boolean;
-    calls: ExpectedCall[];
-  };
-}
-
+/** Loads every scenario of `dir`, sorted by name; throws ScenarioFileError for the first bad file. */
 export function loadScenarios(dir: string): Scenario[] {
   return readdirSync(dir)
     .filter((f) => f.endsWith(".json"))
     .sort()
     .map((f) => {
-      const s = JSON.parse(readFileSync(join(dir, f), "utf8")) as Scenario;
-      if (`${s.name}.json` !== f) throw new Error(`${f}: scenario name must match its file name`);
-      if (!Array.isArray(s.script) || !s.expect || !Array.isArray(s.expect.calls)) throw new Error(`${f}: needs script and expect.calls`);
-      return s;
+      let value: unknown;
+      try {
+        value = JSON.parse(readFileSync(join(dir, f), "utf8"));
+      } catch (e) {
+        throw new ScenarioFileError(join(dir, f), "", `not JSON: ${(e as Error).message}`);
+      }
+      const problem = scenarioProblems(f, value)[0];
+      if (problem) throw new ScenarioFileError(join(dir, f), problem.path, problem.message);
+      return value as Scenario;
     });
 }
 
 /** Tool names a scenario calls, in first-use order. */
 export function toolsOf(s: Scenario): string[] {
   return [...new Set(s.script.flatMap((step) => (step.toolCalls ?? []).map((c) => c.name)))];
+}
+
+/** Whether a subject of this kind can take part in the scenario (else it is reported n/a). */
+export function appliesTo(s: Scenario, kind: SubjectKind): boolean {
+  return s.subjectKinds === undefined || s.subjectKinds.includes(kind);
+}
+
+/** The journal a scenario's runtime needs; scenarios with the same one share a runtime. */
+export function journalOf(s: Scenario): "memory" | "sqlite" {
+  return s.runtime?.journal ?? "memory";
 }
 
 /** `--only` matches a substring or a glob with `*`. */

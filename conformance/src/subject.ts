@@ -6,9 +6,12 @@ export const repoRoot = join(import.meta.dirname, "../..");
 const deno = join(repoRoot, "node_modules/.bin/deno");
 const catalogue = join(repoRoot, "conformance/subjects/catalogue.ts");
 
-export interface SubjectSpec { kind: "node" | "deno" | "command"; label: string; argv: string[]; shell: boolean }
+export interface SubjectSpec { kind: "node" | "deno" | "command" | "component"; label: string; argv: string[]; shell: boolean }
 
-/** `node`, `deno` or `command:"<shell command>"`, as given to --subject. */
+/** The environment variable naming the catalogue variant a subject is started as. */
+export const VARIANT_ENV = "BRAIN_CONFORMANCE_VARIANT";
+
+/** `node`, `deno`, `command:"<shell command>"` or `component:<file.wasm>`, as given to --subject. */
 export function parseSubject(arg: string): SubjectSpec {
   if (arg === "node") {
     return { kind: "node", label: "node", shell: false, argv: [process.execPath, "--conditions=brain-source", "--import", "tsx", catalogue] };
@@ -17,21 +20,28 @@ export function parseSubject(arg: string): SubjectSpec {
     // The minimal permissions a host needs: the network (to reach Brain) and its BRAIN_* variables.
     return {
       kind: "deno", label: "deno", shell: false,
-      argv: [deno, "run", "--quiet", `--config=${join(repoRoot, "sdk-deno/deno.json")}`, "--allow-net", "--allow-env=BRAIN_URL,BRAIN_TOKEN,BRAIN_HOST_ID,BRAIN_HOST_SECRET", catalogue],
+      argv: [deno, "run", "--quiet", `--config=${join(repoRoot, "sdk-deno/deno.json")}`, "--allow-net", `--allow-env=BRAIN_URL,BRAIN_TOKEN,BRAIN_HOST_ID,BRAIN_HOST_SECRET,${VARIANT_ENV}`, catalogue],
     };
   }
   if (arg.startsWith("command:")) return { kind: "command", label: arg, shell: true, argv: [arg.slice("command:".length)] };
-  throw new Error(`unknown subject ${JSON.stringify(arg)}: use node, deno or command:"<shell command>"`);
+  // A component is no process: the runner uploads the file and places the catalogue tools on it.
+  if (arg.startsWith("component:")) return { kind: "component", label: arg, shell: false, argv: [arg.slice("component:".length)] };
+  throw new Error(`unknown subject ${JSON.stringify(arg)}: use node, deno, command:"<shell command>" or component:<file.wasm>`);
 }
 
 export interface SubjectIdentity { hostId: string; secret: string }
 
 export interface RunningSubject { hostId: string; identity: SubjectIdentity; process: ChildProcess; output: () => string; stop(signal?: NodeJS.Signals): Promise<void> }
 
-/** Starts the subject; pass `identity` to start it again as the same host (a restarted application). */
-export function startSubject(spec: SubjectSpec, brainUrl: string, token: string, identity?: SubjectIdentity): RunningSubject {
+/**
+ * Starts the subject; pass `identity` to start it again as the same host (a restarted application)
+ * and `variant` to start it as a catalogue variant (BRAIN_CONFORMANCE_VARIANT).
+ */
+export function startSubject(spec: SubjectSpec, brainUrl: string, token: string, identity?: SubjectIdentity, variant?: string): RunningSubject {
   const { hostId, secret } = identity ?? { hostId: `conformance-${randomBytes(4).toString("hex")}`, secret: randomBytes(24).toString("hex") };
-  const env = { ...process.env, BRAIN_URL: brainUrl, BRAIN_TOKEN: token, BRAIN_HOST_ID: hostId, BRAIN_HOST_SECRET: secret };
+  const env: NodeJS.ProcessEnv = { ...process.env, BRAIN_URL: brainUrl, BRAIN_TOKEN: token, BRAIN_HOST_ID: hostId, BRAIN_HOST_SECRET: secret };
+  delete env[VARIANT_ENV];
+  if (variant !== undefined) env[VARIANT_ENV] = variant;
   const child = spec.shell
     ? spawn(spec.argv[0]!, { shell: true, env, stdio: ["ignore", "pipe", "pipe"], detached: true })
     : spawn(spec.argv[0]!, spec.argv.slice(1), { env, stdio: ["ignore", "pipe", "pipe"], detached: true });

@@ -2,7 +2,9 @@
 // be. The conformance tests run it to prove the suite fails the matching scenarios:
 //   echo             sends its result twice (a replayed frame), so outcome-ok sees two results;
 //   fail             drops `retryable`, so outcome-error-keeps-fields differs;
-//   emit_then_finish claims sequences without awaiting `committed`, so they are not the journal's.
+//   emit_then_finish claims sequences without awaiting `committed`, so they are not the journal's;
+//   versioned        runs by tool name whatever the invoke's digest, so after a restart as the
+//                    changed-schema variant it serves a contract it no longer advertises.
 import WebSocket from "ws";
 import { contractDigest } from "@aexhq/brain-runtime";
 import type { ToolContract, InvokeFrame } from "@aexhq/brain-protocol";
@@ -13,10 +15,14 @@ const env = (name: string) => {
   return v;
 };
 
+const changed = process.env.BRAIN_CONFORMANCE_VARIANT === "changed-schema";
 const schemas: Record<string, object> = {
   echo: { type: "object", properties: { value: {} }, required: ["value"] },
   fail: { type: "object", properties: { code: { type: "string" }, message: { type: "string" }, retryable: { type: "boolean" }, details: {} }, required: ["code", "message"] },
   emit_then_finish: { type: "object", properties: { count: { type: "integer" } }, required: ["count"] },
+  versioned: changed
+    ? { type: "object", properties: { ms: { type: "integer" }, note: { type: "string" } }, required: ["ms", "note"] }
+    : { type: "object", properties: { ms: { type: "integer" } }, required: ["ms"] },
 };
 const tools: ToolContract[] = Object.entries(schemas).map(([name, inputSchema]) => ({
   name, description: `broken ${name}`, inputSchema, digest: contractDigest({ name, inputSchema }),
@@ -44,6 +50,9 @@ function connect(): void {
       const sequences: number[] = [];
       for (let i = 0; i < (input.count as number); i++) { send({ type: "emit", callId, kind: "progress", data: { i } }); sequences.push(i + 1); }
       send({ type: "finish", callId, outcome: { status: "ok", value: { sequences } } });
+    } else if (tool === "versioned") {
+      const value = { slept: input.ms, variant: changed ? "changed-schema" : "original" };
+      setTimeout(() => send({ type: "finish", callId, outcome: { status: "ok", value } }), input.ms as number);
     }
   });
   ws.on("close", () => setTimeout(connect, 100));

@@ -28,6 +28,31 @@ const malformed: Record<string, unknown> = {
   timeout_with_value: { status: "timeout", value: 1 },
 };
 
+/**
+ * `versioned` is the tool whose advertised input schema the `changed-schema` variant changes (it
+ * adds a required `note: string`); its behaviour is the same and it reports which variant ran.
+ */
+function versioned(variant: string | undefined) {
+  const changed = variant === "changed-schema";
+  const input = changed ? z.object({ ms: z.number().int(), note: z.string() }) : z.object({ ms: z.number().int() });
+  return tool({
+    name: "versioned", description: "Sleep observing the signal; its input schema depends on the catalogue variant.",
+    input,
+    run: async ({ ms }, ctx) => {
+      await sleep(ms, ctx.signal);
+      if (ctx.signal.aborted) return;
+      return ctx.finish({ slept: ms, variant: changed ? "changed-schema" : "original" });
+    },
+  });
+}
+
+/** The catalogue as a variant (BRAIN_CONFORMANCE_VARIANT) advertises it; undefined = the plain catalogue. */
+export function catalogueFor(variant: string | undefined) {
+  if (variant !== undefined && variant !== "changed-schema") throw new Error(`unknown catalogue variant ${JSON.stringify(variant)}`);
+  return [...catalogue, versioned(variant)];
+}
+
+/** Every catalogue tool except `versioned` (whose schema depends on the variant). */
 export const catalogue = [
   tool({ name: "echo", description: "Finish with the input value.", input: z.object({ value: z.json() }), run: async ({ value }, ctx) => ctx.finish({ value }) }),
   tool({

@@ -1,8 +1,12 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { join } from "node:path";
+import { mkdtempSync, rmSync, writeFileSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { spawnSync } from "node:child_process";
 import { runConformance, formatTable } from "../src/cli.ts";
 import { repoRoot } from "../src/subject.ts";
+import { loadScenarios, ScenarioFileError } from "../src/scenario.ts";
 
 const quiet = () => undefined;
 
@@ -22,13 +26,15 @@ const broken = `command:${process.execPath} --conditions=brain-source --import t
 test("a deliberately broken subject fails exactly the scenarios it breaks", async () => {
   const report = await runConformance({ subject: broken, only: "*", log: quiet });
   const failed = new Set(report.results.filter((r) => !r.pass).map((r) => r.name));
-  for (const name of ["outcome-ok", "outcome-error-keeps-fields", "emit-sequences-before-result"]) {
+  for (const name of ["outcome-ok", "outcome-error-keeps-fields", "emit-sequences-before-result", "reattach-refused-on-schema-mismatch"]) {
     assert.ok(failed.has(name), `${name} should fail for the broken subject:\n${formatTable(report)}`);
   }
   const detail = (name: string) => report.results.find((r) => r.name === name)!.detail ?? "";
   assert.match(detail("outcome-ok"), "got #"); // the trace shows the replayed second tool.result
   assert.match(detail("outcome-error-keeps-fields"), "error.retryable");
   assert.match(detail("emit-sequences-before-result"), "await emit returned");
+  // It ran the changed handler for the session's original contract instead of refusing it.
+  assert.match(detail("reattach-refused-on-schema-mismatch"), "call 2 (versioned): expected status error");
   assert.not.ok(report.ok);
 });
 
@@ -47,6 +53,51 @@ test("a subject that never connects fails with a clear message within a bounded 
   assert.not.ok(report.ok);
   assert.match(report.results[0]!.detail ?? "", "never registered");
   assert.ok(Date.now() - started < 10_000, "bounded");
+});
+
+/** A copy of a real scenario with one field broken, in a temp folder of its own. */
+function badScenarioDir(edit: (s: Record<string, any>) => void): string {
+  const dir = mkdtempSync(join(tmpdir(), "brain-bad-scenario-"));
+  const s = JSON.parse(readFileSync(join(repoRoot, "conformance/scenarios/outcome-ok.json"), "utf8"));
+  edit(s);
+  writeFileSync(join(dir, "outcome-ok.json"), JSON.stringify(s));
+  return dir;
+}
+
+test("a malformed scenario file is refused with the file and the path of the problem", () => {
+  const dir = badScenarioDir((s) => { s.expect.calls[0].status = "done"; });
+  try {
+    let error: unknown;
+    try { loadScenarios(dir); } catch (e) { error = e; }
+    assert.instance(error, ScenarioFileError);
+    const e = error as ScenarioFileError;
+    assert.is(e.file, join(dir, "outcome-ok.json"));
+    assert.is(e.path, "/expect/calls/0/status");
+    assert.match(e.message, `${join(dir, "outcome-ok.json")}: /expect/calls/0/status`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("rules the schema cannot say are checked too: restart_runtime needs a sqlite journal", () => {
+  const dir = badScenarioDir((s) => { s.actions = [{ when: "tool.call_started", do: "restart_runtime" }]; });
+  try {
+    assert.throws(() => loadScenarios(dir), (e: Error) => e instanceof ScenarioFileError && e.path === "/actions/0/do" && /sqlite/.test(e.message));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the CLI exits 2 on a malformed scenario file, naming the file and the path", () => {
+  const dir = badScenarioDir((s) => { s.actions = [{ when: "tool.call_started", do: "explode" }]; });
+  try {
+    const r = spawnSync(process.execPath, ["--conditions=brain-source", "--import", "tsx", join(repoRoot, "conformance/src/cli.ts"), "--subject", "node", "--scenarios", dir], { encoding: "utf8" });
+    assert.is(r.status, 2, r.stderr);
+    assert.match(r.stderr, join(dir, "outcome-ok.json"));
+    assert.match(r.stderr, "/actions/0/do");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test.run();
