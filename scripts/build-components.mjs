@@ -37,11 +37,12 @@ function hashOf(paths, extra = "") {
   return h.digest("hex").slice(0, 16);
 }
 
-/** Runs `make(tmpFile)` unless the cache already holds `name-hash.wasm`; the write is atomic. */
-async function cached(name, hash, make) {
+/** Runs `make(tmpFile)` unless the cache already holds `name-hash.wasm`; the write is atomic. With `cachedOnly`, returns undefined instead of building. */
+async function cached(name, hash, make, cachedOnly = false) {
   mkdirSync(CACHE, { recursive: true });
   const out = join(CACHE, `${name}-${hash}.wasm`);
   if (existsSync(out)) return { path: out, cached: true };
+  if (cachedOnly) return undefined;
   const bytes = await make();
   const tmp = `${out}.${process.pid}.tmp`;
   writeFileSync(tmp, bytes);
@@ -74,7 +75,8 @@ export async function buildRust() {
   });
 }
 
-export async function buildJs() {
+/** `{ cachedOnly: true }`: only the cached build, or undefined (the cold build takes ~20 s; the bench's --quick skips it). */
+export async function buildJs({ cachedOnly = false } = {}) {
   const base = join(ROOT, "examples", "inspect-js");
   const inputs = [...files(join(base, "src")), ...files(join(base, "wit")), TOOL_WIT];
   const version = JSON.parse(readFileSync(join(ROOT, "node_modules", "@bytecodealliance", "componentize-js", "package.json"), "utf8")).version;
@@ -101,7 +103,7 @@ export async function buildJs() {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }, cachedOnly);
 }
 
 /** The WAT fixtures of runtime/test/component-fixtures, each embedded into the tool world. */
