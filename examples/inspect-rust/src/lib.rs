@@ -56,8 +56,13 @@
 //!   telemetry(level, message_ptr, message_len)
 //!
 //! Memory: the component must export `memory` (rustc does) and `cabi_realloc`. Since `run`
-//! returns nothing, no `cabi_post_run` is needed. The instance is used for one invocation, so a
-//! bump allocator that never frees is enough.
+//! returns nothing, no `cabi_post_run` is needed.
+//!
+//! Instance lifetime: the runtime keeps one warm instance per binding worker and reuses it for the
+//! binding's next invocation after a clean return (a trap retires it). So globals survive between
+//! invocations of one binding, and whatever `run` allocates must be released by the time it
+//! returns. Here that is one line: the bump allocator is reset to its base when `run` returns
+//! (the input strings the host placed with `cabi_realloc` belong to the call, too).
 
 #![no_std]
 
@@ -66,6 +71,7 @@ use core::arch::wasm32;
 // ---------------------------------------------------------------------------------------------
 // Allocation: a bump allocator over memory grown on demand.
 
+static mut HEAP_BASE: usize = 0;
 static mut HEAP_NEXT: usize = 0;
 static mut HEAP_END: usize = 0;
 const PAGE: usize = 65536;
@@ -73,7 +79,8 @@ const PAGE: usize = 65536;
 unsafe fn alloc(size: usize, align: usize) -> *mut u8 {
     if HEAP_NEXT == 0 {
         // Start after everything rustc laid out: the current end of memory.
-        HEAP_NEXT = wasm32::memory_size(0) * PAGE;
+        HEAP_BASE = wasm32::memory_size(0) * PAGE;
+        HEAP_NEXT = HEAP_BASE;
         HEAP_END = HEAP_NEXT;
     }
     let start = (HEAP_NEXT + align - 1) & !(align - 1);
@@ -370,6 +377,18 @@ fn finish_error(code: &[u8], message: &[u8]) {
 /// `export run: func(invocation: invocation)`, flattened (see the header).
 #[no_mangle]
 pub unsafe extern "C" fn run(
+    input_ptr: *const u8, input_len: usize,
+    options_ptr: *const u8, options_len: usize,
+    descriptor_some: u32, descriptor_ptr: *const u8, descriptor_len: usize,
+    deadline_at_ms: u64,
+) {
+    inspect(input_ptr, input_len, options_ptr, options_len, descriptor_some, descriptor_ptr, descriptor_len, deadline_at_ms);
+    // Everything allocated for this invocation is dead now: the next one starts from the base.
+    // (Memory already grown stays grown; the next calls reuse it.)
+    HEAP_NEXT = HEAP_BASE;
+}
+
+unsafe fn inspect(
     input_ptr: *const u8, input_len: usize,
     options_ptr: *const u8, options_len: usize,
     _descriptor_some: u32, _descriptor_ptr: *const u8, _descriptor_len: usize,

@@ -6,7 +6,7 @@ import type { CallHandle, CallInvocation, CallSink, Environment } from "../envir
 import { BrainRuntimeError, toErrorInfo } from "../../errors.ts";
 import { validateSchema } from "./json-schema.ts";
 import { checkGuestOutcome } from "./outcome.ts";
-import { BRIDGE_REPLY_BYTES, WorkerPool } from "./pool.ts";
+import { WorkerPool } from "./pool.ts";
 import type { Preopen, WorkerSlot } from "./pool.ts";
 import { ComponentStore } from "./store.ts";
 
@@ -106,31 +106,26 @@ export class ComponentEnvironment implements Environment {
       this.pool.release(slot);
       return noop;
     }
-    this.run(slot, call, sink, () => stopped);
+    const running = this.run(slot, call, sink, () => stopped);
     return {
       stop: () => {
-        if (stopped) return;
+        // Once run has returned, the worker may already serve the binding's next call.
+        if (stopped || !running()) return;
         stopped = true;
         void this.pool.kill(slot);
       },
     };
   }
 
-  private run(slot: WorkerSlot, call: CallInvocation, sink: CallSink, isStopped: () => boolean): void {
-    const { worker } = slot;
-    const header = new Int32Array(slot.sab, 0, 2);
-    const replyArea = new Uint8Array(slot.sab, 8);
-    const encoder = new TextEncoder();
+  /** Runs one invocation on the slot's warm instance; returns whether the guest's run is still executing. */
+  private run(slot: WorkerSlot, call: CallInvocation, sink: CallSink, isStopped: () => boolean): () => boolean {
+    const { worker, channel } = slot;
     const outputSchema = call.tool.contract.outputSchema;
     let ended = false;
 
     const reply = (body: { ok?: unknown; err?: ErrorInfo }) => {
-      let bytes = encoder.encode(JSON.stringify(body));
-      if (bytes.length > BRIDGE_REPLY_BYTES) bytes = encoder.encode(JSON.stringify({ err: { code: "body_too_large", message: "reply too large for the bridge" } }));
-      replyArea.set(bytes);
-      Atomics.store(header, 1, bytes.length);
-      Atomics.store(header, 0, 1);
-      Atomics.notify(header, 0);
+      if (ended) return;
+      if (!channel.send(body)) channel.send({ err: { code: "body_too_large", message: "reply too large for the component bridge" } });
     };
     const outcomeOf = (json: string | undefined) => (json === undefined ? undefined : checkGuestOutcome(json, outputSchema));
     // The brain:tool/host functions, typed by the code generated from tool.wit: a function added
@@ -164,7 +159,7 @@ export class ComponentEnvironment implements Environment {
     const end = async (error: string | undefined) => {
       if (ended) return;
       ended = true;
-      worker.off("message", onMessage);
+      clearTimeout(overrun);
       worker.off("error", onError);
       worker.off("exit", onExit);
       worker.stdout.off("data", onStdout);
@@ -174,7 +169,7 @@ export class ComponentEnvironment implements Environment {
         await sink.finish({ status: "error", error: { code: "tool_error", message } }).catch(() => {});
       }
     };
-    const onMessage = (m: CallMessage) => {
+    const onRequest = (m: CallMessage) => {
       if (m.type === "call") {
         dispatchHostImport(host, m.op ?? "", m.args).then(
           (ok) => reply({ ok }),
@@ -184,7 +179,19 @@ export class ComponentEnvironment implements Environment {
         // No result in the WIT, so nobody to tell: a refused `returned` (already finished) is moot.
         dispatchHostImport(host, m.op ?? "", m.args).catch(() => {});
       } else if (m.type === "done") {
-        void end(m.error === undefined ? undefined : `component trapped: ${m.error}`).then(() => this.pool.release(slot));
+        // A trapped instance is never run again: its worker is retired, not returned to the pool.
+        const trapped = m.error !== undefined;
+        void end(m.error).then(() => (trapped ? this.pool.kill(slot) : this.pool.release(slot)));
+      }
+    };
+    const pump = async () => {
+      while (!ended) {
+        const batch = await channel.next();
+        if (batch === undefined) return; // the worker is gone; its exit event ends the call
+        for (const m of batch) {
+          if (ended) return;
+          onRequest(m as CallMessage);
+        }
       }
     };
     const onError = (e: Error) => {
@@ -192,7 +199,6 @@ export class ComponentEnvironment implements Environment {
       void end(oom ? "component worker exceeded its memory limit" : `component worker failed: ${e.message}`);
     };
     const onExit = () => void end("component worker exited");
-    worker.on("message", onMessage);
     worker.on("error", onError);
     worker.on("exit", onExit);
     // Guest stdout/stderr are diagnostics too: telemetry, never the journal.
@@ -201,8 +207,15 @@ export class ComponentEnvironment implements Environment {
     worker.stdout.on("data", onStdout);
     worker.stderr.on("data", onStderr);
 
+    // A run still executing at the deadline is killed even when the call already finished (a
+    // guest may go on after finish); the dispatcher's own timer ends an unfinished call.
+    const overrun = call.deadlineAt === null ? undefined : setTimeout(() => {
+      if (!ended && sink.finished) void this.pool.kill(slot);
+    }, Math.max(0, call.deadlineAt - Date.now()) + 50);
+    overrun?.unref();
+
     const opts = call.tool.options;
-    worker.postMessage({
+    const sent = channel.send({
       type: "invoke",
       invocation: {
         input: JSON.stringify(call.input),
@@ -211,6 +224,12 @@ export class ComponentEnvironment implements Environment {
         deadlineAtMs: call.deadlineAt ?? 0,
       },
     });
+    if (!sent) {
+      void end("the invocation is too large for the component bridge").then(() => this.pool.release(slot));
+      return () => false;
+    }
+    void pump();
+    return () => !ended;
   }
 
   private record(entry: TelemetryEntry): void {

@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
-
-/** Byte size of the reply area of the bridge's SharedArrayBuffer (after the 8-byte header). */
-export const BRIDGE_REPLY_BYTES = 4 * 1024 * 1024;
+import { BrainRuntimeError } from "../../errors.ts";
+import { CHANNEL, MainChannel, channelBuffer } from "./channel.ts";
+import { MemoryCapError, capMemories } from "./memory-cap.ts";
 
 export interface Preopen {
   hostPath: string;
@@ -13,7 +13,7 @@ export interface Preopen {
 /** One worker thread serving one binding (component digest + grant + workspace). */
 export interface WorkerSlot {
   worker: Worker;
-  sab: SharedArrayBuffer;
+  channel: MainChannel;
   key: string;
   idleTimer?: NodeJS.Timeout;
 }
@@ -26,9 +26,9 @@ const WORKER_URL = new URL("./worker.mjs", import.meta.url);
 const IDLE_MS = 60_000;
 
 /**
- * Warm workers per binding. A worker runs one invocation at a time; an idle one is reused (its
- * compiled core modules and loaded shims stay warm, but each call gets a fresh instance). A
- * worker whose call was stopped (deadline, cancel) is terminated, never reused.
+ * Warm workers per binding. A worker runs one invocation at a time and keeps one warm component
+ * instance; an idle worker is reused by the next call of the same binding. A worker whose call was
+ * stopped (deadline, cancel) or trapped is terminated, never reused.
  */
 export class WorkerPool {
   private idle = new Map<string, WorkerSlot[]>();
@@ -37,13 +37,26 @@ export class WorkerPool {
 
   constructor(private memoryLimitMb: number) {}
 
-  /** Core modules compiled once per transpiled dir, shared with every worker by structured clone. */
+  /**
+   * Core modules compiled once per transpiled dir, shared with every worker by structured clone.
+   * Their linear memories are capped at memoryLimitMb here (not at admission), so changing
+   * BRAIN_COMPONENT_MEMORY_MB applies to components admitted earlier too.
+   */
   private modules(dir: string): Promise<Record<string, CoreModule>> {
     let p = this.compiled.get(dir);
     if (!p) {
       p = (async () => {
         const out: Record<string, CoreModule> = {};
-        for (const f of readdirSync(dir).filter((n) => n.endsWith(".wasm"))) out[f] = await wasm.compile(readFileSync(join(dir, f)));
+        for (const f of readdirSync(dir).filter((n) => n.endsWith(".wasm"))) {
+          let bytes: Uint8Array;
+          try {
+            bytes = capMemories(new Uint8Array(readFileSync(join(dir, f))), this.memoryLimitMb * 1024 * 1024);
+          } catch (e) {
+            if (e instanceof MemoryCapError) throw new BrainRuntimeError("tool_error", `component cannot run within its memory limit: ${e.message}`);
+            throw e;
+          }
+          out[f] = await wasm.compile(bytes);
+        }
         return out;
       })();
       p.catch(() => this.compiled.delete(dir));
@@ -60,27 +73,31 @@ export class WorkerPool {
       return warm;
     }
     const modules = await this.modules(dir);
-    const sab = new SharedArrayBuffer(8 + BRIDGE_REPLY_BYTES);
+    const sab = channelBuffer();
     const worker = new Worker(WORKER_URL, {
-      workerData: { dir, modules, preopen, sab },
-      // The JS heap of the guest's bindings and shims; linear memory is bounded by wasm32 itself.
+      workerData: { dir, modules, preopen, sab, channelSizes: CHANNEL, memoryCapBytes: this.memoryLimitMb * 1024 * 1024 },
+      // The JS heap of the guest's bindings and shims; linear memory is capped in modules().
       resourceLimits: { maxOldGenerationSizeMb: this.memoryLimitMb, maxYoungGenerationSizeMb: 32 },
       stdout: true,
       stderr: true,
       execArgv: [],
     });
-    const slot: WorkerSlot = { worker, sab, key };
+    const slot: WorkerSlot = { worker, channel: new MainChannel(sab), key };
     this.all.add(slot);
     worker.once("exit", () => this.forget(slot));
     await new Promise<void>((resolve, reject) => {
-      const onMessage = (m: { type: string }) => {
-        if (m.type === "ready") {
-          worker.off("error", onError);
-          worker.off("message", onMessage);
-          resolve();
-        }
+      const onMessage = (m: { type: string; error?: string }) => {
+        if (m.type !== "ready") return;
+        worker.off("error", onError);
+        worker.off("message", onMessage);
+        if (m.error === undefined) return resolve();
+        void this.kill(slot);
+        reject(new BrainRuntimeError("tool_error", `component could not be instantiated: ${m.error}`));
       };
-      const onError = (e: Error) => reject(e);
+      const onError = (e: Error) => {
+        this.forget(slot);
+        reject(e);
+      };
       worker.on("message", onMessage);
       worker.once("error", onError);
     });
@@ -103,6 +120,7 @@ export class WorkerPool {
 
   private forget(slot: WorkerSlot): void {
     clearTimeout(slot.idleTimer);
+    slot.channel.close();
     this.all.delete(slot);
     const list = this.idle.get(slot.key);
     if (list) {

@@ -4,37 +4,33 @@
 // this file must load as-is from source and from a build.
 //
 // The guest calls host imports synchronously, but every commit happens asynchronously on the main
-// thread. The bridge: the worker posts {type:"call"} and blocks in Atomics.wait on a
-// SharedArrayBuffer until the main thread writes the JSON reply and notifies. Layout (shared
-// with bridge.ts): Int32 [0] = state (0 pending, 1 reply ready), Int32 [1] = reply byte length,
-// reply UTF-8 bytes from byte 8.
+// thread. The bridge is a SharedArrayBuffer channel (layout in channel.ts): a host call appends
+// {type:"call"} to the request ring and blocks in Atomics.wait until the main thread writes the
+// JSON reply into the command area; invocations arrive through the same command area. No
+// postMessage on the call path.
 import { parentPort, workerData } from "node:worker_threads";
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 import { WASIShim } from "@bytecodealliance/preview2-shim/instantiation";
 import { createFilesystem } from "@bytecodealliance/preview2-shim/filesystem";
 import { HOST_IMPORT_KEY, hostImports } from "@aexhq/brain-protocol/host-imports";
+import { workerChannel } from "./channel-worker.mjs";
 
-const { dir, modules, preopen, sab } = workerData;
-const header = new Int32Array(sab, 0, 2);
-const replyBytes = new Uint8Array(sab, 8);
-const decoder = new TextDecoder();
+const { dir, modules, preopen, sab, channelSizes, memoryCapBytes } = workerData;
+const channel = workerChannel(sab, channelSizes);
 
 /**
- * The bridge the generated host imports call. `call` posts {type:"call"} and blocks until the main
- * thread writes the reply ({ok} or {err}) and notifies; `post` sends {type:"post"} without
- * waiting. Both go through one channel, so the main thread sees them in call order.
+ * The bridge the generated host imports call. `call` appends {type:"call"} and blocks until the
+ * main thread writes the reply ({ok} or {err}); `post` appends {type:"post"} without waiting. Both
+ * go through one ring, so the main thread sees them in call order.
  */
 const bridge = {
   call(op, args) {
-    Atomics.store(header, 0, 0);
-    parentPort.postMessage({ type: "call", op, args });
-    Atomics.wait(header, 0, 0);
-    const len = Atomics.load(header, 1);
-    return JSON.parse(decoder.decode(replyBytes.slice(0, len)));
+    if (!channel.request({ type: "call", op, args })) return { err: { code: "body_too_large", message: `${op} arguments are too large for the component bridge` } };
+    return channel.receive();
   },
   post(op, args) {
-    parentPort.postMessage({ type: "post", op, args });
+    channel.request({ type: "post", op, args });
   },
 };
 
@@ -94,11 +90,45 @@ const wasi = new WASIShim({
 const { instantiate } = await import(pathToFileURL(join(dir, "component.js")).href);
 const getCoreModule = (name) => modules[name] ?? WebAssembly.compileStreaming?.(name);
 
-parentPort.on("message", async (m) => {
-  if (m.type !== "invoke") return;
+// The linear memories of the guest's core instances, to tell a trap at the memory cap apart.
+const memories = [];
+const instantiateCore = async (module, imports) => {
+  const instance = await WebAssembly.instantiate(module, imports);
+  for (const v of Object.values(instance.exports)) if (v instanceof WebAssembly.Memory) memories.push(v);
+  return instance;
+};
+
+const mib = (bytes) => (bytes / (1024 * 1024)).toFixed(0);
+/** The end of a trapped run, in words; a guest that ran into the linear memory cap says so. */
+function trapMessage(e) {
+  const text = e instanceof Error ? e.message : String(e?.payload?.message ?? e);
+  const used = Math.max(0, ...memories.map((m) => m.buffer.byteLength));
+  // Allocators grow in steps, so "at the limit" means within one step (1 MiB or 1/16 of the cap).
+  if (memoryCapBytes && used >= memoryCapBytes - Math.max(1 << 20, memoryCapBytes / 16)) {
+    return `component trapped at its linear memory limit (${mib(used)} of ${mib(memoryCapBytes)} MiB, BRAIN_COMPONENT_MEMORY_MB): ${text}`;
+  }
+  return `component trapped: ${text}`;
+}
+
+// One warm instance per worker, created before the first invocation and reused by every later
+// invocation of this binding while its runs end cleanly. A run that traps is the instance's last:
+// the main thread retires the worker (see docs/decisions/components.md for the isolation argument).
+let instance;
+try {
+  instance = await instantiate(getCoreModule, { ...wasi.getImportObject(), [HOST_IMPORT_KEY]: host }, instantiateCore);
+} catch (e) {
+  parentPort.postMessage({ type: "ready", error: e instanceof Error ? e.message : String(e) });
+  process.exit(1);
+}
+parentPort.postMessage({ type: "ready" });
+// A pending Atomics.waitAsync does not keep a thread alive; a listening port does.
+parentPort.on("message", () => {});
+
+for (;;) {
+  const m = await channel.receiveAsync();
+  if (m.type !== "invoke") continue;
+  let error;
   try {
-    // A fresh instance per invocation: no guest state leaks from one call to the next.
-    const instance = await instantiate(getCoreModule, { ...wasi.getImportObject(), [HOST_IMPORT_KEY]: host });
     const inv = m.invocation;
     instance.run({
       input: inv.input,
@@ -106,9 +136,8 @@ parentPort.on("message", async (m) => {
       descriptor: inv.descriptor ?? undefined,
       deadlineAtMs: BigInt(inv.deadlineAtMs),
     });
-    parentPort.postMessage({ type: "done" });
   } catch (e) {
-    parentPort.postMessage({ type: "done", error: e instanceof Error ? e.message : String(e?.payload?.message ?? e) });
+    error = trapMessage(e);
   }
-});
-parentPort.postMessage({ type: "ready" });
+  channel.request(error === undefined ? { type: "done" } : { type: "done", error });
+}

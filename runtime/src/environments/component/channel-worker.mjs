@@ -1,0 +1,70 @@
+// The worker side of the runtime <-> component worker channel. The layout is documented in
+// channel.ts (the main-thread side); the sizes arrive in workerData from its CHANNEL constant.
+// Plain JavaScript, like worker.mjs, because worker threads do not run the tsx loader.
+
+const CMD_SEQ = 0;
+const CMD_LEN = 1;
+const REQ_W = 2;
+const REQ_R = 3;
+
+/**
+ * @param {SharedArrayBuffer} sab
+ * @param {{ headerBytes: number, commandBytes: number, requestBytes: number }} sizes
+ */
+export function workerChannel(sab, sizes) {
+  const h = new Int32Array(sab, 0, sizes.headerBytes / 4);
+  const command = new Uint8Array(sab, sizes.headerBytes, sizes.commandBytes);
+  const ringOffset = sizes.headerBytes + sizes.commandBytes;
+  const ring = new Uint8Array(sab, ringOffset, sizes.requestBytes);
+  const ring32 = new Int32Array(sab, ringOffset, sizes.requestBytes / 4);
+  const size = sizes.requestBytes;
+  const encoder = new TextEncoder();
+  const decoder = new TextDecoder();
+  let seen = Atomics.load(h, CMD_SEQ);
+
+  const readCommand = () => {
+    seen = Atomics.load(h, CMD_SEQ);
+    const len = Atomics.load(h, CMD_LEN);
+    return JSON.parse(decoder.decode(command.slice(0, len)));
+  };
+
+  return {
+    /**
+     * Appends one request to the ring and wakes the main thread. Blocks while the ring is full
+     * (the main thread drains it on its next turn). False when the request can never fit.
+     */
+    request(message) {
+      const bytes = encoder.encode(JSON.stringify(message));
+      const need = 4 + ((bytes.length + 3) & ~3);
+      if (need > size) return false;
+      const w = Atomics.load(h, REQ_W);
+      for (;;) {
+        const r = Atomics.load(h, REQ_R);
+        if (size - ((w - r) | 0) >= need) break;
+        Atomics.wait(h, REQ_R, r);
+      }
+      const pos = (w >>> 0) & (size - 1);
+      ring32[pos / 4] = bytes.length;
+      const start = (pos + 4) & (size - 1);
+      const first = Math.min(bytes.length, size - start);
+      ring.set(bytes.subarray(0, first), start);
+      if (first < bytes.length) ring.set(bytes.subarray(first), 0);
+      Atomics.store(h, REQ_W, (w + need) | 0);
+      Atomics.notify(h, REQ_W);
+      return true;
+    },
+    /** Blocks until the main thread writes the next command (the reply to a host call). */
+    receive() {
+      while (Atomics.load(h, CMD_SEQ) === seen) Atomics.wait(h, CMD_SEQ, seen);
+      return readCommand();
+    },
+    /** Waits for the next command without blocking this thread's event loop (used while idle). */
+    async receiveAsync() {
+      while (Atomics.load(h, CMD_SEQ) === seen) {
+        const r = Atomics.waitAsync(h, CMD_SEQ, seen);
+        if (r.async) await r.value;
+      }
+      return readCommand();
+    },
+  };
+}
