@@ -9,6 +9,7 @@ import { hostCalls } from "./host-calls.ts";
 import { emitRate } from "./emit.ts";
 import { mcpPeers } from "./mcp.ts";
 import { memory } from "./memory.ts";
+import { componentTools } from "./components.ts";
 import { printSection } from "./report.ts";
 import type { Report } from "./report.ts";
 import { round } from "./stats.ts";
@@ -34,6 +35,7 @@ export async function runBench(cfg: BenchConfig, opts: { log?: (s: string) => vo
   add(hc.throughput);
   add(await emitRate(cfg, log));
   add(await mcpPeers(cfg, hc.sdkMemory, log));
+  add(await componentTools(cfg, log));
   add(await memory(cfg, log));
   report.durationS = round((Date.now() - t0) / 1000, 1);
   void freemem;

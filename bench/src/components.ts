@@ -1,0 +1,127 @@
+// Section 5: component tools. Admission (upload + validate + transpile, and the first session
+// placed on it) and warm invocation p50/p99 of the JS and Rust `inspect` examples, beside a host
+// tool's round trip measured the same way in the same runtime.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { PlacedTool, ToolContract } from "@aexhq/brain-protocol";
+import { startBrain, contractDigest } from "@aexhq/brain-runtime";
+import type { BrainInternals } from "@aexhq/brain-runtime";
+// @ts-ignore: a plain .mjs build script without declarations.
+import { buildJs, buildRust } from "../../scripts/build-components.mjs";
+import type { BenchConfig } from "./config.ts";
+import { rawHost, createSession, echoContract } from "./fixture.ts";
+import { figure } from "./report.ts";
+import type { Section } from "./report.ts";
+import { now, round, summarize } from "./stats.ts";
+import type { LatencySummary } from "./stats.ts";
+
+type SessionState = ReturnType<BrainInternals["sessions"]["state"]>;
+
+/** The contract the inspect examples implement (input {path}, options {depth}). */
+const inspectContract: ToolContract = (() => {
+  const c = {
+    name: "inspect",
+    description: "Inspect one path.",
+    inputSchema: { type: "object", properties: { path: { type: "string" } }, required: ["path"], additionalProperties: false },
+    optionsSchema: { type: "object", properties: { depth: { type: "integer", exclusiveMinimum: 0 } }, required: ["depth"], additionalProperties: false },
+  };
+  return { ...c, digest: contractDigest(c) };
+})();
+
+/** One call the Agentloop's way (Dispatcher.start on activation 0); resolves with the status of its committed tool.finished. */
+function callOnce(internals: BrainInternals, s: SessionState, input: unknown): Promise<string> {
+  return new Promise((resolve) => {
+    let callId = "";
+    const off = s.onCommit((r) => {
+      if (r.type === "tool.finished" && r.data.callId === callId) {
+        off();
+        resolve(r.data.status);
+      }
+    });
+    const [c] = internals.dispatcher.start(s, 0, [{ modelCallId: "bench", tool: s.created.tools[0]!, input, deadlineAt: null }]);
+    callId = c!.callId;
+  });
+}
+
+/** First call (cold worker), then `n` warm ones; counts calls that did not finish ok. */
+async function invocations(internals: BrainInternals, s: SessionState, input: unknown, n: number): Promise<{ firstUs: number; warm: LatencySummary; failed: number; status: string }> {
+  let failed = 0;
+  let status = "ok";
+  const one = async () => {
+    const t = now();
+    const st = await callOnce(internals, s, input);
+    if (st !== "ok") (failed++, (status = st));
+    return now() - t;
+  };
+  const firstUs = round((await one()) / 1000);
+  for (let i = 0; i < Math.min(50, n); i++) await one();
+  failed = 0;
+  const samples: number[] = [];
+  for (let i = 0; i < n; i++) samples.push(await one());
+  return { firstUs, warm: summarize(samples), failed, status };
+}
+
+export async function componentTools(cfg: BenchConfig, log: (s: string) => void): Promise<Section> {
+  const s: Section = { id: "5", title: "5. Component tools (admission, then Dispatcher.start → committed tool.finished; memory journal)", figures: [], notes: [] };
+  const built: Array<{ name: "rust" | "js"; path: string; grant?: "read" }> = [];
+  try {
+    built.push({ name: "rust", path: (await buildRust()).path });
+  } catch (e) {
+    s.notes.push(`Rust component not built (${(e as Error).message.split("\n")[0]}): not measured`);
+  }
+  try {
+    // The cold JS build (componentize-js) takes ~20 s: only --quick/smoke skip it, and only when it is not cached.
+    const js = cfg.mode === "full" ? await buildJs() : await buildJs({ cachedOnly: true });
+    if (js) built.push({ name: "js", path: js.path, grant: "read" });
+    else s.notes.push("JS component not measured: not in the build cache and --quick does not build it (~20 s); `node scripts/build-components.mjs` or a full run caches it");
+  } catch (e) {
+    s.notes.push(`JS component not built (${(e as Error).message.split("\n")[0]}): not measured`);
+  }
+  const root = mkdtempSync(join(tmpdir(), "brain-bench-ws-"));
+  const brain = await startBrain({ dataDir: ":memory:", port: 0, workspaceRoot: root, maxEmittedBytes: 2 ** 40 });
+  const { internals } = brain;
+  const host = await rawHost(brain.url, brain.token, "bench-components");
+  const n = cfg.componentIterations;
+  try {
+    const hostId = await createSession(brain.url, brain.token, [{ contract: echoContract, options: {}, placement: { kind: "host", hostId: "bench-components" } }]);
+    const h = await invocations(internals, internals.sessions.state(hostId), { x: 1 }, n);
+    const baseline = { name: "host tool p50", value: h.warm.p50us };
+    s.figures.push(figure("host tool (raw-protocol host) round trip p50", h.warm.p50us, "µs"));
+    s.figures.push(figure("host tool round trip p99", h.warm.p99us, "µs"));
+    for (const c of built) {
+      log(`  components: ${c.name}`);
+      const bytes = readFileSync(c.path);
+      const digest = createHash("sha256").update(bytes).digest("hex");
+      const t0 = now();
+      const res = await fetch(`${brain.url}/v1/components/${digest}`, { method: "PUT", headers: { authorization: `Bearer ${brain.token}`, "content-type": "application/wasm" }, body: bytes });
+      const put = (await res.json()) as { admitMs?: number; error?: { message: string } };
+      const t1 = now();
+      if (!res.ok) {
+        s.notes.push(`${c.name}: upload refused (${res.status} ${put.error?.message}): not measured`);
+        continue;
+      }
+      const placement: PlacedTool["placement"] = { kind: "component", env: `bench-${c.name}`, digest };
+      if (c.grant) placement.filesystem = { workspace: c.grant };
+      const id = await createSession(brain.url, brain.token, [{ contract: inspectContract, options: { depth: 1 }, placement }]);
+      const t2 = now();
+      const label = `${c.name} inspect`;
+      s.figures.push(figure(`${label}: admission (PUT: upload, validate, transpile)`, round((t1 - t0) / 1e6, 1), "ms"));
+      s.figures.push(figure(`${label}: first session ready (PUT + create)`, round((t2 - t0) / 1e6, 1), "ms"));
+      const r = await invocations(internals, internals.sessions.state(id), { path: "/workspace" }, n);
+      s.figures.push(figure(`${label}: first call (cold worker)`, round(r.firstUs / 1000, 2), "ms"));
+      const goal = c.name === "rust" ? { text: "warm p50 < 200 µs (Rust, worker hop included)", pass: r.warm.p50us < 200 } : undefined;
+      s.figures.push(figure(`${label}: warm call p50`, r.warm.p50us, "µs", baseline, goal));
+      s.figures.push(figure(`${label}: warm call p99`, r.warm.p99us, "µs", { name: "host tool p99", value: h.warm.p99us }));
+      if (r.failed > 0) s.notes.push(`${label}: ${r.failed} of ${n} warm calls did not finish ok (last status ${r.status}); their latency is included`);
+      s.notes.push(`${label}: server-side admitMs ${put.admitMs ?? "?"} ms; ${n} warm calls`);
+    }
+    s.notes.push("each component call commits tool.call_started, hops to the binding's worker, runs the guest (one emit: a real journal commit, then finish) and commits tool.finished; the host tool commits tool.call_started, sends invoke, and commits the host's finish");
+  } finally {
+    host.terminate();
+    await brain.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+  return s;
+}
