@@ -135,6 +135,24 @@ test("a host cannot answer another host's call (forbidden) or an unknown call (u
   assert.equal((result.data as { outcome: unknown }).outcome, { status: "ok", value: "real" });
 });
 
+test("a host that reconnects without a placed contract (changed schemas) gets no invoke; the call ends reattach_mismatch", async () => {
+  const v1 = contract("versioned", { type: "object", properties: { id: { type: "string" } } });
+  const first = await track(await TestHost.register(brain, [v1]));
+  const session = await createSession(brain, [placed(v1, first.hostId)], [{ toolCalls: [{ name: "versioned", input: { id: "a" } }] }, { text: "done" }]);
+  await first.close();
+  const v2 = contract("versioned", { type: "object", properties: { id: { type: "string" }, note: { type: "string" } }, required: ["note"] });
+  const second = await track(await TestHost.register(brain, [v2], { hostId: first.hostId, secret: first.secret }));
+  await api(brain, "POST", `/v1/sessions/${session.id}/messages`, { text: "go" });
+  const all = await waitFor(brain, session.id, (r) => r.type === "turn.completed" || r.type === "turn.failed");
+  assertJournal(all);
+  const finished = all.find((r) => r.type === "tool.finished")!.data as { status: string; error?: { code: string; message: string } };
+  assert.is(finished.status, "error");
+  assert.is(finished.error?.code, "reattach_mismatch");
+  assert.match(finished.error!.message, "did not register tool versioned");
+  await alive(second);
+  assert.is(second.frames.filter((f) => f.type === "invoke").length, 0, "the changed host was never invoked with the old contract");
+});
+
 test("host registrations persist across a restart; only the same secret re-registers", async () => {
   const dir = mkdtempSync(join(tmpdir(), "brain-hosts-"));
   try {

@@ -28,6 +28,18 @@ export class HostEnvironment implements Environment {
     if (p.kind !== "host") throw new BrainRuntimeError("internal", "not a host placement");
     const conn = this.connections.get(p.hostId);
     if (conn === undefined) throw new BrainRuntimeError("host_unavailable", `host ${p.hostId} is not connected; the call was not sent`);
+    if (!conn.advertises(call.tool.contract.digest)) {
+      // The host came back without this contract (restarted with other schemas): never send it a
+      // call for a contract it does not serve; the call was not sent, so this outcome is certain.
+      void sink.finish({
+        status: "error",
+        error: {
+          code: "reattach_mismatch",
+          message: `host ${p.hostId} is connected but did not register tool ${call.tool.contract.name} with digest ${call.tool.contract.digest} (its schemas changed?); the call was not sent`,
+        },
+      }).catch(() => {});
+      return { stop: () => {} };
+    }
     conn.invoke(call, sink);
     return {
       stop: (status) => {

@@ -31,6 +31,8 @@ export class HostConnection implements RuntimeFrameHandler {
   hostId: string | undefined;
   /** Calls dispatched on this connection: they become `unknown` if it is lost. */
   private calls = new Map<string, CallSink>();
+  /** Digests this connection itself registered (the registry keeps every digest the host ever had). */
+  private advertised = new Set<string>();
   private registerTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private cork: () => void;
@@ -85,6 +87,11 @@ export class HostConnection implements RuntimeFrameHandler {
     this.send({ type: "cancel", callId, status });
   }
 
+  /** Whether this connection registered the contract: a restarted host with changed schemas did not. */
+  advertises(digest: string): boolean {
+    return this.advertised.has(digest);
+  }
+
   register(f: RegisterFrame): void {
     if (!tokensEqual(f.token, this.deps.token)) return this.fail("unauthorized", "wrong bearer token", CLOSE.unauthorized, f.ref);
     if (this.hostId !== undefined && f.hostId !== this.hostId) {
@@ -99,6 +106,7 @@ export class HostConnection implements RuntimeFrameHandler {
       return this.send({ type: "error", ref: f.ref, error: info });
     }
     clearTimeout(this.registerTimer);
+    for (const t of f.tools) this.advertised.add(t.digest);
     if (this.hostId === undefined) {
       this.hostId = f.hostId;
       this.deps.attach(f.hostId, this);
