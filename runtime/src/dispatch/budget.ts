@@ -1,7 +1,6 @@
-const encoder = new TextEncoder();
-
+/** UTF-8 length without encoding into a new buffer (this is on every emission's path). */
 export function utf8Bytes(text: string): number {
-  return encoder.encode(text).length;
+  return Buffer.byteLength(text, "utf8");
 }
 
 /** BRAIN_MAX_EMITTED_BYTES for one activation, shared by every call it started (also after it returned). */
