@@ -20,7 +20,7 @@ import type { LatencySummary } from "./stats.ts";
 type SessionState = ReturnType<BrainInternals["sessions"]["state"]>;
 
 /** The contract the inspect examples implement (input {path}, options {depth}). */
-const inspectContract: ToolContract = (() => {
+export const inspectContract: ToolContract = (() => {
   const c = {
     name: "inspect",
     description: "Inspect one path.",
@@ -31,7 +31,7 @@ const inspectContract: ToolContract = (() => {
 })();
 
 /** One call the Agentloop's way (Dispatcher.start on activation 0); resolves with the status of its committed tool.finished. */
-function callOnce(internals: BrainInternals, s: SessionState, input: unknown): Promise<string> {
+export function callOnce(internals: BrainInternals, s: SessionState, input: unknown): Promise<string> {
   return new Promise((resolve) => {
     let callId = "";
     const off = s.onCommit((r) => {
