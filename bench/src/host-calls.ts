@@ -90,17 +90,19 @@ export async function hostCalls(cfg: BenchConfig, log: (s: string) => void): Pro
         const goal = journal === "memory" ? { text: "p50 ≤ 3× ws echo p50", pass: l.p50us <= 3 * echo.p50us } : undefined;
         rt.figures.push(figure(`${label} p50`, l.p50us, "µs", { name: "echo p50", value: echo.p50us }, goal));
         rt.figures.push(figure(`${label} p99`, l.p99us, "µs", { name: "echo p99", value: echo.p99us }));
-        const txBefore = { ...f.internals.store.stats };
+        const perTx: string[] = [];
         for (const c of cfg.concurrencies) {
+          const txBefore = { ...f.internals.store.stats };
           const r = await throughput(f, c, cfg.throughputMs);
+          const st = f.internals.store.stats;
+          perTx.push(`${round((st.records - txBefore.records) / Math.max(1, st.transactions - txBefore.transactions), 1)} at ${c}`);
           const target = journal === "memory" ? 20000 : journal === "sqlite-normal" ? 10000 : undefined;
           const g = c === 64 && target !== undefined ? { text: `≥ ${target} calls/s at 64 sessions`, pass: r.perS >= target } : undefined;
           tp.figures.push(figure(`${label}, ${c} sessions`, round(r.perS, 0), "calls/s", { name: `echo ×${c}`, value: round(echoRate[c]!, 0) }, g));
           tp.figures.push(figure(`${label}, ${c} sessions CPU`, round(r.cpuPer1000, 3), "s/1000"));
           if (journal === "memory" && host === "sdk" && c === maxC) sdkMemory.perS64 = r.perS;
         }
-        const st = f.internals.store.stats;
-        tp.notes.push(`${label}: ${round((st.records - txBefore.records) / Math.max(1, st.transactions - txBefore.transactions), 2)} records per commit transaction (group commit)`);
+        tp.notes.push(`${label}: records per commit transaction (group commit) ${perTx.join(", ")} sessions`);
         if (journal === "memory" && host === "sdk") sdkMemory = { ...sdkMemory, p50us: l.p50us, p99us: l.p99us };
       } finally {
         await f.close();
