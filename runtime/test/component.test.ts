@@ -6,7 +6,7 @@ import { mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { JournalRecord, PlacedTool } from "@aexhq/brain-protocol";
-import { api, assertJournal, createSession, memoryBrain, ofType, records } from "./helpers/brain.ts";
+import { api, assertJournal, createSession, memoryBrain, ofType, records, waitFor } from "./helpers/brain.ts";
 import type { Brain } from "./helpers/brain.ts";
 import { components, inspectContract, placedComponent, upload } from "./component-helpers.mts";
 import type { Built } from "./component-helpers.mts";
@@ -40,8 +40,10 @@ test.after(async () => {
 });
 
 /** Runs one user turn whose script calls `calls`, then returns the session's journal. */
-async function turn(tools: PlacedTool[], calls: { name: string; input: unknown; deadlineMs?: number }[], beforeMessage?: (sessionId: string) => void): Promise<{ id: string; all: JournalRecord[] }> {
-  const s = await createSession(brain, tools, [{ toolCalls: calls }, { text: "done" }]);
+async function turn(tools: PlacedTool[], calls: { name: string; input: unknown; deadlineMs?: number }[], beforeMessage?: (sessionId: string) => void, sequential = false): Promise<{ id: string; all: JournalRecord[] }> {
+  // One script step runs its calls concurrently; `sequential` gives each call its own step.
+  const steps = sequential ? calls.map((c) => ({ toolCalls: [c] })) : [{ toolCalls: calls }];
+  const s = await createSession(brain, tools, [...steps, { text: "done" }]);
   beforeMessage?.(s.id);
   const r = await api(brain, "POST", `/v1/sessions/${s.id}/messages`, { text: "go", wait: true });
   assert.is(r.status, 200, JSON.stringify(r.body));
@@ -160,12 +162,55 @@ for (const lang of ["rust", "js"] as const) {
     assert.ok(JSON.stringify(f[0]!.error!.details).includes("missingField"));
   });
 
-  test(`${lang}: warm invocations reuse the binding's worker and each gets a fresh instance`, async () => {
+  test(`${lang}: warm invocations of one binding reuse its worker and instance (one cold start for three calls)`, async () => {
+    const env = brain.internals.environments.get("component") as ComponentEnvironment;
     const tool = placedComponent(inspectContract(output), digests[lang]!, "reader", { depth: 1 }, grant);
-    const { all } = await turn([tool], [{ name: "inspect", input: { path: "/workspace" } }, { name: "inspect", input: { path: "/workspace" } }]);
-    assert.equal(finishedOf(all).map((f) => f.status), ["ok", "ok"]);
+    const before = env.workersStarted;
+    const call = { name: "inspect", input: { path: "/workspace" } };
+    const { all } = await turn([tool], [call, call, call], undefined, true);
+    assert.equal(finishedOf(all).map((f) => f.status), ["ok", "ok", "ok"]);
+    assert.is(env.workersStarted - before, 1);
+    // Same instance, fresh per-call state: every call emitted its own event and saw its own sequence.
+    const events = ofType(all, "tool.event").map((e) => e.sequence);
+    const seen = resultsOf(all).map((o) => (o as { value: { eventSequence: number } }).value.eventSequence);
+    assert.equal(seen, events);
   });
 }
+
+test("instance reuse: guest state survives clean returns within a binding; another binding starts fresh", async () => {
+  const counterOutput = { type: "object", properties: { n: { type: "integer" } }, required: ["n"] };
+  const a = placedComponent(inspectContract(counterOutput, "count_a"), digests.counter!, "a", { depth: 1 });
+  const b = placedComponent(inspectContract(counterOutput, "count_b"), digests.counter!, "b", { depth: 1 });
+  const { all } = await turn([a, b], [
+    { name: "count_a", input: { path: "x" } },
+    { name: "count_a", input: { path: "x" } },
+    { name: "count_b", input: { path: "x" } },
+    { name: "count_a", input: { path: "x" } },
+  ], undefined, true);
+  const byCall = new Map(ofType(all, "tool.call_started").map((r) => [r.data.callId, r.data.tool]));
+  const counts = ofType(all, "tool.result").map((r) => `${byCall.get(r.data.callId)}=${(r.data.outcome as { value: { n: number } }).value.n}`);
+  assert.equal(counts, ["count_a=1", "count_a=2", "count_b=1", "count_a=3"]);
+});
+
+test("memory cap: a guest growing linear memory without bound ends as error naming the limit; its worker is retired; the runtime keeps serving", async () => {
+  const env = brain.internals.environments.get("component") as ComponentEnvironment;
+  const grow = placedComponent(inspectContract(), digests.grow!, "grower", { depth: 1 });
+  const counterOutput = { type: "object", properties: { n: { type: "integer" } }, required: ["n"] };
+  const counter = placedComponent(inspectContract(counterOutput, "count"), digests.counter!, "grower", { depth: 1 });
+  const before = env.workersStarted;
+  const t0 = Date.now();
+  const { all } = await turn([grow], [{ name: "inspect", input: { path: "x" } }, { name: "inspect", input: { path: "x" } }], undefined, true);
+  assert.ok(Date.now() - t0 < 20_000);
+  const f = finishedOf(all);
+  assert.equal(f.map((x) => x.status), ["error", "error"]);
+  assert.is(f[0]!.error!.code, "tool_error");
+  // Default cap 256 MiB (BRAIN_COMPONENT_MEMORY_MB); the guest reached it and its grow failed.
+  assert.match(f[0]!.error!.message, /linear memory limit \(25\d of 256 MiB, BRAIN_COMPONENT_MEMORY_MB\)/);
+  // A trapped instance is never reused: the second call got a new worker.
+  assert.is(env.workersStarted - before, 2);
+  const after = await turn([counter], [{ name: "count", input: { path: "x" } }]);
+  assert.equal(finishedOf(after.all).map((x) => x.status), ["ok"]);
+});
 
 test("telemetry reaches the runtime's diagnostics but never the journal", async () => {
   const env = brain.internals.environments.get("component") as ComponentEnvironment;
@@ -204,7 +249,9 @@ test("run returning without finish ends the call as error/tool_error", async () 
 });
 
 test("returned() ends the synchronous phase before the guest's later result and finish", async () => {
-  const { all } = await turn([placedComponent(inspectContract(), digests.background!, "bg", { depth: 1 })], [{ name: "inspect", input: { path: "x" } }]);
+  const { id } = await turn([placedComponent(inspectContract(), digests.background!, "bg", { depth: 1 })], [{ name: "inspect", input: { path: "x" } }]);
+  // The turn may complete on the result, before the background finish is committed.
+  const all = await waitFor(brain, id, (r) => r.type === "tool.finished");
   const types = all.map((r) => r.type).filter((t) => t.startsWith("tool."));
   assert.equal(types, ["tool.call_started", "tool.returned", "tool.result", "tool.finished"]);
   const result = ofType(all, "tool.result")[0]!;

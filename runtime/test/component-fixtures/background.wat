@@ -6,7 +6,7 @@
   (import "brain:tool/host@0.2.0" "finish" (func $finish (param i32 i32 i32 i32 i32 i32 i32)))
   (memory (export "memory") 1)
   (global $next (mut i32) (i32.const 4096))
-  ;; cabi_realloc(old, old_size, align, new_size): a bump allocator (fixtures run once per instance).
+  ;; cabi_realloc(old, old_size, align, new_size): a bump allocator that never frees (a fixture).
   (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32)
     (local $p i32)
     (local.set $p (i32.and (i32.add (global.get $next) (i32.sub (local.get 2) (i32.const 1)))

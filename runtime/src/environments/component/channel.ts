@@ -84,6 +84,12 @@ export class MainChannel {
     Atomics.notify(this.h, REQ_W);
   }
 
+  /** Whatever requests are in the ring now, even after close (to collect a dead worker's telemetry). */
+  take(): unknown[] {
+    const w = Atomics.load(this.h, REQ_W);
+    return w === this.read ? [] : this.drain(w);
+  }
+
   private drain(w: number): unknown[] {
     const out: unknown[] = [];
     const size = CHANNEL.requestBytes;

@@ -53,6 +53,11 @@ export class ComponentEnvironment implements Environment {
     this.pool = new WorkerPool(opts.memoryLimitMb ?? 256);
   }
 
+  /** Component workers started so far (each is a cold start: a reused warm worker does not count). */
+  get workersStarted(): number {
+    return this.pool.started;
+  }
+
   /** The session workspace a grant preopens: <workspaceRoot>/<sessionId>. */
   workspaceOf(sessionId: string): string | undefined {
     return this.opts.workspaceRoot === undefined ? undefined : join(resolve(this.opts.workspaceRoot), sessionId);
@@ -160,6 +165,9 @@ export class ComponentEnvironment implements Environment {
       if (ended) return;
       ended = true;
       clearTimeout(overrun);
+      // Telemetry does not wake the main thread; a worker that died or was stopped may have left
+      // some in the ring. (After a clean `done` the ring is empty.)
+      for (const m of channel.take() as CallMessage[]) if (m.type === "post" && m.op === "telemetry") dispatchHostImport(host, m.op, m.args).catch(() => {});
       worker.off("error", onError);
       worker.off("exit", onExit);
       worker.stdout.off("data", onStdout);
@@ -172,7 +180,11 @@ export class ComponentEnvironment implements Environment {
     const onRequest = (m: CallMessage) => {
       if (m.type === "call") {
         dispatchHostImport(host, m.op ?? "", m.args).then(
-          (ok) => reply({ ok }),
+          (ok) => {
+            reply({ ok });
+            // The guest is about to return: the binding's next call can wait for this worker.
+            if (sink.finished) this.pool.finishing(slot);
+          },
           (e) => reply({ err: toGuestError(e) }),
         );
       } else if (m.type === "post") {

@@ -16,6 +16,8 @@ export interface WorkerSlot {
   channel: MainChannel;
   key: string;
   idleTimer?: NodeJS.Timeout;
+  /** Its call has finished and its run is returning: a call of the same binding may wait for it. */
+  handoff?: Array<(slot: WorkerSlot | undefined) => void>;
 }
 
 /** WebAssembly is a Node global, but this project's lib settings (no DOM) do not declare it. */
@@ -24,6 +26,12 @@ const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Arra
 
 const WORKER_URL = new URL("./worker.mjs", import.meta.url);
 const IDLE_MS = 60_000;
+/**
+ * How long a call waits for a worker of its binding whose call just finished (its run is
+ * returning) before starting another worker. Back-to-back calls would otherwise race the `done`
+ * of the previous run and pay a cold worker start (hundreds of ms) for a few microseconds.
+ */
+const HANDOFF_MS = 100;
 
 /**
  * Warm workers per binding. A worker runs one invocation at a time and keeps one warm component
@@ -34,6 +42,8 @@ export class WorkerPool {
   private idle = new Map<string, WorkerSlot[]>();
   private all = new Set<WorkerSlot>();
   private compiled = new Map<string, Promise<Record<string, CoreModule>>>();
+  /** Workers started so far (a cold start each); for diagnostics and tests. */
+  started = 0;
 
   constructor(private memoryLimitMb: number) {}
 
@@ -72,8 +82,11 @@ export class WorkerPool {
       clearTimeout(warm.idleTimer);
       return warm;
     }
+    const handed = await this.waitForHandoff(key);
+    if (handed) return handed;
     const modules = await this.modules(dir);
     const sab = channelBuffer();
+    this.started++;
     const worker = new Worker(WORKER_URL, {
       workerData: { dir, modules, preopen, sab, channelSizes: CHANNEL, memoryCapBytes: this.memoryLimitMb * 1024 * 1024 },
       // The JS heap of the guest's bindings and shims; linear memory is capped in modules().
@@ -104,8 +117,40 @@ export class WorkerPool {
     return slot;
   }
 
+  /** The slot's call has finished; its run is about to return (see HANDOFF_MS). */
+  finishing(slot: WorkerSlot): void {
+    slot.handoff ??= [];
+  }
+
+  private waitForHandoff(key: string): Promise<WorkerSlot | undefined> {
+    let busy: WorkerSlot | undefined;
+    for (const s of this.all) if (s.key === key && s.handoff !== undefined) busy = s;
+    if (busy === undefined) return Promise.resolve(undefined);
+    const waiters = busy.handoff!;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        const i = waiters.indexOf(take);
+        if (i >= 0) waiters.splice(i, 1);
+        resolve(undefined);
+      }, HANDOFF_MS);
+      const take = (slot: WorkerSlot | undefined) => {
+        clearTimeout(timer);
+        resolve(slot);
+      };
+      waiters.push(take);
+    });
+  }
+
   release(slot: WorkerSlot): void {
     if (!this.all.has(slot)) return;
+    const waiters = slot.handoff;
+    slot.handoff = undefined;
+    const next = waiters?.shift();
+    if (next) {
+      // Straight to the waiting call; any other waiter starts its own worker.
+      for (const w of waiters!) w(undefined);
+      return next(slot);
+    }
     const list = this.idle.get(slot.key) ?? [];
     this.idle.set(slot.key, list);
     list.push(slot);
@@ -121,6 +166,9 @@ export class WorkerPool {
   private forget(slot: WorkerSlot): void {
     clearTimeout(slot.idleTimer);
     slot.channel.close();
+    const waiters = slot.handoff;
+    slot.handoff = undefined;
+    for (const w of waiters ?? []) w(undefined);
     this.all.delete(slot);
     const list = this.idle.get(slot.key);
     if (list) {

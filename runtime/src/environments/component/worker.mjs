@@ -30,7 +30,9 @@ const bridge = {
     return channel.receive();
   },
   post(op, args) {
-    channel.request({ type: "post", op, args });
+    // Telemetry does not wake the main thread (it is read with the next call, `done`, or when the
+    // worker is stopped); `returned` does, since it ends the call's synchronous phase now.
+    channel.request({ type: "post", op, args }, op !== "telemetry");
   },
 };
 
