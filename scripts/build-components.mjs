@@ -75,27 +75,28 @@ export async function buildRust() {
   });
 }
 
-/** `{ cachedOnly: true }`: only the cached build, or undefined (the cold build takes ~20 s; the bench's --quick skips it). */
-export async function buildJs({ cachedOnly = false } = {}) {
-  const base = join(ROOT, "examples", "inspect-js");
-  const inputs = [...files(join(base, "src")), ...files(join(base, "wit")), TOOL_WIT];
+/**
+ * componentize-js one JS source against a WIT folder (a world plus deps; contract/tool.wit is
+ * added as deps/brain-tool), cached by a hash of `inputs` and the componentize-js version.
+ */
+async function componentizeJs(name, { source, witDir, worldName, inputs }, cachedOnly = false) {
   const version = JSON.parse(readFileSync(join(ROOT, "node_modules", "@bytecodealliance", "componentize-js", "package.json"), "utf8")).version;
-  return cached("inspect-js", hashOf(inputs, version), async () => {
+  return cached(name, hashOf(inputs, version), async () => {
     const { componentize } = await import("@bytecodealliance/componentize-js");
-    // componentize-js reads a WIT folder: the example's world and deps, plus contract/tool.wit.
+    // componentize-js reads a WIT folder: the world and its deps, plus contract/tool.wit.
     const dir = mkdtempSync(join(tmpdir(), "brain-js-"));
     try {
-      for (const f of files(join(base, "wit"))) {
-        const to = join(dir, relative(join(base, "wit"), f));
+      for (const f of files(witDir)) {
+        const to = join(dir, relative(witDir, f));
         mkdirSync(dirname(to), { recursive: true });
         writeFileSync(to, readFileSync(f));
       }
       mkdirSync(join(dir, "deps", "brain-tool"), { recursive: true });
       writeFileSync(join(dir, "deps", "brain-tool", "tool.wit"), readFileSync(TOOL_WIT));
       const { component } = await componentize({
-        sourcePath: join(base, "src", "inspect.js"),
+        sourcePath: source,
         witPath: dir,
-        worldName: "inspect",
+        worldName,
         // No fetch/HTTP: the binding does not allow wasi:http.
         disableFeatures: ["http", "fetch-event"],
       });
@@ -106,8 +107,16 @@ export async function buildJs({ cachedOnly = false } = {}) {
   }, cachedOnly);
 }
 
+/** `{ cachedOnly: true }`: only the cached build, or undefined (the cold build takes ~20 s; the bench's --quick skips it). */
+export async function buildJs({ cachedOnly = false } = {}) {
+  const base = join(ROOT, "examples", "inspect-js");
+  const inputs = [...files(join(base, "src")), ...files(join(base, "wit")), TOOL_WIT];
+  return componentizeJs("inspect-js", { source: join(base, "src", "inspect.js"), witDir: join(base, "wit"), worldName: "inspect", inputs }, cachedOnly);
+}
+
 /** The WAT fixtures of runtime/test/component-fixtures, each embedded into the tool world. */
-export async function buildFixtures() {
+/** `{ js: false }` skips the componentize-js fixture (a cold build takes ~20 s). */
+export async function buildFixtures({ js = true } = {}) {
   const dir = join(ROOT, "runtime", "test", "component-fixtures");
   const { parse } = await import("@bytecodealliance/jco-transpile/wasm-tools");
   const out = {};
@@ -122,6 +131,9 @@ export async function buildFixtures() {
   const core = join(jco, "obj", "js-component-bindgen-component.core.wasm");
   const adapter = join(jco, "lib", "wasi_snapshot_preview1.reactor.wasm");
   const { componentNew } = await import("@bytecodealliance/jco-transpile/wasm-tools");
+  // A JS guest that performs one raw WASI filesystem operation per call (grant and symlink tests).
+  const probe = join(dir, "fsprobe");
+  if (js) out.fsprobe = (await componentizeJs("fixture-fsprobe", { source: join(probe, "probe.js"), witDir: join(probe, "wit"), worldName: "fsprobe", inputs: [...files(probe), TOOL_WIT] })).path;
   out.foreign = (await cached("fixture-foreign", hashOf([core, adapter]), async () =>
     componentNew(readFileSync(core), [["wasi_snapshot_preview1", readFileSync(adapter)]]))).path;
   return out;
@@ -133,7 +145,7 @@ export async function buildComponents({ js = true } = {}) {
   const t1 = Date.now();
   const jsBuilt = js ? await buildJs() : undefined;
   const t2 = Date.now();
-  const fixtures = await buildFixtures();
+  const fixtures = await buildFixtures({ js });
   return {
     rust: rust.path,
     js: jsBuilt?.path,

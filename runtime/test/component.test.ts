@@ -2,14 +2,15 @@
 // real HTTP to startBrain, called by the scripted model, results read back from the journal.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { JournalRecord, PlacedTool } from "@aexhq/brain-protocol";
+import { join, relative } from "node:path";
+import type { JournalRecord, PlacedTool, ToolContract } from "@aexhq/brain-protocol";
 import { api, assertJournal, createSession, memoryBrain, ofType, records, waitFor } from "./helpers/brain.ts";
 import type { Brain } from "./helpers/brain.ts";
 import { components, inspectContract, placedComponent, upload } from "./component-helpers.mts";
 import type { Built } from "./component-helpers.mts";
+import { contractDigest } from "../src/index.ts";
 import type { ComponentEnvironment } from "../src/index.ts";
 
 let brain: Brain;
@@ -294,6 +295,75 @@ test("isolation: two bindings with different grants in one session get their own
   assert.is(noneFinished.data.error!.code, "no_workspace");
   // The write grant's probe left nothing behind.
   assert.equal(readdirSync(join(root, id)), []);
+});
+
+/** The fsprobe fixture's contract: one raw WASI operation per call. */
+function probeContract(name = "probe"): ToolContract {
+  const c: Omit<ToolContract, "digest"> = {
+    name,
+    description: "One raw WASI filesystem operation.",
+    inputSchema: { type: "object", properties: { op: { type: "string" }, path: { type: "string" }, data: { type: "string" }, target: { type: "string" } }, required: ["op", "path"] },
+  };
+  return { ...c, digest: contractDigest(c) };
+}
+
+test("symlinks: links in the workspace that lead outside cannot be followed to read, list or write, nor created by the guest; nothing outside changes", async () => {
+  const outside = mkdtempSync(join(tmpdir(), "brain-outside-"));
+  try {
+    writeFileSync(join(outside, "secret.txt"), "secret");
+    const writer = placedComponent(probeContract(), digests.fsprobe!, "writer", { depth: 1 }, "write");
+    const reader = placedComponent(probeContract("probe_read"), digests.fsprobe!, "reader", { depth: 1 }, "read");
+    const attempts = [
+      { op: "read", path: "inner/file.txt" }, // a link that stays inside works
+      { op: "read", path: "abs-file" },
+      { op: "read", path: "rel-file" },
+      { op: "read", path: "abs-dir/secret.txt" },
+      { op: "read", path: "rel-dir/secret.txt" },
+      { op: "read", path: "sub/up/secret.txt" }, // a link in a subfolder, relative, climbing out
+      { op: "list", path: "rel-dir" },
+      { op: "stat", path: "abs-dir" },
+      { op: "readlink", path: "abs-file" },
+      { op: "write", path: "abs-file", data: "pwned" },
+      { op: "write", path: "rel-file", data: "pwned" },
+      { op: "write", path: "rel-dir/new.txt", data: "pwned" },
+      { op: "write", path: "dangling", data: "pwned" }, // a link to a file that does not exist yet
+      { op: "mkdir", path: "rel-dir/newdir" },
+      { op: "symlink", path: "mine", target: "../../" },
+      { op: "write", path: "ok.txt", data: "fine" }, // writing inside still works
+    ];
+    const calls = [...attempts.map((input) => ({ name: "probe", input })), { name: "probe_read", input: { op: "read", path: "rel-file" } }, { name: "probe_read", input: { op: "read", path: "inner/file.txt" } }];
+    let ws = "";
+    const { all } = await turn([writer, reader], calls, (sid) => {
+      ws = join(root, sid);
+      const rel = relative(ws, outside);
+      mkdirSync(join(ws, "sub"), { recursive: true });
+      mkdirSync(join(ws, "real"));
+      writeFileSync(join(ws, "real", "file.txt"), "inside");
+      symlinkSync("real", join(ws, "inner"));
+      symlinkSync(outside, join(ws, "abs-dir"));
+      symlinkSync(join(outside, "secret.txt"), join(ws, "abs-file"));
+      symlinkSync(rel, join(ws, "rel-dir"));
+      symlinkSync(`${rel}/secret.txt`, join(ws, "rel-file"));
+      symlinkSync(`../${rel}`, join(ws, "sub", "up"));
+      symlinkSync(`${rel}/new2.txt`, join(ws, "dangling"));
+    }, true);
+    const results = ofType(all, "tool.result").map((r) => r.data.outcome as { status: string; value?: { value: unknown }; error?: { code: string } });
+    const summary = results.map((o) => (o.status === "ok" ? `ok:${JSON.stringify(o.value!.value)}` : o.error!.code));
+    assert.equal(summary, [
+      'ok:"inside"',
+      ...Array.from({ length: attempts.length - 2 }, () => "wasi:not-permitted"),
+      "ok:4",
+      "wasi:not-permitted",
+      'ok:"inside"',
+    ]);
+    // Nothing outside changed; inside, only ok.txt was written.
+    assert.equal(readdirSync(outside), ["secret.txt"]);
+    assert.is(readFileSync(join(outside, "secret.txt"), "utf8"), "secret");
+    assert.is(readFileSync(join(ws, "ok.txt"), "utf8"), "fine");
+    assert.not.ok(readdirSync(ws).includes("mine"));
+  } finally {
+    rmSync(outside, { recursive: true, force: true });
+  }
 });
 
 test("a filesystem grant on a server without a workspace allow-list fails at session creation", async () => {

@@ -15,6 +15,7 @@ import { WASIShim } from "@bytecodealliance/preview2-shim/instantiation";
 import { createFilesystem } from "@bytecodealliance/preview2-shim/filesystem";
 import { HOST_IMPORT_KEY, hostImports } from "@aexhq/brain-protocol/host-imports";
 import { workerChannel } from "./channel-worker.mjs";
+import { confineDescriptors } from "./confine.mjs";
 
 const { dir, modules, preopen, sab, channelSizes, memoryCapBytes } = workerData;
 const channel = workerChannel(sab, channelSizes);
@@ -43,26 +44,9 @@ const host = hostImports(bridge);
 const fs = createFilesystem({ preopens: preopen ? { "/workspace": preopen.hostPath } : {} });
 const Descriptor = fs.types.Descriptor;
 
-/** Paths are relative to a descriptor inside the preopen; refuse absolute ones and `..` escapes. */
-function confined(path) {
-  if (typeof path !== "string" || path.startsWith("/")) throw "not-permitted";
-  let depth = 0;
-  for (const seg of path.split("/")) {
-    if (seg === "..") depth--;
-    else if (seg !== "" && seg !== ".") depth++;
-    if (depth < 0) throw "not-permitted";
-  }
-}
-for (const name of ["statAt", "openAt", "readlinkAt", "setTimesAt", "linkAt", "createDirectoryAt", "removeDirectoryAt", "renameAt", "symlinkAt", "unlinkFileAt", "metadataHashAt"]) {
-  const original = Descriptor.prototype[name];
-  if (typeof original !== "function") continue;
-  const pathIndex = name === "statAt" || name === "openAt" || name === "setTimesAt" || name === "linkAt" || name === "metadataHashAt" ? 1 : 0;
-  Descriptor.prototype[name] = function (...args) {
-    confined(args[pathIndex]);
-    if (name === "linkAt" || name === "renameAt") confined(args[name === "linkAt" ? 3 : 2]);
-    return original.apply(this, args);
-  };
-}
+// Every path-taking operation is resolved (symlinks included) against the preopen's real path
+// first; anything that would leave it fails inside the guest with `not-permitted`.
+confineDescriptors(Descriptor, fs.preopens.getDirectories().map(([d]) => [d, preopen.hostPath]));
 
 // A read grant: every mutating operation fails inside the guest with `read-only`. This worker
 // serves one binding only, so patching the shim's class here affects no other binding.
