@@ -3,8 +3,9 @@
 //   echo             sends its result twice (a replayed frame), so outcome-ok sees two results;
 //   fail             drops `retryable`, so outcome-error-keeps-fields differs;
 //   emit_then_finish claims sequences without awaiting `committed`, so they are not the journal's;
-//   versioned        runs by tool name whatever the invoke's digest, so after a restart as the
-//                    changed-schema variant it serves a contract it no longer advertises.
+//   versioned        runs by tool name whatever the invoke's digest; the runtime never sends a
+//                    connection a contract it did not register, so this defect cannot show (the
+//                    tests check that the runtime's guard makes the scenario pass anyway).
 import WebSocket from "ws";
 import { contractDigest } from "@aexhq/brain-runtime";
 import type { ToolContract, InvokeFrame } from "@aexhq/brain-protocol";
