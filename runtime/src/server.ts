@@ -32,6 +32,8 @@ export interface BrainOptions {
   maxEmittedBytes?: number;
   /** Root under which session workspaces live (for brainEnv filesystem grants). */
   workspaceRoot?: string;
+  /** false: run without the component environment (component placements fail as `unsupported`). Default true. */
+  components?: boolean;
 }
 
 export interface BrainServer {
@@ -46,6 +48,8 @@ export interface BrainInternals {
   store: JournalStore;
   dataDir: string | undefined;
   workspaceRoot: string | undefined;
+  /** Whether the component environment is enabled (BrainOptions.components). */
+  components: boolean;
   sessions: SessionManager;
   dispatcher: Dispatcher;
   environments: Map<Placement["kind"], Environment>;
@@ -81,7 +85,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
 
   const streams = new Set<() => void>();
   const extra: RouteDeps["extra"] = [hostsRoute(registry, hostEnv, sessions)];
-  const internals: BrainInternals = { store, dataDir: memory ? undefined : dataDir, workspaceRoot: opts.workspaceRoot, sessions, dispatcher, environments, routes: extra };
+  const internals: BrainInternals = { store, dataDir: memory ? undefined : dataDir, workspaceRoot: opts.workspaceRoot, components: opts.components !== false, sessions, dispatcher, environments, routes: extra };
   for (const plugin of environmentPlugins) await plugin(internals);
 
   const connections = new Set<HostConnection>();

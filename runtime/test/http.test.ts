@@ -68,7 +68,7 @@ test("placements without an Environment (descriptor; component until it lands) a
     });
     assert.is(component.status, 400);
     isErrorBody(component, "unsupported");
-    assert.match(component.body.error.message, /not implemented yet/);
+    assert.match(component.body.error.message, /does not run the component environment/);
   }
   const descriptor = await api(brain, "POST", "/v1/sessions", {
     model: scripted(),
@@ -76,7 +76,7 @@ test("placements without an Environment (descriptor; component until it lands) a
   });
   assert.is(descriptor.status, 400);
   isErrorBody(descriptor, "unsupported");
-  assert.match(descriptor.body.error.message, /descriptor environment is not implemented yet/);
+  assert.match(descriptor.body.error.message, /does not run the descriptor environment/);
 });
 
 test("real providers are refused unsupported; unknown hosts not_registered; bad digests invalid_request", async () => {

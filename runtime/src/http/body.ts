@@ -31,8 +31,11 @@ export function readBody(req: IncomingMessage, limit: number = LIMITS.maxBodyByt
   });
 }
 
-/** Parses and validates a body against its contract def. An empty body counts as `{}`. */
-export async function readValid<T>(req: IncomingMessage, def: DefName): Promise<T> {
+/**
+ * Parses and validates a body against its contract def. An empty body counts as `{}`. `explain`
+ * may turn a contract failure into a more precise error (e.g. `unsupported`).
+ */
+export async function readValid<T>(req: IncomingMessage, def: DefName, explain?: (value: unknown) => BrainRuntimeError | undefined): Promise<T> {
   const text = await readBody(req);
   let value: unknown = {};
   if (text.trim() !== "") {
@@ -42,6 +45,6 @@ export async function readValid<T>(req: IncomingMessage, def: DefName): Promise<
       throw new BrainRuntimeError("malformed_json", `request body is not JSON: ${(e as Error).message}`);
     }
   }
-  if (!validate[def].Check(value)) throw new BrainRuntimeError("invalid_request", `request body is not a valid ${def}`, issues(def, value));
+  if (!validate[def].Check(value)) throw explain?.(value) ?? new BrainRuntimeError("invalid_request", `request body is not a valid ${def}`, issues(def, value));
   return value as T;
 }

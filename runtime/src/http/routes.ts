@@ -5,6 +5,7 @@ import { BrainRuntimeError } from "../errors.ts";
 import type { SessionManager } from "../sessions/manager.ts";
 import { tokensEqual } from "../hosts/secret.ts";
 import { readValid } from "./body.ts";
+import { explainUnsupported } from "../environments/component/unsupported.ts";
 import { sendError, sendJson } from "./respond.ts";
 import { streamEvents } from "./sse.ts";
 
@@ -40,7 +41,7 @@ export async function handle(req: IncomingMessage, res: ServerResponse, deps: Ro
     const s = deps.sessions;
     if (path === "/v1/sessions") {
       if (method === "POST") {
-        const body = await readValid<CreateSessionRequest>(req, "CreateSessionRequest");
+        const body = await readValid<CreateSessionRequest>(req, "CreateSessionRequest", explainUnsupported);
         return sendJson(res, 201, await s.create(body));
       }
       if (method === "GET") return sendJson(res, 200, { sessions: s.list() });

@@ -107,7 +107,7 @@ export class SessionManager {
       const digest = contractDigest(t.contract);
       if (digest !== t.contract.digest) throw new BrainRuntimeError("invalid_request", `tool ${t.contract.name}: digest ${t.contract.digest} does not match its schemas (expected ${digest})`);
       const env = this.dispatcher().environment(t.placement.kind);
-      if (env === undefined) throw new BrainRuntimeError("unsupported", `the ${t.placement.kind} environment is not implemented yet (tool ${t.contract.name})`);
+      if (env === undefined) throw new BrainRuntimeError("unsupported", `this runtime does not run the ${t.placement.kind} environment (tool ${t.contract.name})`, { tool: t.contract.name, placement: t.placement.kind });
     }
     if (req.model.provider === "scripted") {
       req.model.script.forEach((step, i) => {
