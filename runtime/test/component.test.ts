@@ -366,6 +366,47 @@ test("symlinks: links in the workspace that lead outside cannot be followed to r
   }
 });
 
+test("unsupported runtime: a server started without the component environment refuses component placements at session creation", async () => {
+  const plain = await memoryBrain({ components: false });
+  try {
+    assert.not.ok(plain.internals.environments.has("component"));
+    const r = await api(plain, "POST", "/v1/sessions", { model: { provider: "scripted", script: [] }, tools: [placedComponent(inspectContract(), digests.rust!, "reader", { depth: 1 })] });
+    assert.is(r.status, 400);
+    assert.is(r.body.error.code, "unsupported");
+    assert.match(r.body.error.message, "does not run the component environment (tool inspect)");
+    assert.equal(r.body.error.details, { tool: "inspect", placement: "component" });
+    // Nor is there anywhere to upload one.
+    const put = await upload(plain, built.rust);
+    assert.is(put.status, 404);
+  } finally {
+    await plain.close();
+  }
+});
+
+test("unsupported grants and placement kinds fail at session creation with an unsupported error naming them", async () => {
+  const base = () => placedComponent(inspectContract(), digests.rust!, "reader", { depth: 1 }) as unknown as { placement: Record<string, unknown> };
+  const cases: Array<[string, (p: Record<string, unknown>) => void, RegExp, Record<string, unknown>]> = [
+    ["a grant kind", (p) => (p.network = { outbound: true }), /asks for a "network" grant, which this runtime does not support/, { tool: "inspect", env: "reader", grant: "network" }],
+    ["a filesystem grant kind", (p) => (p.filesystem = { home: "read" }), /asks for a filesystem.home grant/, { tool: "inspect", env: "reader", grant: "filesystem.home" }],
+    ["a workspace mode", (p) => (p.filesystem = { workspace: "admin" }), /asks for filesystem.workspace "admin", which this runtime does not support \(supported: read, write\)/, { tool: "inspect", env: "reader", grant: "filesystem.workspace", mode: "admin" }],
+    ["a placement kind (another runtime)", (p) => (p.kind = "python"), /placement kind "python", which this runtime does not support/, { tool: "inspect", placement: "python", supported: ["host", "component", "descriptor"] }],
+  ];
+  for (const [what, mutate, message, details] of cases) {
+    const tool = base();
+    mutate(tool.placement);
+    const r = await api(brain, "POST", "/v1/sessions", { model: { provider: "scripted", script: [] }, tools: [tool] });
+    assert.is(r.status, 400, what);
+    assert.is(r.body.error.code, "unsupported", what);
+    assert.match(r.body.error.message, message, what);
+    assert.equal(r.body.error.details, details, what);
+  }
+  // An invalid body for another reason keeps the ordinary invalid_request with schema issues.
+  const bad = base();
+  bad.placement.digest = "not-a-digest";
+  const r = await api(brain, "POST", "/v1/sessions", { model: { provider: "scripted", script: [] }, tools: [bad] });
+  assert.is(r.body.error.code, "invalid_request");
+});
+
 test("a filesystem grant on a server without a workspace allow-list fails at session creation", async () => {
   const plain = await memoryBrain();
   try {

@@ -28,4 +28,6 @@ export function installComponents(internals: BrainInternals): ComponentEnvironme
   return env;
 }
 
-environmentPlugins.push((internals) => void installComponents(internals));
+environmentPlugins.push((internals) => {
+  if (internals.components) installComponents(internals);
+});
