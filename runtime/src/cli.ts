@@ -1,11 +1,12 @@
-import { startBrain } from "./server.ts";
+// From index.ts, not server.ts: the index also plugs in the component environment.
+import { startBrain } from "./index.ts";
 import { configFromEnv } from "./config.ts";
 
 const USAGE = `usage: brain serve
 
 Environment: BRAIN_PORT (3210), BRAIN_HOST (127.0.0.1), BRAIN_DATA_DIR (./.brain),
 BRAIN_TOKEN (else <dataDir>/operator.token), BRAIN_MAX_EMITTED_BYTES, BRAIN_JOURNAL (sqlite|memory),
-BRAIN_WORKSPACE_ROOT.`;
+BRAIN_WORKSPACE_ROOT, BRAIN_COMPONENT_MEMORY_MB (256; JS heap and linear memory of each component worker).`;
 
 async function main(argv: string[]): Promise<number> {
   const command = argv[0] ?? "serve";
