@@ -9,6 +9,8 @@
  *     [1] CMD_LEN  byte length of that command
  *     [2] REQ_W    bytes ever appended to the request ring (worker-owned, wraps as int32)
  *     [3] REQ_R    bytes ever consumed from it (main-owned); the worker waits on it when full
+ *     [4] SLEEPING 1 while the worker sleeps on CMD_SEQ (it polls briefly first): send() notifies
+ *                  only then, saving the main thread a futex syscall per command
  *   command area (commandBytes): one JSON command at a time, main -> worker: an invocation when
  *     the worker is idle, the reply {ok}|{err} when it is blocked in a host call. Single slot: the
  *     main thread only writes when the worker is waiting for exactly that.
@@ -26,6 +28,7 @@ const CMD_SEQ = 0;
 const CMD_LEN = 1;
 const REQ_W = 2;
 const REQ_R = 3;
+const SLEEPING = 4;
 
 /** Atomics.waitAsync is in Node 20 but not in this project's ES2023 lib. */
 type WaitAsync = (view: Int32Array, index: number, value: number) => { async: false; value: string } | { async: true; value: Promise<string> };
@@ -60,7 +63,8 @@ export class MainChannel {
     this.command.set(bytes);
     Atomics.store(this.h, CMD_LEN, bytes.length);
     Atomics.add(this.h, CMD_SEQ, 1);
-    Atomics.notify(this.h, CMD_SEQ);
+    // Only a sleeping worker needs the (syscall) wake; a polling one sees the new CMD_SEQ itself.
+    if (Atomics.load(this.h, SLEEPING) !== 0) Atomics.notify(this.h, CMD_SEQ);
     return true;
   }
 
