@@ -93,8 +93,12 @@ async function componentizeJs(name, { source, witDir, worldName, inputs }, cache
       }
       mkdirSync(join(dir, "deps", "brain-tool"), { recursive: true });
       writeFileSync(join(dir, "deps", "brain-tool", "tool.wit"), readFileSync(TOOL_WIT));
+      // Copied to a .js name: test fixtures are stored under another extension so that uvu's
+      // default pattern (any .js under test/) does not load them as suites.
+      const sourcePath = join(dir, "guest.js");
+      writeFileSync(sourcePath, readFileSync(source));
       const { component } = await componentize({
-        sourcePath: source,
+        sourcePath,
         witPath: dir,
         worldName,
         // No fetch/HTTP: the binding does not allow wasi:http.
@@ -133,7 +137,7 @@ export async function buildFixtures({ js = true } = {}) {
   const { componentNew } = await import("@bytecodealliance/jco-transpile/wasm-tools");
   // A JS guest that performs one raw WASI filesystem operation per call (grant and symlink tests).
   const probe = join(dir, "fsprobe");
-  if (js) out.fsprobe = (await componentizeJs("fixture-fsprobe", { source: join(probe, "probe.js"), witDir: join(probe, "wit"), worldName: "fsprobe", inputs: [...files(probe), TOOL_WIT] })).path;
+  if (js) out.fsprobe = (await componentizeJs("fixture-fsprobe", { source: join(probe, "probe.guest-js"), witDir: join(probe, "wit"), worldName: "fsprobe", inputs: [...files(probe), TOOL_WIT] })).path;
   out.foreign = (await cached("fixture-foreign", hashOf([core, adapter]), async () =>
     componentNew(readFileSync(core), [["wasi_snapshot_preview1", readFileSync(adapter)]]))).path;
   return out;
