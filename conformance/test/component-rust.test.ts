@@ -1,0 +1,60 @@
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { existsSync, readFileSync } from "node:fs";
+import { contractDigest, startBrain } from "@aexhq/brain-runtime";
+import type { EventsResponse, JournalRecord, Session, ToolFinishedRecord } from "@aexhq/brain-protocol";
+import { runConformance, formatTable } from "../src/cli.ts";
+import { RuntimeApi } from "../src/http.ts";
+import { readCatalogueDocument } from "../src/catalogue-document.ts";
+import { componentPlacement, toolOptionsSchema, uploadComponent } from "../src/component-subject.ts";
+import { buildRustCatalogueComponent } from "../component-rust/build.ts";
+
+const quiet = () => undefined;
+// Scenarios the Rust component is known to fail (none today). Passed as the CLI's
+// --expected-failures would be; a listed scenario that passes fails the run, so it stays honest.
+const EXPECTED_FAILURES = new URL("../expected-failures/rust-component.json", import.meta.url);
+const expectedFailures = existsSync(EXPECTED_FAILURES) ? (JSON.parse(readFileSync(EXPECTED_FAILURES, "utf8")) as string[]) : [];
+
+test("the Rust catalogue component passes every scenario a component can take part in; the rest are n/a", async () => {
+  const built = await buildRustCatalogueComponent();
+  const report = await runConformance({ subject: `component:${built.path}`, expectedFailures, log: quiet });
+  assert.ok(report.ok, formatTable(report));
+  const na = report.results.filter((r) => r.na).map((r) => r.name);
+  assert.ok(na.includes("connection-loss-unknown"), "connection loss does not apply to a component");
+  assert.ok(report.results.filter((r) => r.pass && !r.na).length >= 30, formatTable(report));
+});
+
+test("a catalogue tool the Rust component lacks (the host-only throw) ends the call with an error naming it", async () => {
+  const { path } = await buildRustCatalogueComponent();
+  const brain = await startBrain({ dataDir: ":memory:", port: 0 });
+  try {
+    const api = new RuntimeApi(brain.url, brain.token);
+    const digest = await uploadComponent(api, path);
+    // Placed by hand: the runner places only tools marked `component: true`.
+    const t = readCatalogueDocument().tools.find((x) => x.name === "throw")!;
+    const schemas = { name: t.name, inputSchema: t.inputSchema, optionsSchema: toolOptionsSchema(t.name) };
+    const contract = { ...schemas, description: t.description, digest: contractDigest(schemas) };
+    const session = await api.ok<Session>("POST", "/v1/sessions", {
+      model: { provider: "scripted", script: [{ toolCalls: [{ name: "throw", input: { message: "boom" } }] }, { text: "done" }] },
+      tools: [componentPlacement(contract, digest)],
+    });
+    await api.ok("POST", `/v1/sessions/${session.id}/messages`, { text: "call throw" });
+    const records: JournalRecord[] = [];
+    const until = Date.now() + 15_000;
+    let finished: ToolFinishedRecord | undefined;
+    while (!finished && Date.now() < until) {
+      const page = await api.ok<EventsResponse>("GET", `/v1/sessions/${session.id}/events?after=${records.at(-1)?.sequence ?? 0}`);
+      records.push(...page.records);
+      finished = records.find((r): r is ToolFinishedRecord => r.type === "tool.finished");
+      if (!finished) await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.ok(finished, `no tool.finished within 15 s: ${JSON.stringify(records)}`);
+    assert.is(finished.data.status, "error");
+    assert.is(finished.data.error?.code, "not_registered");
+    assert.match(finished.data.error?.message ?? "", "no catalogue tool throw");
+  } finally {
+    await brain.close();
+  }
+});
+
+test.run();
