@@ -25,6 +25,22 @@ test("6. a past deadline ends the call timeout and aborts ctx.signal", async () 
   });
 });
 
+test("6. ctx.signal first read after the deadline is already aborted with the timeout reason", async () => {
+  await withBrain(async (brain) => {
+    const seen = deferred<{ aborted: boolean; code?: string }>();
+    const t = tool({
+      name: "late_reader", description: "d", input: z.object({}),
+      run: async (_i, ctx) => {
+        await sleep(400); // the 100 ms deadline passes before the tool ever looks at its signal
+        seen.resolve({ aborted: ctx.signal.aborted, code: (ctx.signal.reason as { code?: string } | undefined)?.code });
+      },
+    });
+    const { all, ids } = await runStep(brain, [t()], [{ name: "late_reader", input: {}, deadlineMs: 100 }]);
+    assert.is(finishedOf(all, ids[0]!).data.status, "timeout");
+    assert.equal(await seen.promise, { aborted: true, code: "timeout" });
+  });
+});
+
 test("6. an already expired call never runs validation or user code", async () => {
   const runtime = await memoryRuntime();
   const proxy = new TcpProxy(runtime.url);

@@ -20,7 +20,14 @@ type EndReason = "timeout" | "cancelled" | "unknown";
  * chain so the runtime sees them in the order the tool called them.
  */
 export class Invocation {
-  private readonly controller = new AbortController();
+  /**
+   * Created when a tool first reads ctx.signal: most calls never do, and an AbortController per
+   * call was a measurable share of a busy host's allocation.
+   */
+  private controller: AbortController | undefined;
+  private endError: SdkError | undefined;
+  /** Wakes the input validation race when the call ends while it runs. */
+  private onEnd: (() => void) | undefined;
   private chain: Promise<unknown> = Promise.resolve();
   /** finish() was called (or a non-success outcome sent): later emissions are refused locally. */
   private closed = false;
@@ -44,7 +51,9 @@ export class Invocation {
     this.ended = reason;
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
-    this.controller.abort(new SdkError(reason === "unknown" ? "connection_lost" : reason, `the call ended: ${reason}`));
+    this.endError = new SdkError(reason === "unknown" ? "connection_lost" : reason, `the call ended: ${reason}`);
+    this.controller?.abort(this.endError);
+    this.onEnd?.();
     this.onDone();
   }
 
@@ -57,8 +66,9 @@ export class Invocation {
       this.timer = setTimeout(() => this.end("timeout"), remaining);
     }
     const tool = this.spec.tool;
-    const aborted = new Promise<"aborted">((resolve) => this.controller.signal.addEventListener("abort", () => resolve("aborted"), { once: true }));
+    const aborted = new Promise<"aborted">((resolve) => (this.onEnd = () => resolve("aborted")));
     const parsed = await Promise.race([tool.input.safeParseAsync(this.frame.input), aborted]);
+    this.onEnd = undefined;
     if (parsed === "aborted") return; // the async check consumed the deadline: no late result
     if (!parsed.success) {
       return this.finalize({ status: "error", error: { code: "invalid_input", message: "input does not match the input schema", details: issuesOf(parsed.error) } });
@@ -76,19 +86,28 @@ export class Invocation {
     await this.enqueue(() => this.channel.request({ type: "returned", callId: this.callId })).catch(() => undefined);
   }
 
+  private signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.endError !== undefined) this.controller.abort(this.endError);
+    }
+    return this.controller.signal;
+  }
+
   private context(): ToolContext<unknown> {
-    return Object.freeze({
+    const ctx = {
       options: this.spec.options,
       sessionId: this.frame.sessionId,
       sequence: this.frame.sequence,
       deadline: this.frame.deadlineAt ?? undefined,
-      signal: this.controller.signal,
       emit: (kind: string, data: unknown) => this.emit(kind, data),
       emitResult: (value: unknown, opts?: { content?: string }) => this.emitResult(value, opts),
       finish: (value?: unknown, opts?: { content?: string }) => this.finish(value, opts),
       model: (request: ModelRequest) => this.model(request),
       environments: unsupportedEnvironments,
-    });
+    };
+    Object.defineProperty(ctx, "signal", { get: () => this.signal(), enumerable: true });
+    return Object.freeze(ctx) as ToolContext<unknown>;
   }
 
   private refuseIfClosed(what: string): void {
