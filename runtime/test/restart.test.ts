@@ -102,6 +102,23 @@ test("kill -9 with a call open: records intact after restart, the open call is u
   }
 });
 
+test("the CLI refuses a malformed setting with a message naming it, before it listens", async () => {
+  for (const [name, value] of [["BRAIN_COMPONENT_MEMORY_MB", "lots"], ["BRAIN_PORT", "http"], ["BRAIN_JOURNAL", "paper"]] as const) {
+    const child = spawn(process.execPath, ["--conditions=brain-source", "--import", "tsx", "src/cli.ts", "serve"], {
+      cwd: runtimeDir,
+      env: { ...process.env, BRAIN_JOURNAL: "memory", BRAIN_PORT: "0", BRAIN_TOKEN: "t0ken-t0ken-t0ken", [name]: value },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout!.on("data", (d) => (out += d));
+    child.stderr!.on("data", (d) => (out += d));
+    const code = await new Promise<number | null>((resolve) => child.on("exit", (c) => resolve(c)));
+    assert.is(code, 1, `${name}=${value}: ${out}`);
+    assert.match(out, `${name} must be`);
+    assert.not.match(out, "brain listening");
+  }
+});
+
 test("every frame the runtime sent matched its contract def", () => {
   assert.equal(invalidFrames, []);
 });
