@@ -8,38 +8,14 @@ import { appliesTo, journalOf, loadScenarios } from "../src/scenario.ts";
 import { runScenario, hostContracts, waitDisconnected, type RunContext } from "../src/run.ts";
 import { RuntimeApi } from "../src/http.ts";
 import { DropProxy } from "../src/proxy.ts";
+import { serveRuntime, stopRuntime } from "../../sdk-deno/test/runtime_process.ts";
 
 const root = new URL("../../", import.meta.url);
 const token = crypto.randomUUID();
 
 /** `brain serve` as a Node subprocess; resolves with its URL once it listens. */
-async function serve(env: Record<string, string>): Promise<{ url: string; child: Deno.ChildProcess }> {
-  // Through /usr/bin/env: Deno substitutes itself for a child process named plainly "node".
-  const child = new Deno.Command("/usr/bin/env", {
-    args: ["node", "--conditions=brain-source", "--import", "tsx", "runtime/src/cli.ts", "serve"],
-    cwd: root,
-    env: { BRAIN_TOKEN: token, BRAIN_MAX_EMITTED_BYTES: "100000", ...env },
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`the runtime exited before listening:\n${seen}`);
-    seen += value;
-    const m = /brain listening on (http:\/\/\S+)/.exec(seen);
-    if (m) {
-      // Keep draining so the child never blocks on a full pipe.
-      (async () => { while (!(await reader.read()).done) { /* drain */ } })();
-      return { url: m[1]!, child };
-    }
-  }
-}
-
-async function stop(child: Deno.ChildProcess): Promise<void> {
-  try { child.kill("SIGTERM"); } catch { /* already gone */ }
-  await child.status;
+function serve(env: Record<string, string>): Promise<{ url: string; child: Deno.ChildProcess }> {
+  return serveRuntime({ BRAIN_TOKEN: token, BRAIN_MAX_EMITTED_BYTES: "100000", ...env });
 }
 
 /**
@@ -78,7 +54,7 @@ async function startStage(journal: "memory" | "sqlite"): Promise<Stage> {
     },
     // The same data folder, port and token; the client reconnects through the proxy by itself.
     restartRuntime: async () => {
-      await stop(runtime.child);
+      await stopRuntime(runtime.child);
       runtime = await serve({ ...env, BRAIN_PORT: port });
       await hostContracts(api, host.id, 10_000);
     },
@@ -89,7 +65,7 @@ async function startStage(journal: "memory" | "sqlite"): Promise<Stage> {
     close: async () => {
       await brain.close();
       await proxy.close();
-      await stop(runtime.child);
+      await stopRuntime(runtime.child);
       if (journal === "sqlite") await new Deno.Command("rm", { args: ["-rf", dataDir] }).output();
     },
   };

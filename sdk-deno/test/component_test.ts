@@ -4,15 +4,10 @@
 import { Brain, brainEnv, component, tool } from "@aexhq/brain";
 import type { JournalRecord } from "@aexhq/brain-protocol";
 import { z } from "zod";
+import { node, serveRuntime } from "./runtime_process.ts";
 
-const root = new URL("../../", import.meta.url);
 const token = crypto.randomUUID();
 const opts = { sanitizeOps: false, sanitizeResources: false };
-
-/** Runs node (through /usr/bin/env: Deno substitutes itself for a command named plainly "node"). */
-function node(args: string[], env: Record<string, string> = {}, stdout: "piped" | "null" = "piped") {
-  return new Deno.Command("/usr/bin/env", { args: ["node", ...args], cwd: root, env, stdout, stderr: "inherit" });
-}
 
 async function buildRust(): Promise<string> {
   const out = await node(["--input-type=module", "-e", "const m = await import('./scripts/build-components.mjs'); console.log((await m.buildRust()).path);"]).output();
@@ -21,25 +16,8 @@ async function buildRust(): Promise<string> {
 }
 
 /** `brain serve` with a memory journal and a workspace allow-list; resolves once it listens. */
-async function serve(workspaceRoot: string): Promise<{ url: string; child: Deno.ChildProcess }> {
-  const child = node(["--conditions=brain-source", "--import", "tsx", "runtime/src/cli.ts", "serve"], {
-    BRAIN_TOKEN: token,
-    BRAIN_JOURNAL: "memory",
-    BRAIN_PORT: "0",
-    BRAIN_WORKSPACE_ROOT: workspaceRoot,
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`the runtime exited before listening:\n${seen}`);
-    seen += value;
-    const m = /brain listening on (http:\/\/\S+)/.exec(seen);
-    if (m) {
-      (async () => { while (!(await reader.read()).done) { /* drain */ } })();
-      return { url: m[1]!, child };
-    }
-  }
+function serve(workspaceRoot: string): Promise<{ url: string; child: Deno.ChildProcess }> {
+  return serveRuntime({ BRAIN_TOKEN: token, BRAIN_JOURNAL: "memory", BRAIN_PORT: "0", BRAIN_WORKSPACE_ROOT: workspaceRoot });
 }
 
 async function journal(url: string, sessionId: string): Promise<JournalRecord[]> {
