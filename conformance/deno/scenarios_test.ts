@@ -8,7 +8,7 @@ import { appliesTo, journalOf, loadScenarios } from "../src/scenario.ts";
 import { runScenario, hostContracts, waitDisconnected, type RunContext } from "../src/run.ts";
 import { RuntimeApi } from "../src/http.ts";
 import { DropProxy } from "../src/proxy.ts";
-import { serveRuntime, stopRuntime } from "../../sdk-deno/test/runtime_process.ts";
+import { serveRuntime, stopRuntime } from "../../scripts/deno-runtime.ts";
 
 const root = new URL("../../", import.meta.url);
 const token = crypto.randomUUID();

@@ -4,7 +4,7 @@
 import { Brain, brainEnv, component, tool } from "@aexhq/brain";
 import type { JournalRecord } from "@aexhq/brain-protocol";
 import { z } from "zod";
-import { node, serveRuntime } from "./runtime_process.ts";
+import { node, serveRuntime } from "../../scripts/deno-runtime.ts";
 
 const token = crypto.randomUUID();
 const opts = { sanitizeOps: false, sanitizeResources: false };

@@ -1,6 +1,6 @@
-// The Brain runtime as a Node subprocess, for Deno tests (here and conformance/deno/).
+// The Brain runtime as a Node subprocess, for the Deno tests (sdk-deno/test/, conformance/deno/).
 
-const root = new URL("../../", import.meta.url);
+const root = new URL("../", import.meta.url);
 
 /** Runs node from the repository root (through /usr/bin/env: Deno substitutes itself for a command named plainly "node"). */
 export function node(args: string[], env: Record<string, string> = {}, stdout: "piped" | "null" = "piped"): Deno.Command {
