@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { environmentPlugins } from "../../server.ts";
 import type { BrainInternals } from "../../server.ts";
 import { ComponentEnvironment } from "./environment.ts";
+import { componentMemoryMb } from "../../config.ts";
 import { componentRoute } from "./upload-route.ts";
 
 /**
@@ -15,7 +16,7 @@ export function installComponents(internals: BrainInternals): ComponentEnvironme
   const env = new ComponentEnvironment({
     storeDir: temp ?? join(internals.dataDir!, "components"),
     workspaceRoot: internals.workspaceRoot ?? process.env.BRAIN_WORKSPACE_ROOT,
-    memoryLimitMb: process.env.BRAIN_COMPONENT_MEMORY_MB ? Number(process.env.BRAIN_COMPONENT_MEMORY_MB) : undefined,
+    memoryLimitMb: componentMemoryMb(process.env),
     onTelemetry: process.env.BRAIN_COMPONENT_TELEMETRY ? (t) => console.error(`[component ${t.callId}] ${t.level}: ${t.message}`) : undefined,
   });
   const close = env.close.bind(env);
