@@ -217,7 +217,6 @@ function emitDispatch(host: WitInterface, interfaceName: string, named: Named, h
     const argType = `HostImportArgs[${JSON.stringify(name)}]`;
     return `    case ${JSON.stringify(name)}: {\n${checks.join("\n")}${checks.length ? "\n" : ""}      return handler.${name}({ ${fields.join(", ")} } as ${argType});\n    }`.replace("({  } as", "({} as");
   });
-  const meta = host.functions.map((f) => `  ${camel(f.name)}: { wit: ${JSON.stringify(f.name)}, mode: ${JSON.stringify(isPost(f) ? "post" : "call")} },`);
   return `${headerText}
 ${types.join("\n\n")}
 
@@ -238,11 +237,6 @@ export type HostImportOp = keyof HostImportArgs;
  * error case (${[...errTypes].join(", ") || "none"}); functions without a result cannot report one.
  */
 export type HostImportHandler = { [K in HostImportOp]: (args: HostImportArgs[K]) => HostImportResults[K] | Promise<HostImportResults[K]> };
-
-/** Each function's WIT name and whether the guest waits for it ("call") or not ("post"). */
-export const HOST_IMPORT_OPS: Readonly<Record<HostImportOp, { wit: string; mode: "call" | "post" }>> = {
-${meta.join("\n")}
-};
 
 /** Checks one message from a component worker and runs it on \`handler\`; a malformed one throws a TypeError. */
 export async function dispatchHostImport(handler: HostImportHandler, op: string, args: unknown): Promise<unknown> {

@@ -69,16 +69,6 @@ export type HostImportOp = keyof HostImportArgs;
  */
 export type HostImportHandler = { [K in HostImportOp]: (args: HostImportArgs[K]) => HostImportResults[K] | Promise<HostImportResults[K]> };
 
-/** Each function's WIT name and whether the guest waits for it ("call") or not ("post"). */
-export const HOST_IMPORT_OPS: Readonly<Record<HostImportOp, { wit: string; mode: "call" | "post" }>> = {
-  emit: { wit: "emit", mode: "call" },
-  emitResult: { wit: "emit-result", mode: "call" },
-  finish: { wit: "finish", mode: "call" },
-  returned: { wit: "returned", mode: "post" },
-  model: { wit: "model", mode: "call" },
-  telemetry: { wit: "telemetry", mode: "post" },
-};
-
 /** Checks one message from a component worker and runs it on `handler`; a malformed one throws a TypeError. */
 export async function dispatchHostImport(handler: HostImportHandler, op: string, args: unknown): Promise<unknown> {
   const a = (typeof args === "object" && args !== null ? args : {}) as Record<string, unknown>;
