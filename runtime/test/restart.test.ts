@@ -112,7 +112,10 @@ test("the CLI refuses a malformed setting with a message naming it, before it li
     let out = "";
     child.stdout!.on("data", (d) => (out += d));
     child.stderr!.on("data", (d) => (out += d));
+    // A CLI that accepted the value would listen forever: stop it and fail instead of hanging.
+    const timer = setTimeout(() => child.kill("SIGKILL"), 20000);
     const code = await new Promise<number | null>((resolve) => child.on("exit", (c) => resolve(c)));
+    clearTimeout(timer);
     assert.is(code, 1, `${name}=${value}: ${out}`);
     assert.match(out, `${name} must be`);
     assert.not.match(out, "brain listening");
