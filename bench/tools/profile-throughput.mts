@@ -22,7 +22,7 @@ const run = async (window: number) => {
   await Promise.all(Array.from({ length: n }, async (_, i) => { while (Date.now() < end) { await f.call(i); done++; } }));
   return done / ((performance.now() - t) / 1000);
 };
-await run(500);
+await run(Number(process.env.WARM ?? 500));
 const session = new Session();
 session.connect();
 await session.post("Profiler.enable");
