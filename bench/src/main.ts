@@ -14,6 +14,11 @@ import { printSection } from "./report.ts";
 import type { Report } from "./report.ts";
 import { round } from "./stats.ts";
 
+/** The `brain-source` condition resolves the packages to their .ts sources; without it, to dist/. */
+function packagesFrom(): "dist" | "source" {
+  return import.meta.resolve("@aexhq/brain").endsWith(".ts") ? "source" : "dist";
+}
+
 export async function runBench(cfg: BenchConfig, opts: { log?: (s: string) => void; print?: boolean } = {}): Promise<Report> {
   const log = opts.log ?? (() => {});
   const print = opts.print ?? false;
@@ -22,6 +27,7 @@ export async function runBench(cfg: BenchConfig, opts: { log?: (s: string) => vo
     date: new Date().toISOString(),
     command: `npm run bench${cfg.mode === "quick" ? " -- --quick" : ""}`,
     mode: cfg.mode,
+    packages: packagesFrom(),
     machine: { nproc: availableParallelism(), memTotalMiB: Math.round(totalmem() / 2 ** 20), node: process.version, platform: `${process.platform} ${process.arch}`, cpu: cpus()[0]?.model ?? "unknown" },
     sections: [],
     durationS: 0,
@@ -45,7 +51,8 @@ export async function runBench(cfg: BenchConfig, opts: { log?: (s: string) => vo
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const mode = process.argv.includes("--quick") ? "quick" : "full";
   const cfg = CONFIGS[mode];
-  console.log(`brain bench (${mode}) on ${availableParallelism()} cores, node ${process.version}`);
+  const from = packagesFrom() === "source" ? "TypeScript sources (tsx)" : "built dist/, as shipped";
+  console.log(`brain bench (${mode}) on ${availableParallelism()} cores, node ${process.version}; packages from ${from}`);
   const report = await runBench(cfg, { log: (s) => console.error(s), print: true });
   const out = new URL("../results.json", import.meta.url);
   writeFileSync(out, JSON.stringify(report, null, 2) + "\n");

@@ -20,6 +20,8 @@ export interface Report {
   date: string;
   command: string;
   mode: "quick" | "full" | "smoke";
+  /** What the SDK and runtime ran from: their built dist/ (as shipped, `npm run bench`) or their TypeScript sources through tsx. */
+  packages: "dist" | "source";
   machine: { nproc: number; memTotalMiB: number; node: string; platform: string; cpu: string };
   sections: Section[];
   durationS: number;

@@ -25,12 +25,35 @@ const run = async (window: number) => {
 await run(Number(process.env.WARM ?? 500));
 const session = new Session();
 session.connect();
-await session.post("Profiler.enable");
-await session.post("Profiler.start");
+// ALLOC=1: sample allocations (HeapProfiler) instead of CPU time; top sites by bytes.
+const alloc = process.env.ALLOC !== undefined;
+if (alloc) await session.post("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+else {
+  await session.post("Profiler.enable");
+  await session.post("Profiler.start");
+}
+const cpu0 = process.cpuUsage();
 const rate = await run(ms);
-const { profile } = await session.post("Profiler.stop");
-writeFileSync(out, JSON.stringify(profile));
+const cpu = process.cpuUsage(cpu0);
+if (alloc) {
+  const { profile } = await session.post("HeapProfiler.stopSampling");
+  const self = new Map<string, number>();
+  const walk = (n: typeof profile.head, stack: string) => {
+    const cf = n.callFrame;
+    const here = `${cf.functionName || "(anon)"} ${cf.url.replace(/.*\/(node_modules|work\/main)\//, "")}:${cf.lineNumber + 1}`;
+    self.set(here, (self.get(here) ?? 0) + n.selfSize);
+    for (const c of n.children) walk(c, stack);
+  };
+  walk(profile.head, "");
+  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  const calls = rate * ms / 1000;
+  console.log(`allocated ≈ ${(total / calls / 1024).toFixed(1)} KiB/call; top sites (bytes/call):`);
+  for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(`${(v / calls).toFixed(0).padStart(7)}  ${k}`);
+} else {
+  const { profile } = await session.post("Profiler.stop");
+  writeFileSync(out, JSON.stringify(profile));
+}
 session.disconnect();
 const st = f.internals.store.stats;
-console.log(`${journal}/${host}, ${n} sessions: ${Math.round(rate)} calls/s; ${(st.records / st.transactions).toFixed(1)} records/transaction overall; profile: ${out}`);
+console.log(`${journal}/${host}, ${n} sessions: ${Math.round(rate)} calls/s, ${((cpu.user + cpu.system) / (rate * ms / 1000)).toFixed(1)} µs CPU/call; ${(st.records / st.transactions).toFixed(1)} records/transaction overall; profile: ${out}`);
 await f.close();

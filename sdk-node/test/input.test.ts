@@ -28,4 +28,26 @@ test("4. invalid input never reaches run; defaults and transforms reach it; stri
   });
 });
 
+test("input schemas with async refinements are validated asynchronously, on every call (sync is tried only until Zod says async)", async () => {
+  await withBrain(async (brain) => {
+    const checked: string[] = [];
+    const seen: unknown[] = [];
+    const guarded = tool({
+      name: "guarded", description: "d",
+      input: z.object({ word: z.string() }).refine(async (v) => { checked.push(v.word); await new Promise((r) => setTimeout(r, 5)); return v.word !== "bad"; }, "bad word"),
+      run: async (input, ctx) => { seen.push(input); return ctx.finish(null); },
+    });
+    const { all, ids } = await runStep(brain, [guarded()], [
+      { name: "guarded", input: { word: "bad" } },
+      { name: "guarded", input: { word: "good" } },
+      { name: "guarded", input: { word: "bad" } },
+    ]);
+    assert.equal(seen, [{ word: "good" }], "the async refinement decided every call");
+    const statuses = ids.map((id) => (ofCall(all, id).find((r) => r.type === "tool.finished") as any).data);
+    assert.equal(statuses.map((d) => d.status), ["error", "ok", "error"]);
+    assert.equal(statuses.map((d) => d.error?.code), ["invalid_input", undefined, "invalid_input"]);
+    assert.ok(checked.filter((w) => w === "good").length >= 1);
+  });
+});
+
 test.run();

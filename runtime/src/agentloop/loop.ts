@@ -128,7 +128,7 @@ export class Agentloop {
       const request = buildRequest(session.created, session.records);
       await session.append("model.request", { request }).committed;
       if (!live()) return;
-      const index = session.records.filter((r) => r.type === "model.response" && r.data.origin === undefined).length;
+      const index = session.modelResponses;
       this.abort = new AbortController();
       let reply;
       try {

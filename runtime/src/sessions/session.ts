@@ -20,8 +20,14 @@ export class SessionState {
   readonly openCalls = new Set<string>();
   /** Open calls that have a committed tool.result. */
   private withResult = new Set<string>();
-  /** tool.finished records that tell the model something new: not `ok`, or completion without any result. */
-  private observations = new WeakSet<JournalRecord>();
+  /**
+   * Sequences of tool.finished records that tell the model something new: not `ok`, or completion
+   * without any result. Numbers, not a WeakSet of the records: a WeakSet entry is an ephemeron the
+   * collector processes on every major GC, for the session's whole life.
+   */
+  private observations = new Set<number>();
+  /** Committed model.response records of the Agentloop's own turns (the scripted provider's index). */
+  private ownModelResponses = 0;
   private deletedCommitted = false;
   private listeners = new Set<(r: JournalRecord) => void>();
 
@@ -47,13 +53,18 @@ export class SessionState {
     return this.records.length === 0 ? 0 : this.records[this.records.length - 1]!.sequence;
   }
 
+  /** Committed model.response records of the Agentloop's own turns. */
+  get modelResponses(): number {
+    return this.ownModelResponses;
+  }
+
   get deleted(): boolean {
     return this.deletedCommitted;
   }
 
   /** Whether a committed tool.finished is an observation for the Agentloop (a failure, or a finish without any result). */
   isObservation(r: JournalRecord): boolean {
-    return this.observations.has(r);
+    return r.type === "tool.finished" && this.observations.has(r.sequence);
   }
 
   /** The committed tool.call_started of `callId` in this session, if any (sequences index the records). */
@@ -84,6 +95,7 @@ export class SessionState {
     return () => this.listeners.delete(listener);
   }
 
+  /** Committed records with a sequence above `sequence`, in order. */
   after(sequence: number): JournalRecord[] {
     // Sequences are gap-free from 1, so the index is the sequence.
     return this.records.slice(Math.max(0, sequence));
@@ -94,9 +106,11 @@ export class SessionState {
     if (r.type === "tool.call_started") this.openCalls.add(r.data.callId);
     else if (r.type === "tool.result") this.withResult.add(r.data.callId);
     else if (r.type === "tool.finished") {
-      if (r.data.status !== "ok" || !this.withResult.has(r.data.callId)) this.observations.add(r);
+      if (r.data.status !== "ok" || !this.withResult.has(r.data.callId)) this.observations.add(r.sequence);
       this.openCalls.delete(r.data.callId);
       this.withResult.delete(r.data.callId);
+    } else if (r.type === "model.response") {
+      if (r.data.origin === undefined) this.ownModelResponses++;
     } else if (r.type === "session.deleted") this.deletedCommitted = true;
     for (const l of this.listeners) l(r);
   }

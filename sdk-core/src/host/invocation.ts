@@ -67,6 +67,8 @@ export class Invocation {
     }
     const tool = this.spec.tool;
     const aborted = new Promise<"aborted">((resolve) => (this.onEnd = () => resolve("aborted")));
+    // Always the async parse: a sync attempt on a schema with async refinements would leave Zod's
+    // dropped refinement promise to reject unhandled (and run the refinement twice).
     const parsed = await Promise.race([tool.input.safeParseAsync(this.frame.input), aborted]);
     this.onEnd = undefined;
     if (parsed === "aborted") return; // the async check consumed the deadline: no late result
@@ -95,19 +97,22 @@ export class Invocation {
   }
 
   private context(): ToolContext<unknown> {
-    const ctx = {
+    // Closures, not methods, so a tool may destructure ctx (`{ emit, finish }`).
+    const self = this;
+    return Object.freeze({
       options: this.spec.options,
       sessionId: this.frame.sessionId,
       sequence: this.frame.sequence,
       deadline: this.frame.deadlineAt ?? undefined,
+      get signal() {
+        return self.signal();
+      },
       emit: (kind: string, data: unknown) => this.emit(kind, data),
       emitResult: (value: unknown, opts?: { content?: string }) => this.emitResult(value, opts),
       finish: (value?: unknown, opts?: { content?: string }) => this.finish(value, opts),
       model: (request: ModelRequest) => this.model(request),
       environments: unsupportedEnvironments,
-    };
-    Object.defineProperty(ctx, "signal", { get: () => this.signal(), enumerable: true });
-    return Object.freeze(ctx) as ToolContext<unknown>;
+    }) as ToolContext<unknown>;
   }
 
   private refuseIfClosed(what: string): void {
