@@ -15,6 +15,7 @@ import { rawHost, createSession, echoContract } from "./fixture.ts";
 import { figure } from "./report.ts";
 import type { Section } from "./report.ts";
 import { now, round, summarize } from "./stats.ts";
+import { threadWakeRoundTrip } from "./thread-wake.ts";
 import type { LatencySummary } from "./stats.ts";
 
 type SessionState = ReturnType<BrainInternals["sessions"]["state"]>;
@@ -45,8 +46,12 @@ export function callOnce(internals: BrainInternals, s: SessionState, input: unkn
   });
 }
 
-/** First call (cold worker), then `n` warm ones; counts calls that did not finish ok. */
-async function invocations(internals: BrainInternals, s: SessionState, input: unknown, n: number): Promise<{ firstUs: number; warm: LatencySummary; failed: number; status: string }> {
+/**
+ * First call (cold worker), then `n` warm ones back to back, then `n / 4` warm ones each after 1 ms
+ * of idle (the worker has gone to sleep, so each call pays its wake-up); counts calls that did not
+ * finish ok.
+ */
+async function invocations(internals: BrainInternals, s: SessionState, input: unknown, n: number): Promise<{ firstUs: number; warm: LatencySummary; idle: LatencySummary; failed: number; status: string }> {
   let failed = 0;
   let status = "ok";
   const one = async () => {
@@ -60,7 +65,12 @@ async function invocations(internals: BrainInternals, s: SessionState, input: un
   failed = 0;
   const samples: number[] = [];
   for (let i = 0; i < n; i++) samples.push(await one());
-  return { firstUs, warm: summarize(samples), failed, status };
+  const idle: number[] = [];
+  for (let i = 0; i < Math.max(1, Math.floor(n / 4)); i++) {
+    await new Promise((r) => setTimeout(r, 1));
+    idle.push(await one());
+  }
+  return { firstUs, warm: summarize(samples), idle: summarize(idle), failed, status };
 }
 
 export async function componentTools(cfg: BenchConfig, log: (s: string) => void): Promise<Section> {
@@ -85,6 +95,9 @@ export async function componentTools(cfg: BenchConfig, log: (s: string) => void)
   const host = await rawHost(brain.url, brain.token, "bench-components");
   const n = cfg.componentIterations;
   try {
+    const wake = await threadWakeRoundTrip(Math.max(20, n));
+    s.figures.push(figure("thread round trip (main → worker → main over a SharedArrayBuffer, Atomics.waitAsync on main) p50", wake.p50us, "µs"));
+    s.notes.push(`thread round trip p99 ${wake.p99us} µs: the floor of each crossing a component call makes (one for the invocation and its emit, one for the emit's reply and the finish)`);
     const hostId = await createSession(brain.url, brain.token, [{ contract: echoContract, options: {}, placement: { kind: "host", hostId: "bench-components" } }]);
     const h = await invocations(internals, internals.sessions.state(hostId), { x: 1 }, n);
     const baseline = { name: "host tool p50", value: h.warm.p50us };
@@ -114,10 +127,13 @@ export async function componentTools(cfg: BenchConfig, log: (s: string) => void)
       const goal = c.name === "rust" ? { text: "warm p50 < 200 µs (Rust, worker hop included)", pass: r.warm.p50us < 200 } : undefined;
       s.figures.push(figure(`${label}: warm call p50`, r.warm.p50us, "µs", baseline, goal));
       s.figures.push(figure(`${label}: warm call p99`, r.warm.p99us, "µs", { name: "host tool p99", value: h.warm.p99us }));
+      s.figures.push(figure(`${label}: warm call after 1 ms idle p50`, r.idle.p50us, "µs", { name: "thread round trip p50", value: wake.p50us }));
+      s.figures.push(figure(`${label}: warm call after 1 ms idle p99`, r.idle.p99us, "µs"));
       if (r.failed > 0) s.notes.push(`${label}: ${r.failed} of ${n} warm calls did not finish ok (last status ${r.status}); their latency is included`);
       s.notes.push(`${label}: server-side admitMs ${put.admitMs ?? "?"} ms; ${n} warm calls`);
     }
     s.notes.push("each component call commits tool.call_started, hops to the binding's worker, runs the guest (one emit: a real journal commit, then finish) and commits tool.finished; the host tool commits tool.call_started, sends invoke, and commits the host's finish");
+    s.notes.push("warm calls back to back find the worker awake (it polls briefly after each call) and the main thread checking the channel every loop turn while a call runs; after 1 ms idle the worker sleeps in the kernel and the main thread waits with Atomics.waitAsync, so each crossing pays a wake-up (see the thread round trip)");
   } finally {
     host.terminate();
     await brain.close();
