@@ -1,5 +1,5 @@
 // Builds @aexhq/brain-protocol, @aexhq/brain-core and @aexhq/brain, packs them, installs the
-// tarballs in a clean temp project (offline, from npm's cache) and uses them there from JS and TS.
+// tarballs in a clean temp project (offline: nothing from the registry) and uses them there from JS and TS.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { execFileSync } from "node:child_process";
@@ -21,12 +21,16 @@ test("npm pack of @aexhq/brain installs and imports in a clean temp project", ()
       run(npm, ["run", "build"], join(root, ws));
       run(npm, ["pack", "--pack-destination", packs], join(root, ws));
     }
+    // Their third-party dependencies (and zod, the peer) come as tarballs packed from this checkout's
+    // node_modules: `npm ci` caches tarballs but not registry metadata, so an offline install of a
+    // range like "zod@4" fails on a machine whose npm cache saw nothing but `npm ci`.
+    for (const dep of ["zod", "ws", "@sinclair/typebox"]) run(npm, ["pack", "--pack-destination", packs], join(root, "node_modules", dep));
     const tarballs = readdirSync(packs).filter((f) => f.endsWith(".tgz")).map((f) => join(packs, f));
-    assert.is(tarballs.length, 3);
+    assert.is(tarballs.length, 6);
     const app = join(dir, "app");
     mkdirSync(app);
     writeFileSync(join(app, "package.json"), JSON.stringify({ name: "pack-check", private: true, type: "module" }));
-    run(npm, ["install", "--offline", "--no-audit", "--no-fund", ...tarballs, "zod@4"], app);
+    run(npm, ["install", "--offline", "--no-audit", "--no-fund", ...tarballs], app);
     writeFileSync(join(app, "check.mjs"), `
       import { tool, Brain, hostEnv, BrainError } from "@aexhq/brain";
       import { z } from "zod";

@@ -98,14 +98,14 @@ export class Invocation {
 
   private context(): ToolContext<unknown> {
     // Closures, not methods, so a tool may destructure ctx (`{ emit, finish }`).
-    const self = this;
+    const signal = () => this.signal();
     return Object.freeze({
       options: this.spec.options,
       sessionId: this.frame.sessionId,
       sequence: this.frame.sequence,
       deadline: this.frame.deadlineAt ?? undefined,
       get signal() {
-        return self.signal();
+        return signal();
       },
       emit: (kind: string, data: unknown) => this.emit(kind, data),
       emitResult: (value: unknown, opts?: { content?: string }) => this.emitResult(value, opts),
