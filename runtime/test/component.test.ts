@@ -10,7 +10,7 @@ import { api, assertJournal, createSession, memoryBrain, ofType, records, waitFo
 import type { Brain } from "./helpers/brain.ts";
 import { components, inspectContract, placedComponent, upload } from "./component-helpers.mts";
 import type { Built } from "./component-helpers.mts";
-import { contractDigest } from "../src/index.ts";
+import { contractDigest, startBrain } from "../src/index.ts";
 import type { ComponentEnvironment } from "../src/index.ts";
 
 let brain: Brain;
@@ -232,6 +232,32 @@ test("deadline: a guest stuck in a loop ends as timeout by worker termination, a
   const tool = placedComponent(inspectContract(rustOutput), digests.rust!, "reader", { depth: 1 });
   const after = await turn([tool], [{ name: "inspect", input: { path: "a/b" } }]);
   assert.equal(finishedOf(after.all).map((f) => f.status), ["ok"]);
+});
+
+test("shutdown: a component call still running when the runtime closes stays open in the journal; the next start ends it unknown", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "brain-close-"));
+  try {
+    let b = await startBrain({ dataDir: dir, port: 0 });
+    const { digest } = await upload(b, built.fixtures.spin!);
+    const tool = placedComponent(inspectContract(), digest, "spinner", { depth: 1 });
+    const s = await createSession(b, [tool], [{ toolCalls: [{ name: "inspect", input: { path: "x" } }] }, { text: "done" }]);
+    await api(b, "POST", `/v1/sessions/${s.id}/messages`, { text: "go" });
+    await waitFor(b, s.id, (r) => r.type === "tool.call_started");
+    await new Promise((r) => setTimeout(r, 200)); // the guest is looping in its worker
+    const token = b.token;
+    // Closing kills the worker; that must not be recorded as the call's end (a made-up tool_error).
+    await b.close();
+    b = await startBrain({ dataDir: dir, port: 0, token });
+    try {
+      const all = await records(b, s.id);
+      assert.is(ofType(all, "tool.result").length, 0, JSON.stringify(ofType(all, "tool.result")));
+      assert.equal(ofType(all, "tool.finished").map((f) => f.data.status), ["unknown"]);
+    } finally {
+      await b.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("a finish with outcome-json that is not JSON becomes error/invalid_output", async () => {

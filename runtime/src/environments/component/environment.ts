@@ -47,6 +47,11 @@ export class ComponentEnvironment implements Environment {
   private pool: WorkerPool;
   /** Recent telemetry, newest last (bounded); for diagnostics and tests. */
   readonly telemetry: TelemetryEntry[] = [];
+  /**
+   * The runtime is shutting down: the workers it kills end their calls' runs, but those calls stay
+   * open in the journal (recovery ends them `unknown` on the next start), like host calls do.
+   */
+  private closing = false;
 
   constructor(private opts: ComponentEnvironmentOptions) {
     this.store = new ComponentStore(opts.storeDir);
@@ -172,7 +177,7 @@ export class ComponentEnvironment implements Environment {
       worker.off("exit", onExit);
       worker.stdout.off("data", onStdout);
       worker.stderr.off("data", onStderr);
-      if (!sink.finished && !isStopped()) {
+      if (!sink.finished && !isStopped() && !this.closing) {
         const message = error ?? "run returned without calling host.finish";
         await sink.finish({ status: "error", error: { code: "tool_error", message } }).catch(() => {});
       }
@@ -255,6 +260,7 @@ export class ComponentEnvironment implements Environment {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await this.pool.close();
   }
 }
