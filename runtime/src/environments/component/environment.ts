@@ -7,7 +7,7 @@ import { BrainRuntimeError, toErrorInfo } from "../../errors.ts";
 import { validateSchema } from "./json-schema.ts";
 import { checkGuestOutcome } from "./outcome.ts";
 import { WorkerPool } from "./pool.ts";
-import type { Preopen, WorkerSlot } from "./pool.ts";
+import type { Preopen, SlotListener, WorkerSlot } from "./pool.ts";
 import { ComponentStore } from "./store.ts";
 
 export interface ComponentEnvironmentOptions {
@@ -129,7 +129,7 @@ export class ComponentEnvironment implements Environment {
 
   /** Runs one invocation on the slot's warm instance; returns whether the guest's run is still executing. */
   private run(slot: WorkerSlot, call: CallInvocation, sink: CallSink, isStopped: () => boolean): () => boolean {
-    const { worker, channel } = slot;
+    const { channel } = slot;
     const outputSchema = call.tool.contract.outputSchema;
     let ended = false;
 
@@ -173,10 +173,7 @@ export class ComponentEnvironment implements Environment {
       // Telemetry does not wake the main thread; a worker that died or was stopped may have left
       // some in the ring. (After a clean `done` the ring is empty.)
       for (const m of channel.take() as CallMessage[]) if (m.type === "post" && m.op === "telemetry") dispatchHostImport(host, m.op, m.args).catch(() => {});
-      worker.off("error", onError);
-      worker.off("exit", onExit);
-      worker.stdout.off("data", onStdout);
-      worker.stderr.off("data", onStderr);
+      if (slot.current === listener) slot.current = undefined;
       if (!sink.finished && !isStopped() && !this.closing) {
         const message = error ?? "run returned without calling host.finish";
         await sink.finish({ status: "error", error: { code: "tool_error", message } }).catch(() => {});
@@ -215,14 +212,14 @@ export class ComponentEnvironment implements Environment {
       const oom = (e as { code?: string }).code === "ERR_WORKER_OUT_OF_MEMORY";
       void end(oom ? "component worker exceeded its memory limit" : `component worker failed: ${e.message}`);
     };
-    const onExit = () => void end("component worker exited");
-    worker.on("error", onError);
-    worker.on("exit", onExit);
-    // Guest stdout/stderr are diagnostics too: telemetry, never the journal.
-    const onStdout = (d: Buffer) => this.record({ callId: call.callId, level: "info", message: d.toString("utf8") });
-    const onStderr = (d: Buffer) => this.record({ callId: call.callId, level: "warn", message: d.toString("utf8") });
-    worker.stdout.on("data", onStdout);
-    worker.stderr.on("data", onStderr);
+    const listener: SlotListener = {
+      error: onError,
+      exit: () => void end("component worker exited"),
+      // Guest stdout/stderr are diagnostics too: telemetry, never the journal.
+      stdout: (d) => this.record({ callId: call.callId, level: "info", message: d.toString("utf8") }),
+      stderr: (d) => this.record({ callId: call.callId, level: "warn", message: d.toString("utf8") }),
+    };
+    slot.current = listener;
 
     // A run still executing at the deadline is killed even when the call already finished (a
     // guest may go on after finish); the dispatcher's own timer ends an unfinished call.

@@ -10,11 +10,25 @@ export interface Preopen {
   mode: "read" | "write";
 }
 
+/** What the call running on a worker hears of it (set by the Environment for the call's duration). */
+export interface SlotListener {
+  error(e: Error): void;
+  exit(): void;
+  stdout(chunk: Buffer): void;
+  stderr(chunk: Buffer): void;
+}
+
 /** One worker thread serving one binding (component digest + grant + workspace). */
 export interface WorkerSlot {
   worker: Worker;
   channel: MainChannel;
   key: string;
+  /**
+   * The running call's listener. The worker's events are subscribed once, when it starts, and
+   * forwarded here: subscribing per call (four listeners, two of them on streams) was a
+   * measurable share of a warm call's main-thread time. Output arriving between calls is dropped.
+   */
+  current?: SlotListener;
   idleTimer?: NodeJS.Timeout;
   /** Its call has finished and its run is returning: a call of the same binding may wait for it. */
   handoff?: Array<(slot: WorkerSlot | undefined) => void>;
@@ -97,7 +111,13 @@ export class WorkerPool {
     });
     const slot: WorkerSlot = { worker, channel: new MainChannel(sab), key };
     this.all.add(slot);
-    worker.once("exit", () => this.forget(slot));
+    worker.on("error", (e) => slot.current?.error(e));
+    worker.once("exit", () => {
+      this.forget(slot);
+      slot.current?.exit();
+    });
+    worker.stdout.on("data", (d: Buffer) => slot.current?.stdout(d));
+    worker.stderr.on("data", (d: Buffer) => slot.current?.stderr(d));
     await new Promise<void>((resolve, reject) => {
       const onMessage = (m: { type: string; error?: string }) => {
         if (m.type !== "ready") return;
