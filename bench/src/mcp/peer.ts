@@ -3,6 +3,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomUUID } from "node:crypto";
+import { EventEmitter, setMaxListeners } from "node:events";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -28,10 +29,16 @@ export async function httpPeer(): Promise<McpPeer> {
   await new Promise<void>((r) => http.listen(0, "127.0.0.1", () => r()));
   const port = (http.address() as AddressInfo).port;
   const client = new Client({ name: "bench", version: "1.0.0" });
+  // The client transport shares one AbortSignal across its requests and an abort listener is left on
+  // it per request, so Node warns (MaxListenersExceededWarning) thousands of times into the report.
+  // Its own behaviour, not ours to fix: the warning is silenced for this peer's lifetime only.
+  const defaultMax = EventEmitter.defaultMaxListeners;
+  setMaxListeners(0);
   await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
   return {
     call: () => callEcho(client),
     async close() {
+      setMaxListeners(defaultMax);
       await client.close();
       await transport.close();
       await new Promise<void>((r) => {
