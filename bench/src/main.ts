@@ -1,6 +1,6 @@
 // npm run bench [-- --quick]: every figure beside a baseline measured in the same run.
 import { writeFileSync } from "node:fs";
-import { cpus, freemem, totalmem } from "node:os";
+import { cpus, totalmem } from "node:os";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { CONFIGS } from "./config.ts";
@@ -44,7 +44,6 @@ export async function runBench(cfg: BenchConfig, opts: { log?: (s: string) => vo
   add(await componentTools(cfg, log));
   add(await memory(cfg, log));
   report.durationS = round((Date.now() - t0) / 1000, 1);
-  void freemem;
   return report;
 }
 

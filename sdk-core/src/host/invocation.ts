@@ -26,8 +26,6 @@ export class Invocation {
    */
   private controller: AbortController | undefined;
   private endError: SdkError | undefined;
-  /** Wakes the input validation race when the call ends while it runs. */
-  private onEnd: (() => void) | undefined;
   private chain: Promise<unknown> = Promise.resolve();
   /** finish() was called (or a non-success outcome sent): later emissions are refused locally. */
   private closed = false;
@@ -53,7 +51,6 @@ export class Invocation {
     if (this.timer) clearTimeout(this.timer);
     this.endError = new SdkError(reason === "unknown" ? "connection_lost" : reason, `the call ended: ${reason}`);
     this.controller?.abort(this.endError);
-    this.onEnd?.();
     this.onDone();
   }
 
@@ -66,12 +63,12 @@ export class Invocation {
       this.timer = setTimeout(() => this.end("timeout"), remaining);
     }
     const tool = this.spec.tool;
-    const aborted = new Promise<"aborted">((resolve) => (this.onEnd = () => resolve("aborted")));
     // Always the async parse: a sync attempt on a schema with async refinements would leave Zod's
     // dropped refinement promise to reject unhandled (and run the refinement twice).
-    const parsed = await Promise.race([tool.input.safeParseAsync(this.frame.input), aborted]);
-    this.onEnd = undefined;
-    if (parsed === "aborted") return; // the async check consumed the deadline: no late result
+    const parsed = await tool.input.safeParseAsync(this.frame.input);
+    // The call ended while the check ran (deadline, cancel, connection loss): end() has already
+    // settled it with the runtime, so the tool never runs and nothing late is sent.
+    if (this.ended) return;
     if (!parsed.success) {
       return this.finalize({ status: "error", error: { code: "invalid_input", message: "input does not match the input schema", details: issuesOf(parsed.error) } });
     }
