@@ -22,11 +22,14 @@ export function configFromEnv(env: NodeJS.ProcessEnv): BrainOptions & { tokenFil
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new BrainRuntimeError("invalid_request", `BRAIN_PORT must be a port number, got ${env.BRAIN_PORT}`);
   const maxEmitted = env.BRAIN_MAX_EMITTED_BYTES === undefined ? undefined : Number(env.BRAIN_MAX_EMITTED_BYTES);
   if (maxEmitted !== undefined && (!Number.isInteger(maxEmitted) || maxEmitted < 0)) throw new BrainRuntimeError("invalid_request", `BRAIN_MAX_EMITTED_BYTES must be a non-negative integer`);
+  const maxModelCalls = env.BRAIN_MAX_MODEL_CALLS === undefined ? undefined : Number(env.BRAIN_MAX_MODEL_CALLS);
+  if (maxModelCalls !== undefined && (!Number.isInteger(maxModelCalls) || maxModelCalls < 1)) throw new BrainRuntimeError("invalid_request", `BRAIN_MAX_MODEL_CALLS must be a positive integer, got ${env.BRAIN_MAX_MODEL_CALLS}`);
   // Read by the component plugin; checked here too so a typo stops the CLI before anything opens.
   componentMemoryMb(env);
   const dataDir = resolve(env.BRAIN_DATA_DIR ?? "./.brain");
   const opts: BrainOptions & { tokenFile?: string } = { dataDir, journal, port, host: env.BRAIN_HOST ?? "127.0.0.1" };
   if (maxEmitted !== undefined) opts.maxEmittedBytes = maxEmitted;
+  if (maxModelCalls !== undefined) opts.maxModelCalls = maxModelCalls;
   if (env.BRAIN_WORKSPACE_ROOT) opts.workspaceRoot = resolve(env.BRAIN_WORKSPACE_ROOT);
   if (env.BRAIN_TOKEN) opts.token = env.BRAIN_TOKEN;
   else {

@@ -15,25 +15,35 @@ const STATUS: Record<string, number> = {
 export class BrainRuntimeError extends Error {
   readonly code: string;
   readonly details: unknown;
-  constructor(code: string, message: string, details?: unknown) {
+  /** Whether retrying may help (a provider's 429 or 5xx); Brain itself never retries. */
+  readonly retryable: boolean | undefined;
+  constructor(code: string, message: string, details?: unknown, retryable?: boolean) {
     super(message);
     this.name = "BrainRuntimeError";
     this.code = code;
     this.details = details;
+    this.retryable = retryable;
   }
   get status(): number {
     return STATUS[this.code] ?? 400;
   }
   toInfo(): ErrorInfo {
-    return this.details === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, details: this.details as ErrorInfo["details"] };
+    const info: ErrorInfo = { code: this.code, message: this.message };
+    if (this.retryable !== undefined) info.retryable = this.retryable;
+    if (this.details !== undefined) info.details = this.details as ErrorInfo["details"];
+    return info;
   }
 }
 
 /** A host frame (or Environment call) that was not committed; the host gets `rejected` with this error. */
 export class CallRejectedError extends BrainRuntimeError {
-  constructor(code: string, message: string, details?: unknown) {
-    super(code, message, details);
+  constructor(code: string, message: string, details?: unknown, retryable?: boolean) {
+    super(code, message, details, retryable);
     this.name = "CallRejectedError";
+  }
+
+  static of(info: ErrorInfo): CallRejectedError {
+    return new CallRejectedError(info.code, info.message, info.details, info.retryable);
   }
 }
 

@@ -19,6 +19,8 @@ import { SessionManager } from "./sessions/manager.ts";
 import { handle } from "./http/routes.ts";
 import type { RouteDeps } from "./http/routes.ts";
 import { hostsRoute } from "./http/hosts-route.ts";
+import { modelSettingsFromEnv } from "./models/select.ts";
+import type { ModelSettings } from "./models/select.ts";
 
 export interface BrainOptions {
   /** Data folder; ":memory:" means an in-memory journal. Default "./.brain". */
@@ -30,6 +32,10 @@ export interface BrainOptions {
   /** Operator bearer token; a random one when absent. */
   token?: string;
   maxEmittedBytes?: number;
+  /** Model calls one activation may make (BRAIN_MAX_MODEL_CALLS); default LIMITS.defaultMaxModelCalls. */
+  maxModelCalls?: number;
+  /** Real model providers' endpoints and credentials; default: read from the process environment (OPENAI_API_KEY, ...). */
+  models?: ModelSettings;
   /** Root under which session workspaces live (for brainEnv filesystem grants). */
   workspaceRoot?: string;
   /** false: run without the component environment (component placements fail as `unsupported`). Default true. */
@@ -76,11 +82,12 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   let sessions!: SessionManager;
   const dispatcher = new Dispatcher(
     environments,
-    opts.maxEmittedBytes ?? LIMITS.defaultMaxEmittedBytes,
+    { maxEmittedBytes: opts.maxEmittedBytes ?? LIMITS.defaultMaxEmittedBytes, maxModelCalls: opts.maxModelCalls ?? LIMITS.defaultMaxModelCalls },
     (session, call, kind, r) => sessions.loopOf(session.id)?.committed(call, kind, r.status),
     (callId) => sessions.pastCall(callId),
+    (sessionId) => sessions.providerOf(sessionId),
   );
-  sessions = new SessionManager(store, () => dispatcher);
+  sessions = new SessionManager(store, () => dispatcher, opts.models ?? modelSettingsFromEnv(process.env));
   await sessions.recover();
 
   const streams = new Set<() => void>();

@@ -256,19 +256,6 @@ test("background calls survive turn completion; later results wake the loop once
   assertJournal(after);
 });
 
-test("model_request from a tool is answered unsupported, never faked", async () => {
-  const { host, session } = await setup(oneCall);
-  const invoke = await host.invoke();
-  const ref = host.nextRef();
-  host.send({ type: "model_request", ref, callId: invoke.callId, request: { messages: [{ role: "user", content: "hi" }] } });
-  const res = await host.next((f) => f.type === "model_result");
-  assert.ok(validate.ModelResultFrame.Check(res));
-  assert.is((res as { error: { code: string } }).error.code, "unsupported");
-  assert.is((res as { result?: unknown }).result, undefined);
-  await host.request({ type: "finish", callId: invoke.callId });
-  await waitFor(brain, session.id, (r) => r.type === "turn.completed");
-});
-
 test("every frame the runtime sent matched its contract def", () => {
   assert.equal(invalidFrames, []);
 });

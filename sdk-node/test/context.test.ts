@@ -2,28 +2,50 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { z } from "zod";
 import { tool, brainEnv, component, hostEnv, BrainError } from "../src/index.ts";
-import { withBrain, runStep, ofCall, scripted } from "./helpers/brain.mts";
+import { withBrain, runStep, ofCall, scripted, records } from "./helpers/brain.mts";
 
-test("ctx.model sends model_request and surfaces the runtime's answer or error; ctx.environments rejects unsupported", async () => {
+test("ctx.model answers with the session's model (the summarizer pattern); the call is journaled with its origin", async () => {
+  await withBrain(async (brain) => {
+    const summarize = tool({
+      name: "summarize", description: "Summarize a document.", input: z.object({ text: z.string() }), output: z.object({ summary: z.string() }),
+      run: async ({ text }, ctx) => {
+        const reply = await ctx.model({ system: "Summarize in one line.", messages: [{ role: "user", content: text }] });
+        return ctx.finish({ summary: reply.text }, { content: `Summary: ${reply.text}` });
+      },
+    });
+    // Scripted steps answer model calls in order: 1 the Agentloop (calls the tool), 2 the tool's ctx.model, 3 the Agentloop.
+    const session = await brain.sessions.create({ model: scripted({ toolCalls: [{ name: "summarize", input: { text: "A very long report." } }] }, { text: "It is long." }, { text: "done" }), tools: [summarize()] });
+    assert.is(await session.send("summarize it"), "done");
+    const all = await records(session);
+    const callId = (all.find((r) => r.type === "tool.call_started") as any).data.callId;
+    const request = all.find((r) => r.type === "model.request" && (r.data as any).origin === callId) as any;
+    assert.equal(request.data.request, { system: "Summarize in one line.", messages: [{ role: "user", content: "A very long report." }] });
+    const response = all.find((r) => r.type === "model.response" && (r.data as any).origin === callId) as any;
+    assert.is(response.data.request, request.sequence);
+    const result = all.find((r) => r.type === "tool.result") as any;
+    assert.equal(result.data.outcome, { status: "ok", value: { summary: "It is long." } });
+    assert.is(result.data.content, "Summary: It is long.");
+  });
+});
+
+test("ctx.model rejects with the runtime's error code (script exhausted); ctx.environments rejects unsupported", async () => {
   await withBrain(async (brain) => {
     const seen: Record<string, unknown> = {};
     const t = tool({
       name: "t", description: "d", input: z.object({}),
       run: async (_i, ctx) => {
-        seen.model = await ctx.model({ messages: [{ role: "user", content: "hi" }] }).then((r) => ({ text: r.text }), (e) => ({ code: e.code }));
+        seen.model = await ctx.model({ messages: [{ role: "user", content: "hi" }] }).then((r) => ({ text: r.text }), (e) => ({ code: e.code, name: e.name }));
         seen.env = await ctx.environments.list().then(() => "resolved", (e) => (e as BrainError).code);
         return ctx.finish(null);
       },
     });
-    const { all, ids } = await runStep(brain, [t()], [{ name: "t", input: {} }]);
-    assert.is((ofCall(all, ids[0]!).at(-1) as any).data.status, "ok");
+    const session = await brain.sessions.create({ model: scripted({ toolCalls: [{ name: "t", input: {} }] }), tools: [t()] });
+    // The one step went to the Agentloop; the tool's request and the Agentloop's next call find none.
+    await session.send("go").then(() => assert.unreachable("the turn completed"), (e) => assert.is(e.code, "script_exhausted"));
+    const all = await records(session);
+    assert.is((all.find((r) => r.type === "tool.finished") as any).data.status, "ok");
+    assert.equal(seen.model, { code: "script_exhausted", name: "ProtocolError" });
     assert.is(seen.env, "unsupported");
-    // Whatever the runtime answers reaches the tool: its result, or its error (today the runtime
-    // refuses tool model calls with `unsupported`, journaling nothing). Never a fake answer.
-    const response = all.find((r) => r.type === "model.response" && (r.data as { origin?: string }).origin === ids[0]) as any;
-    if (response === undefined) assert.equal(seen.model, { code: "unsupported" });
-    else if (response.data.error) assert.equal(seen.model, { code: response.data.error.code });
-    else assert.equal(seen.model, { text: response.data.result.text });
   });
 });
 

@@ -4,7 +4,7 @@ import type { ToolCall, CommitKind } from "../dispatch/call.ts";
 import { WakeBatcher } from "../dispatch/wake.ts";
 import type { SessionState } from "../sessions/session.ts";
 import type { ModelProvider } from "../models/provider.ts";
-import { complete } from "../models/provider.ts";
+import { journaledModelCall } from "../models/journaled-call.ts";
 import { BrainRuntimeError, toErrorInfo } from "../errors.ts";
 import { buildRequest } from "./messages.ts";
 
@@ -126,23 +126,10 @@ export class Agentloop {
       if (!live()) return;
       this.fedThrough = session.lastSequence;
       const request = buildRequest(session.created, session.records);
-      await session.append("model.request", { request }).committed;
-      if (!live()) return;
-      const index = session.modelResponses;
       this.abort = new AbortController();
-      let reply;
-      try {
-        reply = await complete(this.provider, request, { sessionId: session.id, index, signal: this.abort.signal });
-      } catch (e) {
-        if (!live()) return;
-        const error = toErrorInfo(e);
-        session.append("model.response", { error });
-        return await this.fail(turn, activation, error);
-      }
-      if (!live()) return;
-      session.append("model.response", { result: reply.result });
-      await session.append("model.usage", { usage: reply.result.usage }).committed;
-      if (!live()) return;
+      const reply = await journaledModelCall(session, this.provider, request, { budget: this.dispatcher.modelBudget(session.id, activation), signal: this.abort.signal });
+      if (!live() || reply.status === "interrupted") return;
+      if (reply.status === "error") return await this.fail(turn, activation, reply.error);
       const calls = reply.result.toolCalls;
       if (calls.length === 0) {
         await session.append("turn.completed", { activation, text: reply.result.text }).committed;

@@ -4,7 +4,17 @@ import type { SessionState } from "../sessions/session.ts";
 import { CallRejectedError } from "../errors.ts";
 import { checkOutcome } from "./outcome.ts";
 import { utf8Bytes } from "./budget.ts";
-import type { EmissionBudget } from "./budget.ts";
+import type { EmissionBudget, ModelCallBudget } from "./budget.ts";
+import { validate, issues } from "@aexhq/brain-protocol";
+import type { ModelProvider } from "../models/provider.ts";
+import { journaledModelCall } from "../models/journaled-call.ts";
+
+/** What a call may spend: the activation's shared budgets, and the session's model. */
+export interface CallAllowance {
+  emitted: EmissionBudget;
+  models: ModelCallBudget;
+  provider(): ModelProvider | undefined;
+}
 
 export type CommitKind = "event" | "result" | "returned" | "finished";
 
@@ -34,11 +44,13 @@ export class ToolCall implements CallSink {
   finishedCommitted = false;
   private returnedAdmitted = false;
   disarm: (() => void) | undefined;
+  /** ctx.model requests in flight: completion, deadline and cancellation stop them. */
+  private modelCalls = new Set<AbortController>();
 
   constructor(
     readonly info: CallInfo,
     private session: SessionState,
-    private budget: EmissionBudget,
+    private allowance: CallAllowance,
     private onCommitted: (call: ToolCall, kind: CommitKind, record: { sequence: number; status?: TerminalStatus }) => void,
   ) {}
 
@@ -60,8 +72,9 @@ export class ToolCall implements CallSink {
 
   /** Over budget: the emission is refused and the call ends as error/budget_exceeded (decided: both). */
   private charge(bytes: number): void {
-    if (this.budget.take(bytes)) return;
-    const error = { code: "budget_exceeded", message: `emission of ${bytes} bytes exceeds the activation's BRAIN_MAX_EMITTED_BYTES (${this.budget.used}/${this.budget.max} used)` };
+    const budget = this.allowance.emitted;
+    if (budget.take(bytes)) return;
+    const error = { code: "budget_exceeded", message: `emission of ${bytes} bytes exceeds the activation's BRAIN_MAX_EMITTED_BYTES (${budget.used}/${budget.max} used)` };
     void this.terminate("error", { error });
     throw new CallRejectedError("budget_exceeded", error.message);
   }
@@ -113,9 +126,26 @@ export class ToolCall implements CallSink {
     return r;
   }
 
-  async model(_request: ModelRequest): Promise<ModelResult> {
+  /**
+   * ctx.model / brain:tool/host.model: the session's model with the tool's explicit request, charged
+   * to the activation that started the call, journaled with `origin` = this call. A refusal, a
+   * provider error or an interruption rejects (the call itself goes on); nothing is ever retried.
+   */
+  async model(request: ModelRequest): Promise<ModelResult> {
     this.guard();
-    throw new CallRejectedError("unsupported", "model calls from tools are not implemented yet");
+    if (!validate.ModelRequest.Check(request)) throw new CallRejectedError("invalid_request", "the model request is not a valid ModelRequest", issues("ModelRequest", request));
+    const provider = this.allowance.provider();
+    if (provider === undefined) throw new CallRejectedError("call_finished", `session ${this.session.id} is gone`);
+    const abort = new AbortController();
+    this.modelCalls.add(abort);
+    try {
+      const out = await journaledModelCall(this.session, provider, request, { origin: this.callId, budget: this.allowance.models, signal: abort.signal });
+      if (out.status === "ok") return out.result;
+      if (out.status === "error") throw CallRejectedError.of(out.error);
+      throw new CallRejectedError("call_finished", `call ${this.callId} ended (${this.terminal ?? "stopped"}) during its model call; the model call's outcome is unknown and it is not replayed`);
+    } finally {
+      this.modelCalls.delete(abort);
+    }
   }
 
   lost(message: string): void {
@@ -159,6 +189,7 @@ export class ToolCall implements CallSink {
   private admitTerminal(status: TerminalStatus, detail: { error?: ErrorInfo; message?: string }): Promise<number> {
     this.terminal = status;
     this.disarm?.();
+    for (const abort of this.modelCalls) abort.abort();
     const data: ToolFinishedRecord["data"] = { callId: this.callId, status };
     if (detail.error !== undefined) data.error = detail.error;
     if (detail.message !== undefined) data.message = detail.message;

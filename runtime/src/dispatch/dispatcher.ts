@@ -2,7 +2,8 @@ import type { Placement, PlacedTool, TerminalStatus } from "@aexhq/brain-protoco
 import type { Environment } from "../environments/environment.ts";
 import type { SessionState } from "../sessions/session.ts";
 import { toErrorInfo } from "../errors.ts";
-import { EmissionBudget } from "./budget.ts";
+import { EmissionBudget, ModelCallBudget } from "./budget.ts";
+import type { ModelProvider } from "../models/provider.ts";
 import { ToolCall } from "./call.ts";
 import type { CommitKind } from "./call.ts";
 import { armDeadline } from "./deadline.ts";
@@ -25,8 +26,18 @@ export interface PastCall {
 /** Finds a past call in the journal: undefined when no such call was ever started. */
 export type PastCallLookup = (callId: string) => PastCall | undefined;
 
+/** The session's model provider (undefined once the session is forgotten). */
+export type ProviderLookup = (sessionId: string) => ModelProvider | undefined;
+
+/** Limits one activation shares between the Agentloop and every call it started. */
+export interface Limits {
+  maxEmittedBytes: number;
+  maxModelCalls: number;
+}
+
 interface BudgetEntry {
   budget: EmissionBudget;
+  models: ModelCallBudget;
   /** Calls not yet forgotten that charge this budget. */
   live: number;
 }
@@ -46,9 +57,10 @@ export class Dispatcher {
 
   constructor(
     private environments: Map<Placement["kind"], Environment>,
-    private maxEmittedBytes: number,
+    private limits: Limits,
     private onCommitted: CommitListener,
     private pastCall: PastCallLookup = () => undefined,
+    private providerOf: ProviderLookup = () => undefined,
   ) {}
 
   environment(kind: Placement["kind"]): Environment | undefined {
@@ -81,6 +93,11 @@ export class Dispatcher {
     return this.budgetEntry(sessionId, activation).budget;
   }
 
+  /** The activation's model-call budget (the Agentloop's own calls charge it too). */
+  modelBudget(sessionId: string, activation: number): ModelCallBudget {
+    return this.budgetEntry(sessionId, activation).models;
+  }
+
   private budgetEntry(sessionId: string, activation: number): BudgetEntry {
     let bySession = this.budgets.get(sessionId);
     if (!bySession) this.budgets.set(sessionId, (bySession = new Map()));
@@ -88,7 +105,7 @@ export class Dispatcher {
     if (!e) {
       // A new activation: earlier ones nobody charges any more are done for good.
       for (const [a, old] of bySession) if (a < activation && old.live === 0) bySession.delete(a);
-      bySession.set(activation, (e = { budget: new EmissionBudget(this.maxEmittedBytes), live: 0 }));
+      bySession.set(activation, (e = { budget: new EmissionBudget(this.limits.maxEmittedBytes), models: new ModelCallBudget(this.limits.maxModelCalls), live: 0 }));
     }
     return e;
   }
@@ -128,7 +145,7 @@ export class Dispatcher {
       const call = new ToolCall(
         { callId, sequence, activation, modelCallId: req.modelCallId, tool: req.tool, input: req.input, deadlineAt: req.deadlineAt },
         session,
-        budget.budget,
+        { emitted: budget.budget, models: budget.models, provider: () => this.providerOf(session.id) },
         (c, kind, r) => {
           this.onCommitted(session, c, kind, r);
           if (kind === "finished") this.forget(session, c);

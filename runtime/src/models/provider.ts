@@ -1,4 +1,4 @@
-import type { ModelConfig, ModelRequest, ModelResult, ModelToolCall } from "@aexhq/brain-protocol";
+import type { ModelRequest, ModelResult, ModelToolCall } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
 
 /** Per-reply hints a provider may give the Agentloop beyond ModelResult (the scripted model's per-call deadlines). */
@@ -19,6 +19,13 @@ export interface ModelCallContext {
   signal: AbortSignal;
 }
 
+/** Where a real provider is reached: the session's model name, the endpoint, the operator's key. */
+export interface ProviderEndpoint {
+  model: string;
+  baseUrl: string;
+  apiKey: string | undefined;
+}
+
 /** A model provider. Streaming is the only shape, so real providers can forward deltas later. */
 export interface ModelProvider {
   readonly name: string;
@@ -27,8 +34,8 @@ export interface ModelProvider {
 
 /** A failed model call with a contract code (`script_exhausted`, `unsupported`, ...). */
 export class ModelCallError extends BrainRuntimeError {
-  constructor(code: string, message: string) {
-    super(code, message);
+  constructor(code: string, message: string, details?: unknown, retryable?: boolean) {
+    super(code, message, details, retryable);
     this.name = "ModelCallError";
   }
 }
@@ -39,10 +46,4 @@ export async function complete(provider: ModelProvider, request: ModelRequest, c
     if (ev.type === "done") return { result: ev.result, hints: ev.hints ?? {} };
   }
   throw new ModelCallError("internal", `provider ${provider.name} ended without a result`);
-}
-
-/** Refuses real providers until they are implemented (never a fake answer). */
-export function unsupportedProvider(config: ModelConfig): BrainRuntimeError | undefined {
-  if (config.provider === "scripted") return undefined;
-  return new BrainRuntimeError("unsupported", `model provider ${config.provider} is not implemented yet; use {provider: "scripted"}`);
 }

@@ -5,8 +5,10 @@ import type { JournalStore } from "../journal/store.ts";
 import type { Dispatcher, PastCall } from "../dispatch/dispatcher.ts";
 import { Agentloop } from "../agentloop/loop.ts";
 import type { TurnEnd } from "../agentloop/loop.ts";
-import { ScriptedProvider } from "../models/scripted.ts";
-import { unsupportedProvider } from "../models/provider.ts";
+import { providerFor, refuseModel } from "../models/select.ts";
+import type { ModelSettings } from "../models/select.ts";
+import type { ModelProvider } from "../models/provider.ts";
+import { unknownModelResponse } from "../models/journaled-call.ts";
 import { contractDigest } from "../hosts/digest.ts";
 import { SessionState } from "./session.ts";
 import { ClosedJournal } from "./closed-journal.ts";
@@ -15,6 +17,7 @@ import type { SessionJournal } from "./closed-journal.ts";
 interface Entry {
   state: SessionState;
   loop: Agentloop;
+  provider: ModelProvider;
 }
 
 /**
@@ -28,7 +31,11 @@ export class SessionManager {
   /** Deleted sessions: their final view as JSON text (a third of the memory of the parsed objects). */
   private deleted = new Map<string, string>();
 
-  constructor(private store: JournalStore, private dispatcher: () => Dispatcher) {}
+  constructor(
+    private store: JournalStore,
+    private dispatcher: () => Dispatcher,
+    private models: ModelSettings = {},
+  ) {}
 
   private entry(id: string): Entry {
     const e = this.sessions.get(id);
@@ -40,6 +47,11 @@ export class SessionManager {
   /** A live (not deleted) session's state; `conflict` for a deleted one, `not_found` for an unknown one. */
   state(id: string): SessionState {
     return this.entry(id).state;
+  }
+
+  /** The model provider of a live session (ctx.model uses the session's fixed provider). */
+  providerOf(id: string): ModelProvider | undefined {
+    return this.sessions.get(id)?.provider;
   }
 
   /** The Agentloop of a live session, if any (commit callbacks of a forgotten session find none). */
@@ -89,16 +101,14 @@ export class SessionManager {
   }
 
   private attach(state: SessionState): Entry {
-    const config = state.created.model;
-    // Real providers are refused at creation; a recovered one (impossible today) would fail its turns.
-    const provider = new ScriptedProvider(config.provider === "scripted" ? config : { provider: "scripted", script: [] });
-    const entry = { state, loop: new Agentloop(state, this.dispatcher(), provider) };
+    const provider = providerFor(state.created.model, this.models);
+    const entry = { state, loop: new Agentloop(state, this.dispatcher(), provider), provider };
     this.sessions.set(state.id, entry);
     return entry;
   }
 
   async create(req: CreateSessionRequest): Promise<Session> {
-    const refused = unsupportedProvider(req.model);
+    const refused = refuseModel(req.model, this.models);
     if (refused) throw refused;
     const names = new Set<string>();
     for (const t of req.tools) {
@@ -154,6 +164,11 @@ export class SessionManager {
       this.attach(state);
       for (const callId of state.openCalls) {
         pending.push(state.append("tool.finished", { callId, status: "unknown", message: "the runtime restarted with the call open; it is never re-sent" }).committed);
+      }
+      for (const request of state.pendingModelRequests) {
+        const origin = (records[request - 1] as Extract<JournalRecord, { type: "model.request" }>).data.origin;
+        const error = unknownModelResponse("the runtime restarted during the model call");
+        pending.push(state.append("model.response", origin === undefined ? { request, error } : { request, origin, error }).committed);
       }
       const open = openTurn(records);
       if (open !== undefined) {

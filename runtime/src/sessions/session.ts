@@ -26,8 +26,10 @@ export class SessionState {
    * collector processes on every major GC, for the session's whole life.
    */
   private observations = new Set<number>();
-  /** Committed model.response records of the Agentloop's own turns (the scripted provider's index). */
-  private ownModelResponses = 0;
+  /** model.request records admitted: the next one's index among the session's model calls (the scripted provider's step). */
+  private modelRequestCount = 0;
+  /** Sequences of committed model.request records without a committed model.response (recovery answers them `unknown`). */
+  readonly pendingModelRequests = new Set<number>();
   private deletedCommitted = false;
   private listeners = new Set<(r: JournalRecord) => void>();
 
@@ -41,6 +43,7 @@ export class SessionState {
     for (const r of existing) this.observe(r);
     this.seq = existing.length + 1;
     this.activation = existing.filter((r) => r.type === "message.user").length;
+    this.modelRequestCount = existing.filter((r) => r.type === "model.request").length;
     this.deletedAdmitted = existing.some((r) => r.type === "session.deleted");
   }
 
@@ -53,9 +56,16 @@ export class SessionState {
     return this.records.length === 0 ? 0 : this.records[this.records.length - 1]!.sequence;
   }
 
-  /** Committed model.response records of the Agentloop's own turns. */
-  get modelResponses(): number {
-    return this.ownModelResponses;
+  /**
+   * Admits a model.request; `index` counts the session's model calls in admission order, the
+   * Agentloop's and its tools' alike (the scripted model answers step `index`). A request that was
+   * admitted but never answered (a crash) keeps its index: it is never replayed.
+   */
+  admitModelRequest(request: RecordData<"model.request">["request"], origin?: string): { index: number; sequence: number; committed: Promise<unknown> } {
+    const index = this.modelRequestCount;
+    const r = this.append("model.request", origin === undefined ? { request } : { request, origin });
+    this.modelRequestCount += 1;
+    return { index, ...r };
   }
 
   get deleted(): boolean {
@@ -109,8 +119,11 @@ export class SessionState {
       if (r.data.status !== "ok" || !this.withResult.has(r.data.callId)) this.observations.add(r.sequence);
       this.openCalls.delete(r.data.callId);
       this.withResult.delete(r.data.callId);
-    } else if (r.type === "model.response") {
-      if (r.data.origin === undefined) this.ownModelResponses++;
+    } else if (r.type === "model.request") this.pendingModelRequests.add(r.sequence);
+    else if (r.type === "model.response") {
+      // Responses without `request` come from journals written before it existed: they answer the oldest open request.
+      const answered = r.data.request ?? this.pendingModelRequests.values().next().value;
+      if (answered !== undefined) this.pendingModelRequests.delete(answered);
     } else if (r.type === "session.deleted") this.deletedCommitted = true;
     for (const l of this.listeners) l(r);
   }

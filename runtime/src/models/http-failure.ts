@@ -1,0 +1,48 @@
+import { ModelCallError } from "./provider.ts";
+
+/** Contract codes for a provider's HTTP status; 429 and 5xx are worth retrying (by the caller: Brain never retries). */
+function codeOf(status: number): string {
+  if (status === 400 || status === 422) return "invalid_request";
+  if (status === 401) return "unauthorized";
+  if (status === 403) return "forbidden";
+  if (status === 404) return "not_found";
+  return "internal";
+}
+
+/** A provider's non-2xx answer as a ModelCallError, with the provider's own error message when it sent JSON. */
+export async function httpFailure(provider: string, res: Response): Promise<ModelCallError> {
+  const text = await res.text().catch(() => "");
+  let message = text.slice(0, 200);
+  try {
+    const body = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
+    const m = typeof body.error === "string" ? body.error : (body.error?.message ?? body.message);
+    if (typeof m === "string") message = m;
+  } catch {}
+  const retryable = res.status === 429 || res.status >= 500;
+  return new ModelCallError(codeOf(res.status), `${provider} answered HTTP ${res.status}: ${message}`, { status: res.status }, retryable);
+}
+
+/** fetch, with a network failure (not an abort) turned into a ModelCallError `internal`. */
+export async function post(provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<Response> {
+  let res: Response;
+  try {
+    res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "text/event-stream", ...headers }, body: JSON.stringify(body), signal });
+  } catch (e) {
+    if (signal.aborted) throw e;
+    const cause = e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e);
+    throw new ModelCallError("internal", `${provider} could not be reached at ${url}: ${cause}`, undefined, true);
+  }
+  if (!res.ok) throw await httpFailure(provider, res);
+  if (res.body === null) throw new ModelCallError("internal", `${provider} answered without a body`);
+  return res;
+}
+
+/** Parses a tool call's argument JSON; the model's malformed JSON is `invalid_output`, an empty string `{}`. */
+export function toolArguments(provider: string, name: string, json: string): unknown {
+  if (json.trim() === "") return {};
+  try {
+    return JSON.parse(json);
+  } catch {
+    throw new ModelCallError("invalid_output", `${provider} returned malformed JSON arguments for tool ${name}: ${json.slice(0, 200)}`);
+  }
+}

@@ -1,0 +1,78 @@
+import type { ErrorInfo, ModelRequest, ModelResult } from "@aexhq/brain-protocol";
+import type { SessionState, RecordData } from "../sessions/session.ts";
+import type { ModelCallBudget } from "../dispatch/budget.ts";
+import { toErrorInfo } from "../errors.ts";
+import { complete } from "./provider.ts";
+import type { ModelProvider, ReplyHints } from "./provider.ts";
+
+export type ModelCallOutcome =
+  | { status: "ok"; result: ModelResult; hints: ReplyHints }
+  | { status: "error"; error: ErrorInfo }
+  /** The signal aborted while the provider worked: journaled as `unknown`, never replayed. */
+  | { status: "interrupted" };
+
+export interface ModelCallOptions {
+  /** The tool call asking (ctx.model); absent for the Agentloop's own calls. */
+  origin?: string;
+  /** The activation's model-call budget, charged before anything is journaled or sent. */
+  budget: ModelCallBudget;
+  signal: AbortSignal;
+}
+
+/**
+ * One model call as the journal tells it, for the Agentloop and for ctx.model alike: model.request
+ * is committed before the provider is asked, and the model.response (result or error) and
+ * model.usage are committed before the caller sees the answer. A call whose signal aborts (a
+ * cancelled turn, a tool's completion or deadline) has an unknown outcome at the provider, so it
+ * is answered `unknown` in the journal; a late answer from the provider is dropped, never used.
+ */
+export async function journaledModelCall(session: SessionState, provider: ModelProvider, request: ModelRequest, opts: ModelCallOptions): Promise<ModelCallOutcome> {
+  if (!opts.budget.take()) {
+    return { status: "error", error: { code: "budget_exceeded", message: `the activation made its ${opts.budget.max} model calls (BRAIN_MAX_MODEL_CALLS)` } };
+  }
+  const admitted = session.admitModelRequest(request, opts.origin);
+  const link: Pick<RecordData<"model.response">, "origin" | "request"> = opts.origin === undefined ? { request: admitted.sequence } : { origin: opts.origin, request: admitted.sequence };
+  await admitted.committed;
+  if (opts.signal.aborted) return interrupted(session, link);
+  let reply: { result: ModelResult; hints: ReplyHints };
+  try {
+    reply = await untilAborted(complete(provider, request, { sessionId: session.id, index: admitted.index, signal: opts.signal }), opts.signal);
+  } catch (e) {
+    if (opts.signal.aborted) return interrupted(session, link);
+    const error = toErrorInfo(e);
+    await respond(session, { ...link, error });
+    return { status: "error", error };
+  }
+  void respond(session, { ...link, result: reply.result });
+  const usage = opts.origin === undefined ? { usage: reply.result.usage } : { usage: reply.result.usage, origin: opts.origin };
+  await session.append("model.usage", usage).committed;
+  return { status: "ok", ...reply };
+}
+
+/** The `unknown` answer of a model call that was cut off (interrupted here, or by a restart). */
+export function unknownModelResponse(reason: string): ErrorInfo {
+  return { code: "unknown", message: `${reason}; whether the provider completed it is unknown, and it is never replayed` };
+}
+
+function interrupted(session: SessionState, link: Pick<RecordData<"model.response">, "origin" | "request">): ModelCallOutcome {
+  void respond(session, { ...link, error: unknownModelResponse("the model call was interrupted") });
+  return { status: "interrupted" };
+}
+
+/** Appends a model.response unless the session is already deleted (then nothing more is journaled). */
+function respond(session: SessionState, data: RecordData<"model.response">): Promise<unknown> {
+  if (session.deletedAdmitted) return Promise.resolve();
+  return session.append("model.response", data).committed.catch(() => {});
+}
+
+/** Rejects as soon as the signal aborts, even if the provider does not honour it. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (v) => (signal.removeEventListener("abort", onAbort), resolve(v)),
+      (e) => (signal.removeEventListener("abort", onAbort), reject(e)),
+    );
+  });
+}

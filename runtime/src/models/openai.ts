@@ -1,0 +1,94 @@
+import type { ModelRequest, ModelResult, ModelToolCall } from "@aexhq/brain-protocol";
+import { ModelCallError } from "./provider.ts";
+import type { ModelCallContext, ModelProvider, ModelStreamEvent, ProviderEndpoint } from "./provider.ts";
+import { readSse } from "./sse.ts";
+import { post, toolArguments } from "./http-failure.ts";
+
+type ChatMessage = Record<string, unknown>;
+
+/** ModelRequest → Chat Completions body (streamed, with usage in the last chunk). */
+export function chatBody(model: string, request: ModelRequest): Record<string, unknown> {
+  const messages: ChatMessage[] = [];
+  if (request.system !== undefined) messages.push({ role: "system", content: request.system });
+  for (const m of request.messages) {
+    if (m.role === "tool") messages.push({ role: "tool", tool_call_id: m.toolCallId ?? "", content: m.content });
+    else if (m.role === "assistant" && m.toolCalls?.length) {
+      messages.push({
+        role: "assistant",
+        content: m.content === "" ? null : m.content,
+        tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: JSON.stringify(c.input) } })),
+      });
+    } else messages.push({ role: m.role, content: m.content });
+  }
+  const body: Record<string, unknown> = { model, stream: true, stream_options: { include_usage: true }, messages };
+  if (request.tools?.length) body.tools = request.tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.inputSchema } }));
+  if (request.responseFormat?.type === "json") {
+    body.response_format = request.responseFormat.schema
+      ? { type: "json_schema", json_schema: { name: "response", schema: request.responseFormat.schema, strict: false } }
+      : { type: "json_object" };
+  }
+  if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens;
+  return body;
+}
+
+const STOP: Record<string, ModelResult["stopReason"]> = { stop: "end", tool_calls: "tool_calls", function_call: "tool_calls", length: "length" };
+
+interface ChatChunk {
+  choices?: Array<{ delta?: { content?: string | null; tool_calls?: Array<{ index: number; id?: string; function?: { name?: string; arguments?: string } }> }; finish_reason?: string | null }>;
+  usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
+  error?: { message?: string };
+}
+
+/** OpenAI Chat Completions (and compatible servers), streamed: text deltas as they arrive, tool calls once their arguments are complete. */
+export class OpenAIProvider implements ModelProvider {
+  readonly name = "openai";
+  private url: string;
+  constructor(private endpoint: ProviderEndpoint) {
+    this.url = `${endpoint.baseUrl.replace(/\/+$/, "")}/chat/completions`;
+  }
+
+  async *stream(request: ModelRequest, ctx: ModelCallContext): AsyncIterable<ModelStreamEvent> {
+    const headers: Record<string, string> = this.endpoint.apiKey ? { authorization: `Bearer ${this.endpoint.apiKey}` } : {};
+    const res = await post("openai", this.url, headers, chatBody(this.endpoint.model, request), ctx.signal);
+    let text = "";
+    let stop: ModelResult["stopReason"] | undefined;
+    const usage = { inputTokens: 0, outputTokens: 0 };
+    const calls: Array<{ id: string; name: string; args: string }> = [];
+    let ended = false;
+    for await (const ev of readSse(res.body!)) {
+      if (ev.data === "[DONE]") {
+        ended = true;
+        break;
+      }
+      let chunk: ChatChunk;
+      try {
+        chunk = JSON.parse(ev.data) as ChatChunk;
+      } catch {
+        throw new ModelCallError("internal", `openai sent a stream chunk that is not JSON: ${ev.data.slice(0, 200)}`);
+      }
+      if (chunk.error) throw new ModelCallError("internal", `openai: ${chunk.error.message ?? "error in stream"}`);
+      if (chunk.usage) {
+        usage.inputTokens = chunk.usage.prompt_tokens ?? 0;
+        usage.outputTokens = chunk.usage.completion_tokens ?? 0;
+      }
+      const choice = chunk.choices?.[0];
+      if (!choice) continue;
+      const delta = choice.delta;
+      if (delta?.content) {
+        text += delta.content;
+        yield { type: "text_delta", text: delta.content };
+      }
+      for (const part of delta?.tool_calls ?? []) {
+        const c = (calls[part.index] ??= { id: "", name: "", args: "" });
+        if (part.id) c.id = part.id;
+        if (part.function?.name) c.name += part.function.name;
+        if (part.function?.arguments) c.args += part.function.arguments;
+      }
+      if (choice.finish_reason) stop = STOP[choice.finish_reason] ?? "error";
+    }
+    if (!ended) throw new ModelCallError("internal", "openai's stream ended early (no [DONE])");
+    const toolCalls: ModelToolCall[] = calls.filter((c) => c !== undefined).map((c) => ({ id: c.id, name: c.name, input: toolArguments("openai", c.name, c.args) as never }));
+    for (const call of toolCalls) yield { type: "tool_call", call };
+    yield { type: "done", result: { text, toolCalls, stopReason: stop ?? (toolCalls.length > 0 ? "tool_calls" : "end"), usage } };
+  }
+}
