@@ -6,7 +6,7 @@
 // A component has no signal: on a deadline or a cancel the runtime terminates its worker, so
 // "wait ms or until the signal aborts" is a plain wait here. `run` is synchronous, so waiting is
 // a wall-clock loop (short in every scenario).
-import { emit, emitResult, finish, returned } from "brain:tool/host@0.2.0";
+import { emit, emitResult, finish, model, returned } from "brain:tool/host@0.2.0";
 
 const ok = (value) => JSON.stringify({ status: "ok", value });
 const error = (code, message, extra = {}) => JSON.stringify({ status: "error", error: { code, message, ...extra } });
@@ -114,6 +114,16 @@ const tools = {
       return;
     }
     finish(ok({ ok: true }), undefined);
+  },
+  ask_model: ({ prompt }) => {
+    let reply;
+    try {
+      reply = JSON.parse(model(JSON.stringify({ messages: [{ role: "user", content: prompt }] })));
+    } catch (e) {
+      finish(error(payload(e)?.code ?? "tool_error", "the model call failed"), undefined);
+      return;
+    }
+    finish(ok({ text: reply.text }), undefined);
   },
 };
 

@@ -2,7 +2,8 @@ import { isDeepStrictEqual } from "node:util";
 import { issues, type JournalRecord } from "@aexhq/brain-protocol";
 import type { ExpectedCall, Scenario } from "./scenario.ts";
 
-type CallRecords = { callId: string; tool: string; records: JournalRecord[] };
+/** One call's records (data.callId) and the model records it caused (data.origin), each in journal order. */
+type CallRecords = { callId: string; tool: string; records: JournalRecord[]; model: JournalRecord[] };
 
 function callIdOf(r: JournalRecord): string | undefined {
   const data = r.data as { callId?: unknown };
@@ -12,9 +13,11 @@ function callIdOf(r: JournalRecord): string | undefined {
 export function groupCalls(records: JournalRecord[]): CallRecords[] {
   const calls = new Map<string, CallRecords>();
   for (const r of records) {
-    if (r.type === "tool.call_started") calls.set(r.data.callId, { callId: r.data.callId, tool: r.data.tool, records: [] });
+    if (r.type === "tool.call_started") calls.set(r.data.callId, { callId: r.data.callId, tool: r.data.tool, records: [], model: [] });
     const id = callIdOf(r);
     if (id) calls.get(id)?.records.push(r);
+    const origin = (r.data as { origin?: unknown }).origin;
+    if (typeof origin === "string") calls.get(origin)?.model.push(r);
   }
   return [...calls.values()];
 }
@@ -87,6 +90,10 @@ function callDifference(want: ExpectedCall, got: CallRecords): string | undefine
     const content = last?.type === "tool.result" ? last.data.content : undefined;
     if (content !== want.content) return `expected content ${JSON.stringify(want.content)}, got ${show(last)}`;
   }
+  if (want.modelCalls !== undefined) {
+    const diff = modelCallDifference(want.modelCalls, got, finished.sequence);
+    if (diff) return diff;
+  }
   if (want.emitSequencesInResult) {
     const last = results.at(-1);
     const outcome = last?.type === "tool.result" ? last.data.outcome : undefined;
@@ -94,6 +101,18 @@ function callDifference(want: ExpectedCall, got: CallRecords): string | undefine
     const events = got.records.filter((r) => r.type === "tool.event").map((r) => r.sequence);
     if (!isDeepStrictEqual(claimed, events)) return `await emit returned ${JSON.stringify(claimed)}, but the journal has events at ${JSON.stringify(events)}`;
     if (last && events.some((seq) => seq > last.sequence)) return `an event was committed after the result ${show(last)}`;
+  }
+  return undefined;
+}
+
+/** ctx.model requests of one call: how many, and each answered (by `request`) before the call finished. */
+function modelCallDifference(want: number, got: CallRecords, finishedAt: number): string | undefined {
+  const requests = got.model.filter((r) => r.type === "model.request");
+  if (requests.length !== want) return `expected ${want} model.request record(s) with origin ${got.callId}, got ${requests.length}`;
+  for (const req of requests) {
+    const answer = got.model.find((r) => r.type === "model.response" && r.data.request === req.sequence);
+    if (answer === undefined) return `model.request ${show(req)} has no model.response naming it`;
+    if (answer.sequence > finishedAt) return `model.response ${show(answer)} was committed after the call's tool.finished`;
   }
   return undefined;
 }

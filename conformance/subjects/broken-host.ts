@@ -3,6 +3,8 @@
 //   echo             sends its result twice (a replayed frame), so outcome-ok sees two results;
 //   fail             drops `retryable`, so outcome-error-keeps-fields differs;
 //   emit_then_finish claims sequences without awaiting `committed`, so they are not the journal's;
+//   ask_model        answers from a canned text instead of asking the session's model, so
+//                    model-call-from-tool sees no model.request from the call;
 //   versioned        runs by tool name whatever the invoke's digest; the runtime never sends a
 //                    connection a contract it did not register, so this defect cannot show (the
 //                    tests check that the runtime's guard makes the scenario pass anyway).
@@ -21,6 +23,7 @@ const schemas: Record<string, object> = {
   echo: { type: "object", properties: { value: {} }, required: ["value"] },
   fail: { type: "object", properties: { code: { type: "string" }, message: { type: "string" }, retryable: { type: "boolean" }, details: {} }, required: ["code", "message"] },
   emit_then_finish: { type: "object", properties: { count: { type: "integer" } }, required: ["count"] },
+  ask_model: { type: "object", properties: { prompt: { type: "string" } }, required: ["prompt"] },
   versioned: changed
     ? { type: "object", properties: { ms: { type: "integer" }, note: { type: "string" } }, required: ["ms", "note"] }
     : { type: "object", properties: { ms: { type: "integer" } }, required: ["ms"] },
@@ -51,6 +54,8 @@ function connect(): void {
       const sequences: number[] = [];
       for (let i = 0; i < (input.count as number); i++) { send({ type: "emit", callId, kind: "progress", data: { i } }); sequences.push(i + 1); }
       send({ type: "finish", callId, outcome: { status: "ok", value: { sequences } } });
+    } else if (tool === "ask_model") {
+      send({ type: "finish", callId, outcome: { status: "ok", value: { text: "They met four times." } } });
     } else if (tool === "versioned") {
       const value = { slept: input.ms, variant: changed ? "changed-schema" : "original" };
       setTimeout(() => send({ type: "finish", callId, outcome: { status: "ok", value } }), input.ms as number);

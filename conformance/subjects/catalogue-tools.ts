@@ -165,4 +165,17 @@ export const catalogue = [
       return ctx.finish({ ok: true });
     },
   }),
+  tool({
+    name: "ask_model", description: "Ask the session's model the prompt (ctx.model) and finish with its text.",
+    input: z.object({ prompt: z.string() }),
+    run: async ({ prompt }, ctx) => {
+      let reply;
+      try {
+        reply = await ctx.model({ messages: [{ role: "user", content: prompt }] });
+      } catch (e) {
+        return ctx.finish({ status: "error", error: { code: (e as { code?: string }).code ?? "tool_error", message: "the model call failed" } });
+      }
+      return ctx.finish({ text: reply.text });
+    },
+  }),
 ];

@@ -26,13 +26,14 @@ const broken = `command:${process.execPath} --conditions=brain-source --import t
 test("a deliberately broken subject fails exactly the scenarios it breaks", async () => {
   const report = await runConformance({ subject: broken, only: "*", log: quiet });
   const failed = new Set(report.results.filter((r) => !r.pass).map((r) => r.name));
-  for (const name of ["outcome-ok", "outcome-error-keeps-fields", "emit-sequences-before-result"]) {
+  for (const name of ["outcome-ok", "outcome-error-keeps-fields", "emit-sequences-before-result", "model-call-from-tool"]) {
     assert.ok(failed.has(name), `${name} should fail for the broken subject:\n${formatTable(report)}`);
   }
   const detail = (name: string) => report.results.find((r) => r.name === name)!.detail ?? "";
   assert.match(detail("outcome-ok"), "got #"); // the trace shows the replayed second tool.result
   assert.match(detail("outcome-error-keeps-fields"), "error.retryable");
   assert.match(detail("emit-sequences-before-result"), "await emit returned");
+  assert.match(detail("model-call-from-tool"), "expected 1 model.request record(s)");
   // Its `versioned` would run any digest, but the runtime refuses to send it the old contract.
   assert.ok(!failed.has("reattach-refused-on-schema-mismatch"), detail("reattach-refused-on-schema-mismatch"));
   assert.not.ok(report.ok);

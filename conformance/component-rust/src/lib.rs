@@ -98,6 +98,8 @@ extern "C" {
     );
     #[link_name = "returned"]
     fn host_returned();
+    #[link_name = "model"]
+    fn host_model(request_ptr: *const u8, request_len: usize, ret: *mut u8);
 }
 
 #[link(wasm_import_module = "wasi:clocks/monotonic-clock@0.2.0")]
@@ -179,6 +181,27 @@ fn finish(outcome: Option<&[u8]>, content: Option<&[u8]>) -> Result<u64, ToolErr
 
 fn returned() {
     unsafe { host_returned() }
+}
+
+/// Where the host stores a `result<string, tool-error>`: 20 bytes, 4-aligned (every payload is
+/// made of u32s). Byte 0 is the discriminant; from byte 4 either the string (ptr @4, len @8) or
+/// the tool-error's two strings (code @4/@8, message @12/@16).
+#[repr(C, align(4))]
+struct RetString([u8; 20]);
+
+/// `model(request-json) -> result<string, tool-error>`: the ModelResult JSON, or the host's refusal.
+fn model(request: &[u8]) -> Result<&'static [u8], ToolError> {
+    let mut ret = RetString([0; 20]);
+    unsafe {
+        host_model(request.as_ptr(), request.len(), ret.0.as_mut_ptr());
+        let base = ret.0.as_ptr();
+        let string = |at: usize| {
+            let ptr = *(base.add(at) as *const u32) as *const u8;
+            let len = *(base.add(at + 4) as *const u32) as usize;
+            core::slice::from_raw_parts(ptr, len)
+        };
+        if *base == 0 { Ok(string(4)) } else { Err(ToolError { code: string(4), message: string(12) }) }
+    }
 }
 
 /// Waits `ms` of wall time (capped at 60 s, as the JS catalogue component does). A synchronous
@@ -591,6 +614,21 @@ fn tool_big_emit(input: &'static [u8]) {
     let _ = finish(Some(outcome), None);
 }
 
+/// The prompt and the model's `text` stay raw JSON string literals: copied, never decoded.
+fn tool_ask_model(input: &'static [u8]) {
+    let prompt = field(input, b"prompt").unwrap_or(b"\"\"");
+    let mut request = Buf::new();
+    request.s(b"{\"messages\":[{\"role\":\"user\",\"content\":").s(prompt).s(b"}]}");
+    let outcome = match model(request.bytes()) {
+        Ok(result) => {
+            let text = field(result, b"text").unwrap_or(b"\"\"");
+            ok(Buf::new().s(b"{\"text\":").s(text).push(b'}').bytes())
+        }
+        Err(e) => error(e.code, b"the model call failed"),
+    };
+    let _ = finish(Some(outcome), None);
+}
+
 fn dispatch(tool: &[u8], input: &'static [u8]) {
     match tool {
         b"echo" => tool_echo(input),
@@ -622,6 +660,7 @@ fn dispatch(tool: &[u8], input: &'static [u8]) {
         b"sleep" => tool_sleep(input, false),
         b"sleep_then_finish" => tool_sleep(input, true),
         b"big_emit" => tool_big_emit(input),
+        b"ask_model" => tool_ask_model(input),
         _ => {
             // A tool this component does not implement fails clearly, naming it.
             let mut m = Buf::new();
