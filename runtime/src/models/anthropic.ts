@@ -55,7 +55,7 @@ interface StreamEvent {
   index?: number;
   content_block?: { type: string; id?: string; name?: string; text?: string };
   delta?: { type?: string; text?: string; partial_json?: string; stop_reason?: string | null };
-  usage?: { output_tokens?: number };
+  usage?: { input_tokens?: number | null; output_tokens?: number | null };
   error?: { type?: string; message?: string };
 }
 
@@ -77,7 +77,7 @@ export class AnthropicProvider implements ModelProvider {
     const toolCalls: ModelToolCall[] = [];
     const open = new Map<number, { id: string; name: string; json: string }>();
     let ended = false;
-    for await (const sse of readSse(res.body!)) {
+    for await (const sse of readSse(res.body!, ctx.signal)) {
       let ev: StreamEvent;
       try {
         ev = JSON.parse(sse.data) as StreamEvent;
@@ -89,6 +89,10 @@ export class AnthropicProvider implements ModelProvider {
         usage.outputTokens = ev.message?.usage?.output_tokens ?? 0;
       } else if (ev.type === "content_block_start" && ev.content_block?.type === "tool_use") {
         open.set(ev.index ?? 0, { id: ev.content_block.id ?? "", name: ev.content_block.name ?? "", json: "" });
+      } else if (ev.type === "content_block_start" && ev.content_block?.type === "text" && ev.content_block.text) {
+        // Anthropic starts text blocks empty, but compatible servers may put the first text here.
+        text += ev.content_block.text;
+        yield { type: "text_delta", text: ev.content_block.text };
       } else if (ev.type === "content_block_delta") {
         if (ev.delta?.type === "text_delta" && ev.delta.text) {
           text += ev.delta.text;
@@ -107,7 +111,9 @@ export class AnthropicProvider implements ModelProvider {
         }
       } else if (ev.type === "message_delta") {
         if (ev.delta?.stop_reason) stop = STOP[ev.delta.stop_reason] ?? "error";
-        if (ev.usage?.output_tokens !== undefined) usage.outputTokens = ev.usage.output_tokens;
+        // Counts here are cumulative; newer API versions repeat input_tokens too.
+        if (ev.usage?.input_tokens != null) usage.inputTokens = ev.usage.input_tokens;
+        if (ev.usage?.output_tokens != null) usage.outputTokens = ev.usage.output_tokens;
       } else if (ev.type === "message_stop") {
         ended = true;
         break;

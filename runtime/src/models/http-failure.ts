@@ -19,7 +19,7 @@ export async function httpFailure(provider: string, res: Response): Promise<Mode
     if (typeof m === "string") message = m;
   } catch {}
   const retryable = res.status === 429 || res.status >= 500;
-  return new ModelCallError(codeOf(res.status), `${provider} answered HTTP ${res.status}: ${message}`, { status: res.status }, retryable);
+  return new ModelCallError(codeOf(res.status), `${provider} answered HTTP ${res.status}: ${message}`, { status: res.status, retryable }, retryable);
 }
 
 /** fetch, with a network failure (not an abort) turned into a ModelCallError `internal`. */
@@ -29,12 +29,24 @@ export async function post(provider: string, url: string, headers: Record<string
     res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "text/event-stream", ...headers }, body: JSON.stringify(body), signal });
   } catch (e) {
     if (signal.aborted) throw e;
-    const cause = e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e);
-    throw new ModelCallError("internal", `${provider} could not be reached at ${url}: ${cause}`, undefined, true);
+    throw new ModelCallError("internal", `${provider} could not be reached at ${url}: ${causeOf(e)}`, undefined, true);
   }
-  if (!res.ok) throw await httpFailure(provider, res);
+  if (!res.ok) {
+    const failure = await httpFailure(provider, res);
+    // An abort while the error body was read is still an abort, not the provider's answer.
+    signal.throwIfAborted();
+    throw failure;
+  }
   if (res.body === null) throw new ModelCallError("internal", `${provider} answered without a body`);
   return res;
+}
+
+/** undici says only "fetch failed"; the reason is in `cause`, an AggregateError with an empty message when every address was refused. */
+function causeOf(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  const cause = e.cause as (Error & { code?: string; errors?: Error[] }) | undefined;
+  if (cause === undefined) return e.message;
+  return cause.message || cause.errors?.map((x) => x.message).join("; ") || cause.code || e.message;
 }
 
 /** Parses a tool call's argument JSON; the model's malformed JSON is `invalid_output`, an empty string `{}`. */

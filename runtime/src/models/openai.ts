@@ -55,7 +55,7 @@ export class OpenAIProvider implements ModelProvider {
     const usage = { inputTokens: 0, outputTokens: 0 };
     const calls: Array<{ id: string; name: string; args: string }> = [];
     let ended = false;
-    for await (const ev of readSse(res.body!)) {
+    for await (const ev of readSse(res.body!, ctx.signal)) {
       if (ev.data === "[DONE]") {
         ended = true;
         break;

@@ -7,9 +7,10 @@ export interface SseEvent {
 /**
  * Reads a text/event-stream body event by event as it arrives. Chunks may split anywhere (inside
  * a line, inside a UTF-8 character), so bytes are decoded in streaming mode and only complete
- * lines are parsed.
+ * lines are parsed. An event left unterminated when the body ends is still delivered: some
+ * compatible servers omit the blank line after their last event.
  */
-export async function* readSse(body: ReadableStream<Uint8Array>): AsyncIterable<SseEvent> {
+export async function* readSse(body: ReadableStream<Uint8Array>, signal?: AbortSignal): AsyncIterable<SseEvent> {
   const decoder = new TextDecoder();
   let buffer = "";
   let event: string | undefined;
@@ -26,6 +27,8 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncIterable<
         const line = buffer.slice(0, nl);
         buffer = buffer.slice(nl + (buffer.startsWith("\r\n", nl) ? 2 : 1));
         if (line === "") {
+          // One network chunk can hold many events: an abort must not let the buffered rest through.
+          signal?.throwIfAborted();
           if (data.length > 0) yield event === undefined ? { data: data.join("\n") } : { event, data: data.join("\n") };
           event = undefined;
           data = [];
@@ -41,6 +44,7 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncIterable<
       }
       if (done) break;
     }
+    signal?.throwIfAborted();
     if (data.length > 0) yield event === undefined ? { data: data.join("\n") } : { event, data: data.join("\n") };
   } finally {
     // Stopping early (an abort, a consumer that breaks) must close the HTTP response too.
