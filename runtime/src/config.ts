@@ -3,8 +3,9 @@ import { join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { BrainOptions } from "./server.ts";
 import { BrainRuntimeError } from "./errors.ts";
+import { parseDescriptorEnvironments } from "./environments/descriptor/environment.ts";
+import type { DescriptorEnvironmentConfig } from "./environments/descriptor/environment.ts";
 
-/** `brain serve` options from the environment (BRAIN_PORT, BRAIN_HOST, BRAIN_DATA_DIR, ...). */
 /** BRAIN_COMPONENT_MEMORY_MB: the JS heap and linear memory cap of each component worker (undefined = default). */
 export function componentMemoryMb(env: NodeJS.ProcessEnv): number | undefined {
   if (env.BRAIN_COMPONENT_MEMORY_MB === undefined || env.BRAIN_COMPONENT_MEMORY_MB === "") return undefined;
@@ -15,6 +16,38 @@ export function componentMemoryMb(env: NodeJS.ProcessEnv): number | undefined {
   return mb;
 }
 
+/**
+ * BRAIN_HTTP_ENVIRONMENTS: the operator's descriptor Environments as one JSON object,
+ * `{"github":{"type":"http_json","baseUrl":"https://api.github.com","headers":{...}}}`.
+ */
+export function httpEnvironments(env: NodeJS.ProcessEnv): Record<string, DescriptorEnvironmentConfig> | undefined {
+  const text = env.BRAIN_HTTP_ENVIRONMENTS;
+  if (text === undefined || text.trim() === "") return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    // V8's message may quote the text, and the text holds credentials: only the position is shown.
+    const at = /at position (\d+)/.exec(e instanceof Error ? e.message : "")?.[1];
+    throw new BrainRuntimeError("invalid_request", `BRAIN_HTTP_ENVIRONMENTS must be a JSON object; it is not valid JSON${at === undefined ? "" : ` (at position ${at})`}`);
+  }
+  return parseDescriptorEnvironments(value, "BRAIN_HTTP_ENVIRONMENTS");
+}
+
+/** BRAIN_HTTP_TOOL_ORIGINS: comma-separated origins (`https://app.example.com`) HTTP tools may be served from. */
+export function httpToolOrigins(env: NodeJS.ProcessEnv): string[] {
+  return (env.BRAIN_HTTP_TOOL_ORIGINS ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "").map((s) => new URL(absoluteUrl("BRAIN_HTTP_TOOL_ORIGINS", s)).origin);
+}
+
+function absoluteUrl(name: string, value: string): string {
+  try {
+    const url = new URL(value);
+    if (url.protocol === "http:" || url.protocol === "https:") return url.href;
+  } catch {}
+  throw new BrainRuntimeError("invalid_request", `${name} must be absolute http(s) URLs (comma-separated where several), got ${JSON.stringify(value)}`);
+}
+
+/** `brain serve` options from the environment (BRAIN_PORT, BRAIN_HOST, BRAIN_DATA_DIR, ...). */
 export function configFromEnv(env: NodeJS.ProcessEnv): BrainOptions & { tokenFile?: string } {
   const journal = env.BRAIN_JOURNAL ?? "sqlite";
   if (journal !== "sqlite" && journal !== "memory") throw new BrainRuntimeError("invalid_request", `BRAIN_JOURNAL must be sqlite or memory, got ${journal}`);
@@ -26,10 +59,15 @@ export function configFromEnv(env: NodeJS.ProcessEnv): BrainOptions & { tokenFil
   if (maxModelCalls !== undefined && (!Number.isInteger(maxModelCalls) || maxModelCalls < 1)) throw new BrainRuntimeError("invalid_request", `BRAIN_MAX_MODEL_CALLS must be a positive integer, got ${env.BRAIN_MAX_MODEL_CALLS}`);
   // Read by the component plugin; checked here too so a typo stops the CLI before anything opens.
   componentMemoryMb(env);
+  const descriptorEnvironments = httpEnvironments(env);
   const dataDir = resolve(env.BRAIN_DATA_DIR ?? "./.brain");
   const opts: BrainOptions & { tokenFile?: string } = { dataDir, journal, port, host: env.BRAIN_HOST ?? "127.0.0.1" };
   if (maxEmitted !== undefined) opts.maxEmittedBytes = maxEmitted;
   if (maxModelCalls !== undefined) opts.maxModelCalls = maxModelCalls;
+  if (descriptorEnvironments !== undefined) opts.descriptorEnvironments = descriptorEnvironments;
+  const origins = httpToolOrigins(env);
+  if (origins.length > 0) opts.httpToolOrigins = origins;
+  if (env.BRAIN_PUBLIC_URL) opts.publicUrl = absoluteUrl("BRAIN_PUBLIC_URL", env.BRAIN_PUBLIC_URL);
   if (env.BRAIN_WORKSPACE_ROOT) opts.workspaceRoot = resolve(env.BRAIN_WORKSPACE_ROOT);
   if (env.BRAIN_TOKEN) opts.token = env.BRAIN_TOKEN;
   else {

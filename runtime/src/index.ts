@@ -2,6 +2,14 @@ export { startBrain, environmentPlugins } from "./server.ts";
 // Registers the component Environment (brain:tool@0.2.0 components) and PUT /v1/components/:digest.
 import "./environments/component/plugin.ts";
 export { ComponentEnvironment } from "./environments/component/environment.ts";
+// Registers the descriptor Environment (the operator's named http_json environments).
+import "./environments/descriptor/plugin.ts";
+export { DescriptorEnvironment } from "./environments/descriptor/environment.ts";
+export type { DescriptorEnvironmentConfig } from "./environments/descriptor/environment.ts";
+export type { HttpJsonEnvironmentConfig } from "./environments/descriptor/http-json.ts";
+// Registers the HTTP tool Environment (the Application tool extension) and its callback route.
+import "./environments/http/plugin.ts";
+export { HttpToolEnvironment } from "./environments/http/environment.ts";
 export type { BrainOptions, BrainServer, BrainInternals } from "./server.ts";
 export type { Environment, CallInvocation, CallSink, CallHandle } from "./environments/environment.ts";
 export type { ModelProvider, ModelStreamEvent, ModelCallContext, ReplyHints } from "./models/provider.ts";

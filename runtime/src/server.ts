@@ -21,6 +21,7 @@ import type { RouteDeps } from "./http/routes.ts";
 import { hostsRoute } from "./http/hosts-route.ts";
 import { modelSettingsFromEnv } from "./models/select.ts";
 import type { ModelSettings } from "./models/select.ts";
+import type { DescriptorEnvironmentConfig } from "./environments/descriptor/environment.ts";
 
 export interface BrainOptions {
   /** Data folder; ":memory:" means an in-memory journal. Default "./.brain". */
@@ -40,6 +41,16 @@ export interface BrainOptions {
   workspaceRoot?: string;
   /** false: run without the component environment (component placements fail as `unsupported`). Default true. */
   components?: boolean;
+  /**
+   * Descriptor Environments by name, e.g. `{ github: { type: "http_json", baseUrl, headers } }`
+   * (BRAIN_HTTP_ENVIRONMENTS for the CLI). Applications refer to them by name only; a bad entry
+   * makes startBrain reject.
+   */
+  descriptorEnvironments?: Readonly<Record<string, DescriptorEnvironmentConfig>>;
+  /** Origins (`https://app.example.com`) HTTP tools may be served from (BRAIN_HTTP_TOOL_ORIGINS); none by default. */
+  httpToolOrigins?: string[];
+  /** The URL applications reach this server at, for HTTP tools' callbacks (BRAIN_PUBLIC_URL); default the listening URL. */
+  publicUrl?: string;
 }
 
 export interface BrainServer {
@@ -56,10 +67,18 @@ export interface BrainInternals {
   workspaceRoot: string | undefined;
   /** Whether the component environment is enabled (BrainOptions.components). */
   components: boolean;
+  /** BrainOptions.descriptorEnvironments, unchecked ({} when absent). */
+  descriptorEnvironments: Readonly<Record<string, DescriptorEnvironmentConfig>>;
   sessions: SessionManager;
   dispatcher: Dispatcher;
   environments: Map<Placement["kind"], Environment>;
   routes: RouteDeps["extra"];
+  /** Routes that authorize requests themselves (no operator token): HTTP tool callbacks. */
+  openRoutes: RouteDeps["open"];
+  /** BrainOptions.httpToolOrigins ([] when absent). */
+  httpToolOrigins: string[];
+  /** Where applications reach this server (BrainOptions.publicUrl, else the listening URL once it listens). */
+  publicUrl: () => string;
 }
 
 /** Hooks run before the server listens; the component environment registers itself here. */
@@ -92,11 +111,24 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
 
   const streams = new Set<() => void>();
   const extra: RouteDeps["extra"] = [hostsRoute(registry, hostEnv, sessions)];
-  const internals: BrainInternals = { store, dataDir: memory ? undefined : dataDir, workspaceRoot: opts.workspaceRoot, components: opts.components !== false, sessions, dispatcher, environments, routes: extra };
-  for (const plugin of environmentPlugins) await plugin(internals);
+  const open: RouteDeps["open"] = [];
+  // Assigned once the server listens; HTTP tool calls only start after that.
+  let url = "";
+  const internals: BrainInternals = { store, dataDir: memory ? undefined : dataDir, workspaceRoot: opts.workspaceRoot, components: opts.components !== false, descriptorEnvironments: opts.descriptorEnvironments ?? {}, sessions, dispatcher, environments, routes: extra, openRoutes: open, httpToolOrigins: opts.httpToolOrigins ?? [], publicUrl: () => opts.publicUrl ?? url };
+  try {
+    for (const plugin of environmentPlugins) await plugin(internals);
+  } catch (e) {
+    // A plugin refusing its configuration stops the start; what was opened so far is released.
+    dispatcher.close();
+    sessions.close();
+    for (const env of environments.values()) await env.close?.();
+    await store.flush();
+    await store.close();
+    throw e;
+  }
 
   const connections = new Set<HostConnection>();
-  const deps: RouteDeps = { token, sessions, streams, extra };
+  const deps: RouteDeps = { token, sessions, streams, extra, open };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => void handle(req, res, deps));
   // Frames up to 4x the limit still arrive, so they get a clear `frame_too_large` error frame and
   // the connection stays; beyond that ws closes with 1009 "Max payload size exceeded".
@@ -129,7 +161,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : opts.port;
   const host = opts.host ?? "127.0.0.1";
-  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 
   let closing: Promise<void> | undefined;
   const close = () =>

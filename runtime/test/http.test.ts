@@ -13,7 +13,8 @@ const echo = contract("echo");
 const scripted = (script: unknown[] = [{ text: "hello" }]) => ({ provider: "scripted", script });
 
 test.before(async () => {
-  brain = await memoryBrain();
+  // No model providers configured, whatever the machine's environment holds (OPENAI_API_KEY, ...).
+  brain = await memoryBrain({ models: {} });
   host = await TestHost.register(brain, [echo]);
 });
 test.after(async () => {
@@ -59,17 +60,7 @@ test("a body over the limit is 413 body_too_large and the server stays up", asyn
   assert.is((await api(brain, "GET", "/v1/sessions")).status, 200);
 });
 
-test("placements without an Environment (descriptor; component until it lands) are refused unsupported", async () => {
-  // The component environment plugs in separately (issue 6); until then it is refused like descriptors.
-  if (!brain.internals.environments.has("component")) {
-    const component = await api(brain, "POST", "/v1/sessions", {
-      model: scripted(),
-      tools: [{ contract: echo, options: {}, placement: { kind: "component", env: "reader", digest: "a".repeat(64) } }],
-    });
-    assert.is(component.status, 400);
-    isErrorBody(component, "unsupported");
-    assert.match(component.body.error.message, /does not run the component environment/);
-  }
+test("a descriptor Environment the operator did not define is refused unsupported, naming it", async () => {
   const descriptor = await api(brain, "POST", "/v1/sessions", {
     model: scripted(),
     tools: [{ contract: echo, options: {}, placement: { kind: "descriptor", env: "github", descriptor: { type: "http_json" } } }],
@@ -79,7 +70,7 @@ test("placements without an Environment (descriptor; component until it lands) a
   assert.match(descriptor.body.error.message, /does not run the descriptor environment/);
 });
 
-test("real providers are refused unsupported; unknown hosts not_registered; bad digests invalid_request", async () => {
+test("providers the operator did not configure are refused unsupported; unknown hosts not_registered; bad digests invalid_request", async () => {
   const real = await api(brain, "POST", "/v1/sessions", { model: { provider: "openai", model: "gpt" }, tools: [] });
   assert.is(real.status, 400);
   isErrorBody(real, "unsupported");

@@ -103,7 +103,7 @@ test("kill -9 with a call open: records intact after restart, the open call is u
 });
 
 test("the CLI refuses a malformed setting with a message naming it, before it listens", async () => {
-  for (const [name, value] of [["BRAIN_COMPONENT_MEMORY_MB", "lots"], ["BRAIN_PORT", "http"], ["BRAIN_JOURNAL", "paper"], ["BRAIN_MAX_MODEL_CALLS", "0"]] as const) {
+  for (const [name, value] of [["BRAIN_COMPONENT_MEMORY_MB", "lots"], ["BRAIN_PORT", "http"], ["BRAIN_JOURNAL", "paper"], ["BRAIN_MAX_MODEL_CALLS", "0"], ["BRAIN_HTTP_TOOL_ORIGINS", "app.example.com"], ["BRAIN_PUBLIC_URL", "ftp://brain"]] as const) {
     const child = spawn(process.execPath, ["--conditions=brain-source", "--import", "tsx", "src/cli.ts", "serve"], {
       cwd: runtimeDir,
       env: { ...process.env, BRAIN_JOURNAL: "memory", BRAIN_PORT: "0", BRAIN_TOKEN: "t0ken-t0ken-t0ken", [name]: value },

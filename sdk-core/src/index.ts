@@ -2,8 +2,10 @@
 // re-export the rest unchanged.
 export { tool } from "./tool.ts";
 export type { ToolDefinition, ToolFactory, PlacedToolSpec, DeclaredTool } from "./tool.ts";
-export { hostEnv, brainEnv } from "./env.ts";
-export type { Environment, HostEnvironment, BrainEnvironment } from "./env.ts";
+export { hostEnv, brainEnv, httpEnv } from "./env.ts";
+export type { Environment, HostEnvironment, BrainEnvironment, HttpEnvironment } from "./env.ts";
+export { httpTools } from "./http/handler.ts";
+export type { HttpToolsOptions } from "./http/handler.ts";
 export { component } from "./component.ts";
 export type { Component } from "./component.ts";
 export type { ToolContext, EnvironmentControl } from "./context.ts";

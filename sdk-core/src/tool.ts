@@ -5,6 +5,8 @@ import { contractDigest } from "./digest.ts";
 import type { ToolContext } from "./context.ts";
 import type { Environment } from "./env.ts";
 import { isComponent, type Component } from "./component.ts";
+import { notJsonReason } from "./json.ts";
+import { deepFreeze } from "./freeze.ts";
 
 const NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
 
@@ -44,6 +46,8 @@ export interface PlacedToolSpec {
   readonly tool: DeclaredTool;
   readonly options: Readonly<Record<string, unknown>>;
   readonly env: Environment | undefined;
+  /** A descriptor tool's `implementation(options)`, computed at the factory call: frozen JSON. */
+  readonly descriptor?: unknown;
 }
 
 /** What the factory takes: the options (as accepted before parsing) plus an optional `env`; only `env` without an options schema. */
@@ -53,12 +57,27 @@ export type ToolFactory<P extends z.ZodType | undefined> = ((config?: FactoryCon
   readonly tool: DeclaredTool;
 };
 
-function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
+/**
+ * A descriptor tool's descriptor for one placement. It is computed here, once, so a bad
+ * implementation or placement fails at the factory call that caused it, and it is a frozen copy
+ * of plain JSON: Brain hands it to the Environment with every invoke and never looks inside.
+ */
+function descriptorOf(name: string, implementation: (options: unknown) => unknown, env: Environment | undefined, options: unknown): unknown {
+  if (env === undefined || env.kind !== "brain") {
+    throw new TypeError(`${name}(): descriptor tools run in an Environment that interprets them: pass env: brainEnv({ name })`);
   }
-  return value;
+  if (env.filesystem !== undefined) {
+    throw new TypeError(`${name}(): brainEnv ${env.name} grants filesystem.workspace, but grants are for component tools; a descriptor tool's Environment is set up by the Brain server's operator`);
+  }
+  let descriptor: unknown;
+  try {
+    descriptor = implementation(options);
+  } catch (e) {
+    throw new TypeError(`${name}(): implementation(options) threw: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+  }
+  const reason = notJsonReason(descriptor);
+  if (reason !== undefined) throw new TypeError(`${name}(): the descriptor implementation(options) returned is not JSON: ${reason}`);
+  return deepFreeze(JSON.parse(JSON.stringify(descriptor)));
 }
 
 /** Declares a tool. Bad names, missing parts and unrepresentable schemas throw a TypeError here. */
@@ -118,7 +137,11 @@ export function tool<I extends z.ZodType, O extends z.ZodType | undefined = unde
       if (Object.keys(rest).length > 0) throw new TypeError(`${def.name}() takes no options (it declares no options schema); got ${Object.keys(rest).join(", ")}`);
       options = {};
     }
-    return Object.freeze({ tool: declared, options: deepFreeze(options), env: env as Environment | undefined });
+    const frozen = deepFreeze(options);
+    const placedEnv = env as Environment | undefined;
+    if (typeof def.implementation !== "function") return Object.freeze({ tool: declared, options: frozen, env: placedEnv });
+    const descriptor = descriptorOf(def.name, def.implementation as (options: unknown) => unknown, placedEnv, frozen);
+    return Object.freeze({ tool: declared, options: frozen, env: placedEnv, descriptor });
   };
   return Object.assign(factory, { tool: declared }) as unknown as ToolFactory<P>;
 }

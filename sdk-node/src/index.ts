@@ -2,9 +2,9 @@
 import { BrainClient, type BrainOptions } from "@aexhq/brain-core";
 import { nodePlatform } from "./platform.ts";
 
-export { tool, hostEnv, brainEnv, component, Session, BrainError, ProtocolError, SdkError, toOutcome } from "@aexhq/brain-core";
+export { tool, hostEnv, brainEnv, httpEnv, httpTools, component, Session, BrainError, ProtocolError, SdkError, toOutcome } from "@aexhq/brain-core";
 export type {
-  ToolDefinition, ToolFactory, PlacedToolSpec, DeclaredTool, Environment, HostEnvironment, BrainEnvironment, Component,
+  ToolDefinition, ToolFactory, PlacedToolSpec, DeclaredTool, Environment, HostEnvironment, BrainEnvironment, HttpEnvironment, HttpToolsOptions, Component,
   ToolContext, EnvironmentControl, BrainOptions, CreateSessionOptions, Outcome, JournalRecord, ModelRequest, ModelResult, ModelConfig, ErrorInfo,
 } from "@aexhq/brain-core";
 

@@ -1,4 +1,5 @@
 import { test } from "uvu";
+import { spawnSync } from "node:child_process";
 import * as assert from "uvu/assert";
 import { z } from "zod";
 import { tool, brainEnv, component, hostEnv, BrainError } from "../src/index.ts";
@@ -77,6 +78,15 @@ test("hostEnv places a tool on a named host served by another client", async () 
       await worker.close();
     }
   });
+});
+
+test("npm run example:summarize prints the tool's model-made summary and the answer", () => {
+  // Run, not imported: tests may not import examples/ (docs/ARCHITECTURE.md).
+  const run = spawnSync(process.execPath, ["--conditions=brain-source", "--import", "tsx", "examples/summarize/main.ts"], { cwd: new URL("../../", import.meta.url), encoding: "utf8", timeout: 30000 });
+  assert.is(run.status, 0, run.stderr);
+  assert.match(run.stdout, /model   asked by ses_[0-9a-f]+:\d+/);
+  assert.ok(run.stdout.includes('"summary":"The committee approved the budget, delayed the building plan and chose a new chair.","words":21'), run.stdout);
+  assert.ok(run.stdout.includes("answer  The annual report says the budget passed and the building plan waits."), run.stdout);
 });
 
 test.run();

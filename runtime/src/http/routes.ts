@@ -18,6 +18,8 @@ export interface RouteDeps {
   streams: Set<() => void>;
   /** Extra routes (the component upload route plugs in here). Return true when handled. */
   extra: Array<(req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean> | boolean>;
+  /** Routes tried before the operator token is checked: each authorizes its requests itself. */
+  open: Array<(req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean> | boolean>;
 }
 
 function authorize(req: IncomingMessage, token: string): void {
@@ -36,6 +38,7 @@ export async function handle(req: IncomingMessage, res: ServerResponse, deps: Ro
       const body: HealthResponse = { ok: true, version: VERSION, protocol: PROTOCOL };
       return sendJson(res, 200, body);
     }
+    for (const route of deps.open) if (await route(req, res, url)) return;
     authorize(req, deps.token);
     for (const route of deps.extra) if (await route(req, res, url)) return;
     const s = deps.sessions;

@@ -79,11 +79,17 @@ export class BrainClient {
     if (spec.env === undefined || spec.env.kind === "host") {
       if (!spec.tool.run) throw new SdkError("unsupported", `tool ${spec.tool.name} has an implementation, not run: place it with { env: brainEnv(...) } or an Environment that interprets it`);
       placement = { kind: "host", hostId: spec.env?.name ?? this.hostId };
+    } else if (spec.env.kind === "http") {
+      if (!spec.tool.run) throw new SdkError("unsupported", `tool ${spec.tool.name} has no run function for an HTTP endpoint to serve`);
+      placement = { kind: "http", url: spec.env.url };
     } else if (isComponent(impl)) {
       const digest = await ensureAdmitted(this.platform, this.url, this.token(), impl);
       placement = { kind: "component", env: spec.env.name, digest, ...(spec.env.filesystem ? { filesystem: { workspace: spec.env.filesystem.workspace } } : {}) };
+    } else if (spec.descriptor !== undefined) {
+      // The server's operator defines what the named Environment is; the descriptor travels as is.
+      placement = { kind: "descriptor", env: spec.env.name, descriptor: spec.descriptor as Extract<Placement, { kind: "descriptor" }>["descriptor"] };
     } else {
-      throw new SdkError("unsupported", `tool ${spec.tool.name}: brainEnv runs component(url) implementations; packaged run tools and descriptors in brainEnv are not supported yet`);
+      throw new SdkError("unsupported", `tool ${spec.tool.name}: brainEnv runs component(url) and descriptor implementations; packaged run tools in brainEnv are not supported yet`);
     }
     return { contract, options: spec.options as Record<string, unknown>, placement };
   }

@@ -4,7 +4,7 @@ import { dispatchHostImport } from "@aexhq/brain-protocol";
 import type { ErrorInfo, HostImportHandler, PlacedTool } from "@aexhq/brain-protocol";
 import type { CallHandle, CallInvocation, CallSink, Environment } from "../environment.ts";
 import { BrainRuntimeError, toErrorInfo } from "../../errors.ts";
-import { validateSchema } from "./json-schema.ts";
+import { validateSchema } from "../json-schema.ts";
 import { checkGuestOutcome } from "./outcome.ts";
 import { WorkerPool } from "./pool.ts";
 import type { Preopen, SlotListener, WorkerSlot } from "./pool.ts";

@@ -1,5 +1,5 @@
 import { issues } from "@aexhq/brain-protocol";
-import { validateSchema } from "./json-schema.ts";
+import { validateSchema } from "../json-schema.ts";
 
 function invalidOutput(message: string, details?: unknown): unknown {
   return { status: "error", error: details === undefined ? { code: "invalid_output", message } : { code: "invalid_output", message, details } };

@@ -1,0 +1,14 @@
+import { environmentPlugins } from "../../server.ts";
+import type { BrainInternals } from "../../server.ts";
+import { HttpToolEnvironment } from "./environment.ts";
+import { httpCallbackRoute } from "./callback-route.ts";
+
+/** Plugs the HTTP tool Environment and its callback route into startBrain. */
+export function installHttpTools(internals: BrainInternals): HttpToolEnvironment {
+  const env = new HttpToolEnvironment({ allowedOrigins: internals.httpToolOrigins.map((o) => new URL(o).origin), publicUrl: internals.publicUrl });
+  internals.environments.set("http", env);
+  internals.openRoutes.push(httpCallbackRoute(env));
+  return env;
+}
+
+environmentPlugins.push((internals) => void installHttpTools(internals));
