@@ -76,8 +76,8 @@ export class HttpToolEnvironment implements Environment {
     let failure: string | undefined;
     try {
       const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(request), signal });
-      const text = await res.text();
-      if (!res.ok) failure = `the HTTP tool answered HTTP ${res.status}: ${text.slice(0, 300)}`;
+      const text = await start(res, 300);
+      if (!res.ok) failure = `the HTTP tool answered HTTP ${res.status}: ${text}`;
       else if (!sink.finished) failure = "the HTTP tool's request ended before the call finished (an HTTP tool finishes within its request)";
     } catch (e) {
       if (signal.aborted) return; // stopped: the dispatcher already decided the call's outcome
@@ -108,4 +108,22 @@ export class HttpToolEnvironment implements Environment {
   close(): void {
     this.open.clear();
   }
+}
+
+/** The first `chars` characters of a body (the rest is not read: an endpoint's body is only shown in an error). */
+async function start(res: Response, chars: number): Promise<string> {
+  if (res.body === null) return "";
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  try {
+    while (text.length < chars) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  return text.slice(0, chars);
 }
