@@ -16,6 +16,7 @@ export interface OpenCall {
   token: string;
   sink: CallSink;
   sequence: number;
+  abort: AbortController;
 }
 
 /**
@@ -47,7 +48,8 @@ export class HttpToolEnvironment implements Environment {
   start(call: CallInvocation, sink: CallSink): CallHandle {
     if (call.tool.placement.kind !== "http") throw new BrainRuntimeError("internal", "not an http placement");
     const token = randomBytes(24).toString("base64url");
-    this.open.set(call.callId, { token, sink, sequence: call.sequence });
+    const abort = new AbortController();
+    this.open.set(call.callId, { token, sink, sequence: call.sequence, abort });
     const request: HttpInvokeRequest = {
       protocol: PROTOCOL_HTTP,
       callId: call.callId,
@@ -61,7 +63,6 @@ export class HttpToolEnvironment implements Environment {
       callback: `${this.settings.publicUrl().replace(/\/+$/, "")}/v1/calls/${encodeURIComponent(call.callId)}/http`,
       token,
     };
-    const abort = new AbortController();
     void this.post(call.tool.placement.url, request, sink, abort.signal).finally(() => this.open.delete(call.callId));
     return {
       stop: () => {
@@ -105,7 +106,9 @@ export class HttpToolEnvironment implements Environment {
     return { sequence: await open.sink.finish(body.outcome, body.content) };
   }
 
+  /** Shutdown: requests in flight are aborted and their calls stay open, so recovery ends them `unknown`. */
   close(): void {
+    for (const call of this.open.values()) call.abort.abort();
     this.open.clear();
   }
 }
