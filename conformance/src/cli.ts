@@ -8,9 +8,10 @@ import type { ToolContract, PlacedTool } from "@aexhq/brain-protocol";
 import { appliesTo, journalOf, loadScenarios, matches, type Scenario, type SubjectKind } from "./scenario.ts";
 import { RuntimeApi } from "./http.ts";
 import { DropProxy } from "./proxy.ts";
-import { parseSubject, startSubject, repoRoot, type SubjectSpec, type RunningSubject } from "./subject.ts";
+import { parseSubject, startSubject, repoRoot, HTTP_PORT_ENV, type SubjectSpec, type RunningSubject } from "./subject.ts";
 import { hostContracts, runScenario, waitDisconnected, type RunContext, type ScenarioResult } from "./run.ts";
 import { componentContracts, componentPlacement, uploadComponent } from "./component-subject.ts";
+import { freePort, httpContracts, waitListening } from "./http-subject.ts";
 
 export interface ConformanceOptions {
   subject: string;
@@ -46,7 +47,7 @@ interface Stage { ctx: RunContext; close(): Promise<void>; connectError?: string
 export async function runConformance(opts: ConformanceOptions): Promise<ConformanceReport> {
   const log = opts.log ?? ((line: string) => console.log(line));
   const spec = parseSubject(opts.subject);
-  const kind: SubjectKind = spec.kind === "component" ? "component" : "host";
+  const kind: SubjectKind = spec.kind === "component" ? "component" : spec.kind === "http" ? "http" : "host";
   const selected = loadScenarios(opts.scenariosDir ?? join(repoRoot, "conformance/scenarios")).filter((s) => matches(opts.only, s.name));
   const byName = new Map<string, ScenarioResult>();
   for (const s of selected.filter((s) => !appliesTo(s, kind))) {
@@ -85,7 +86,10 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
 async function startStage(spec: SubjectSpec, journal: "memory" | "sqlite", opts: ConformanceOptions): Promise<Stage> {
   const connectTimeoutMs = opts.connectTimeoutMs ?? 20_000;
   const dataDir = journal === "sqlite" ? mkdtempSync(join(tmpdir(), "brain-conformance-")) : ":memory:";
-  const brainOptions = { dataDir, maxEmittedBytes: opts.maxEmittedBytes ?? 100_000 };
+  // An HTTP subject's port is chosen first: the runtime must allow its origin from the start.
+  const httpPort = spec.kind === "http" ? await freePort() : undefined;
+  const httpOrigin = `http://127.0.0.1:${httpPort}`;
+  const brainOptions = { dataDir, maxEmittedBytes: opts.maxEmittedBytes ?? 100_000, ...(httpPort === undefined ? {} : { httpToolOrigins: [httpOrigin] }) };
   let brain: Brain = await startBrain({ ...brainOptions, port: 0 });
   const port = Number(new URL(brain.url).port);
   const token = brain.token;
@@ -107,6 +111,20 @@ async function startStage(spec: SubjectSpec, journal: "memory" | "sqlite", opts:
       connectError = `component ${file} was not admitted: ${(e as Error).message}`;
     }
     place = (contract) => componentPlacement(contract, digest);
+  } else if (spec.kind === "http") {
+    // Callbacks go to the runtime itself: the endpoint checks they lie under the Brain URL it was given.
+    subject = startSubject(spec, brain.url, token, undefined, undefined, { [HTTP_PORT_ENV]: String(httpPort) });
+    const started = subject;
+    try {
+      await Promise.race([
+        waitListening(httpOrigin, connectTimeoutMs),
+        new Promise<never>((_, reject) => started.process.once("exit", (code) => reject(new Error(`subject exited with code ${code} before listening`)))),
+      ]);
+      contracts = httpContracts();
+    } catch (e) {
+      connectError = `${(e as Error).message}\n--- subject output ---\n${started.output().trim()}`;
+    }
+    place = (contract) => ({ contract, options: {}, placement: { kind: "http", url: `${httpOrigin}/` } });
   } else {
     subject = startSubject(spec, proxyUrl, token);
     const started = subject;
@@ -126,10 +144,10 @@ async function startStage(spec: SubjectSpec, journal: "memory" | "sqlite", opts:
   const ctx: RunContext = {
     api, proxy, contracts, place,
     timeoutMs: opts.scenarioTimeoutMs ?? 15_000,
-    reconnected: subject
+    reconnected: subject && spec.kind !== "http"
       ? async () => { await new Promise((r) => setTimeout(r, 50)); await hostContracts(api, subject!.hostId, connectTimeoutMs); }
       : hostOnly("drop_connection"),
-    restartSubject: subject
+    restartSubject: subject && spec.kind !== "http"
       ? async (variant?: string) => {
           await subject!.stop("SIGKILL");
           await waitDisconnected(api, subject!.hostId);
@@ -142,7 +160,7 @@ async function startStage(spec: SubjectSpec, journal: "memory" | "sqlite", opts:
       if (journal !== "sqlite") throw new Error("restart_runtime needs a sqlite journal");
       await brain.close();
       brain = await listenAgain(() => startBrain({ ...brainOptions, port, token }));
-      if (subject) await hostContracts(api, subject.hostId, connectTimeoutMs);
+      if (subject && spec.kind !== "http") await hostContracts(api, subject.hostId, connectTimeoutMs);
     },
   };
   return {
@@ -190,7 +208,7 @@ if (isMain) {
   const value = (flag: string) => { const i = args.indexOf(flag); return i >= 0 ? args[i + 1] : undefined; };
   const subject = value("--subject");
   if (!subject) {
-    console.error('usage: brain-conformance --subject node|deno|command:"<shell command>"|component:<file.wasm> [--only <pattern>] [--report <file.json>] [--expected-failures <file.json>] [--scenarios <dir>]');
+    console.error('usage: brain-conformance --subject node|deno|command:"<shell command>"|component:<file.wasm>|http|http-command:"<shell command>" [--only <pattern>] [--report <file.json>] [--expected-failures <file.json>] [--scenarios <dir>]');
     process.exit(2);
   }
   const failuresFile = value("--expected-failures");

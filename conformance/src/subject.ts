@@ -5,8 +5,12 @@ import { join } from "node:path";
 export const repoRoot = join(import.meta.dirname, "../..");
 const deno = join(repoRoot, "node_modules/.bin/deno");
 const catalogue = join(repoRoot, "conformance/subjects/catalogue.ts");
+const httpCatalogue = join(repoRoot, "conformance/subjects/http-catalogue.ts");
 
-export interface SubjectSpec { kind: "node" | "deno" | "command" | "component"; label: string; argv: string[]; shell: boolean }
+export interface SubjectSpec { kind: "node" | "deno" | "command" | "component" | "http"; label: string; argv: string[]; shell: boolean }
+
+/** The environment variable naming the loopback port an HTTP subject listens on. */
+export const HTTP_PORT_ENV = "BRAIN_CONFORMANCE_HTTP_PORT";
 
 /** The environment variable naming the catalogue variant a subject is started as. */
 export const VARIANT_ENV = "BRAIN_CONFORMANCE_VARIANT";
@@ -24,9 +28,12 @@ export function parseSubject(arg: string): SubjectSpec {
     };
   }
   if (arg.startsWith("command:")) return { kind: "command", label: arg, shell: true, argv: [arg.slice("command:".length)] };
+  // HTTP tools (brain.http/0.2): a process listening on 127.0.0.1:$BRAIN_CONFORMANCE_HTTP_PORT.
+  if (arg === "http") return { kind: "http", label: "http", shell: false, argv: [process.execPath, "--conditions=brain-source", "--import", "tsx", httpCatalogue] };
+  if (arg.startsWith("http-command:")) return { kind: "http", label: arg, shell: true, argv: [arg.slice("http-command:".length)] };
   // A component is no process: the runner uploads the file and places the catalogue tools on it.
   if (arg.startsWith("component:")) return { kind: "component", label: arg, shell: false, argv: [arg.slice("component:".length)] };
-  throw new Error(`unknown subject ${JSON.stringify(arg)}: use node, deno, command:"<shell command>" or component:<file.wasm>`);
+  throw new Error(`unknown subject ${JSON.stringify(arg)}: use node, deno, command:"<shell command>", component:<file.wasm>, http or http-command:"<shell command>"`);
 }
 
 export interface SubjectIdentity { hostId: string; secret: string }
@@ -37,9 +44,9 @@ export interface RunningSubject { hostId: string; identity: SubjectIdentity; pro
  * Starts the subject; pass `identity` to start it again as the same host (a restarted application)
  * and `variant` to start it as a catalogue variant (BRAIN_CONFORMANCE_VARIANT).
  */
-export function startSubject(spec: SubjectSpec, brainUrl: string, token: string, identity?: SubjectIdentity, variant?: string): RunningSubject {
+export function startSubject(spec: SubjectSpec, brainUrl: string, token: string, identity?: SubjectIdentity, variant?: string, extraEnv: Record<string, string> = {}): RunningSubject {
   const { hostId, secret } = identity ?? { hostId: `conformance-${randomBytes(4).toString("hex")}`, secret: randomBytes(24).toString("hex") };
-  const env: NodeJS.ProcessEnv = { ...process.env, BRAIN_URL: brainUrl, BRAIN_TOKEN: token, BRAIN_HOST_ID: hostId, BRAIN_HOST_SECRET: secret };
+  const env: NodeJS.ProcessEnv = { ...process.env, BRAIN_URL: brainUrl, BRAIN_TOKEN: token, BRAIN_HOST_ID: hostId, BRAIN_HOST_SECRET: secret, ...extraEnv };
   delete env[VARIANT_ENV];
   if (variant !== undefined) env[VARIANT_ENV] = variant;
   const child = spec.shell

@@ -21,6 +21,15 @@ test("the Deno host subject (same catalogue, run by Deno) passes every scenario"
   assert.ok(report.ok, formatTable(report));
 });
 
+test("the HTTP subject (the catalogue behind httpTools) passes every scenario HTTP tools take part in; the rest are n/a", async () => {
+  const report = await runConformance({ subject: "http", log: quiet });
+  assert.ok(report.ok, formatTable(report));
+  const na = report.results.filter((r) => r.na).map((r) => r.name);
+  // Events, background work, model calls and the host connection are not granted over HTTP.
+  for (const name of ["emit-sequences-before-result", "return-then-background-finish-wakes-loop", "model-call-from-tool", "connection-loss-unknown"]) assert.ok(na.includes(name), `${name} should be n/a: ${formatTable(report)}`);
+  assert.ok(report.results.filter((r) => r.pass && !r.na).length >= 30, formatTable(report));
+});
+
 const broken = `command:${process.execPath} --conditions=brain-source --import tsx ${join(repoRoot, "conformance/subjects/broken-host.ts")}`;
 
 test("a deliberately broken subject fails exactly the scenarios it breaks", async () => {

@@ -66,14 +66,31 @@ export function httpTools(tools: Array<ToolFactory<never> | DeclaredTool>, opts:
     request.signal?.addEventListener("abort", () => invocation.end("cancelled"), { once: true });
     // Answer once the call has ended for Brain, even if run itself never returns (its later frames are refused locally).
     await Promise.race([invocation.start().then(() => ended), ended]);
+    // Ended here without a terminal record (the local deadline timer, a dropped request): Brain
+    // decides that outcome itself and then drops this request. Answering first would tell Brain
+    // the tool quit before finishing, so wait for that (bounded: a Brain that never drops it).
+    if (!channel.terminal) await abortedOrAfter(request.signal, LOCAL_END_GRACE_MS);
     return new Response(null, { status: 204 });
   };
+}
+
+/** How long a call that ended locally (deadline) waits for Brain to drop its request before answering anyway. */
+const LOCAL_END_GRACE_MS = 5000;
+
+function abortedOrAfter(signal: AbortSignal | undefined, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+  });
 }
 
 /** The Invocation's frames as callback requests: results and finish go to Brain, the rest is refused. */
 class CallbackChannel implements InvocationChannel {
   /** Called once the call's finish (or the finish that ends a returned call) has been answered. */
   onFinished: () => void = () => {};
+  /** Brain committed a terminal record for the call (a finish, or a non-success result). */
+  terminal = false;
 
   constructor(private invoke: HttpInvokeRequest) {}
 
@@ -81,12 +98,12 @@ class CallbackChannel implements InvocationChannel {
     const { type, outcome, content } = frame as { type: string; outcome?: unknown; content?: string };
     switch (type) {
       case "emit_result":
-        return this.post({ type, outcome, ...(content === undefined ? {} : { content }) });
+        return this.post({ type, outcome, ...(content === undefined ? {} : { content }) }).then((r) => ((this.terminal ||= (outcome as { status?: string }).status !== "ok"), r));
       case "finish":
-        return this.post({ type, ...(outcome === undefined ? {} : { outcome }), ...(content === undefined ? {} : { content }) }).finally(this.onFinished);
+        return this.terminating(this.post({ type, ...(outcome === undefined ? {} : { outcome }), ...(content === undefined ? {} : { content }) }));
       case "returned":
         // No work beyond the request: returning ends the call (after the returned value's result, if any).
-        return this.post({ type: "finish" }).finally(this.onFinished);
+        return this.terminating(this.post({ type: "finish" }));
       case "emit":
         return Promise.reject(new SdkError("unsupported", "an HTTP tool cannot emit events: the Application tool extension grants results and finish only"));
       case "model_request":
@@ -94,6 +111,10 @@ class CallbackChannel implements InvocationChannel {
       default:
         return Promise.reject(new SdkError("unsupported", `an HTTP tool cannot send ${type}`));
     }
+  }
+
+  private terminating(sent: Promise<{ sequence: number }>): Promise<{ sequence: number }> {
+    return sent.then((r) => ((this.terminal = true), r)).finally(this.onFinished);
   }
 
   /** One HttpCallbackRequest; resolves with the committed sequence, rejects with Brain's error. */
