@@ -9,11 +9,10 @@ import { validate, issues } from "@aexhq/brain-protocol";
 import type { ModelProvider } from "../models/provider.ts";
 import { journaledModelCall } from "../models/journaled-call.ts";
 
-/** What a call may spend: the activation's shared budgets, and the session's model. */
+/** What a call may spend: its activation's budgets (one object per activation, shared by its calls). */
 export interface CallAllowance {
-  emitted: EmissionBudget;
+  budget: EmissionBudget;
   models: ModelCallBudget;
-  provider(): ModelProvider | undefined;
 }
 
 export type CommitKind = "event" | "result" | "returned" | "finished";
@@ -44,13 +43,15 @@ export class ToolCall implements CallSink {
   finishedCommitted = false;
   private returnedAdmitted = false;
   disarm: (() => void) | undefined;
-  /** ctx.model requests in flight: completion, deadline and cancellation stop them. */
-  private modelCalls = new Set<AbortController>();
+  /** ctx.model requests in flight (created on the first): completion, deadline and cancellation stop them. */
+  private modelCalls: Set<AbortController> | undefined;
 
   constructor(
     readonly info: CallInfo,
     private session: SessionState,
     private allowance: CallAllowance,
+    /** The session's model provider; shared by every call (no per-call closure on the hot path). */
+    private providerOf: (sessionId: string) => ModelProvider | undefined,
     private onCommitted: (call: ToolCall, kind: CommitKind, record: { sequence: number; status?: TerminalStatus }) => void,
   ) {}
 
@@ -72,7 +73,7 @@ export class ToolCall implements CallSink {
 
   /** Over budget: the emission is refused and the call ends as error/budget_exceeded (decided: both). */
   private charge(bytes: number): void {
-    const budget = this.allowance.emitted;
+    const budget = this.allowance.budget;
     if (budget.take(bytes)) return;
     const error = { code: "budget_exceeded", message: `emission of ${bytes} bytes exceeds the activation's BRAIN_MAX_EMITTED_BYTES (${budget.used}/${budget.max} used)` };
     void this.terminate("error", { error });
@@ -134,17 +135,17 @@ export class ToolCall implements CallSink {
   async model(request: ModelRequest): Promise<ModelResult> {
     this.guard();
     if (!validate.ModelRequest.Check(request)) throw new CallRejectedError("invalid_request", "the model request is not a valid ModelRequest", issues("ModelRequest", request));
-    const provider = this.allowance.provider();
+    const provider = this.providerOf(this.session.id);
     if (provider === undefined) throw new CallRejectedError("call_finished", `session ${this.session.id} is gone`);
     const abort = new AbortController();
-    this.modelCalls.add(abort);
+    (this.modelCalls ??= new Set()).add(abort);
     try {
       const out = await journaledModelCall(this.session, provider, request, { origin: this.callId, budget: this.allowance.models, signal: abort.signal });
       if (out.status === "ok") return out.result;
       if (out.status === "error") throw CallRejectedError.of(out.error);
       throw new CallRejectedError("call_finished", `call ${this.callId} ended (${this.terminal ?? "stopped"}) during its model call; the model call's outcome is unknown and it is not replayed`);
     } finally {
-      this.modelCalls.delete(abort);
+      this.modelCalls?.delete(abort);
     }
   }
 
@@ -189,7 +190,7 @@ export class ToolCall implements CallSink {
   private admitTerminal(status: TerminalStatus, detail: { error?: ErrorInfo; message?: string }): Promise<number> {
     this.terminal = status;
     this.disarm?.();
-    for (const abort of this.modelCalls) abort.abort();
+    if (this.modelCalls) for (const abort of this.modelCalls) abort.abort();
     const data: ToolFinishedRecord["data"] = { callId: this.callId, status };
     if (detail.error !== undefined) data.error = detail.error;
     if (detail.message !== undefined) data.message = detail.message;

@@ -145,7 +145,8 @@ export class Dispatcher {
       const call = new ToolCall(
         { callId, sequence, activation, modelCallId: req.modelCallId, tool: req.tool, input: req.input, deadlineAt: req.deadlineAt },
         session,
-        { emitted: budget.budget, models: budget.models, provider: () => this.providerOf(session.id) },
+        budget,
+        this.providerOf,
         (c, kind, r) => {
           this.onCommitted(session, c, kind, r);
           if (kind === "finished") this.forget(session, c);
