@@ -3,56 +3,13 @@
 // and held back until the client proves it has already seen the first delta.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createServer } from "node:http";
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { ModelRequest, ModelResult } from "@aexhq/brain-protocol";
 import { AnthropicProvider } from "../src/models/anthropic.ts";
 import { ModelCallError } from "../src/models/provider.ts";
 import type { ModelStreamEvent } from "../src/models/provider.ts";
+import { providerServer, deferred, within, sse, trickle } from "./helpers/provider-server.ts";
 
-interface Received {
-  method: string;
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: any;
-}
-
-function deferred<T = void>() {
-  let resolve!: (v: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Rejects with `what` when `p` takes longer than `ms`, so a broken stream fails instead of hanging. */
-function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} (not within ${ms} ms)`)), ms)));
-  return Promise.race([p, late]).finally(() => clearTimeout(timer));
-}
-
-/** A real HTTP server: `answer` writes each response; requests are recorded; `closedEarly` resolves when a client drops a response before it ended. */
-async function messagesServer(answer: (res: ServerResponse, req: IncomingMessage) => unknown) {
-  const received: Received[] = [];
-  const closedEarly = deferred();
-  const server = createServer(async (req, res) => {
-    let raw = "";
-    for await (const c of req) raw += c;
-    received.push({ method: req.method ?? "", path: req.url ?? "", headers: req.headers, body: raw ? JSON.parse(raw) : undefined });
-    res.on("close", () => {
-      if (!res.writableEnded) closedEarly.resolve();
-    });
-    await answer(res, req);
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const close = () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r())));
-  return { base, received, closedEarly: closedEarly.promise, close };
-}
-
-const sse = (res: ServerResponse) => res.writeHead(200, { "content-type": "text/event-stream" });
+const messagesServer = (answer: Parameters<typeof providerServer>[0]) => providerServer(answer);
 const ev = (type: string, data: object = {}) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
 const start = (inputTokens = 10) => ev("message_start", { message: { id: "msg_1", type: "message", role: "assistant", content: [], model: "claude-test", stop_reason: null, usage: { input_tokens: inputTokens, output_tokens: 1 } } });
 const textBlock = (index: number, ...texts: string[]) =>
@@ -64,15 +21,6 @@ const toolBlock = (index: number, id: string, name: string, ...parts: string[]) 
   parts.map((partial_json) => ev("content_block_delta", { index, delta: { type: "input_json_delta", partial_json } })).join("") +
   ev("content_block_stop", { index });
 const end = (stopReason: string, outputTokens = 5) => ev("message_delta", { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: outputTokens } }) + ev("message_stop");
-
-/** Writes `text` as UTF-8 in `size`-byte pieces with a pause between them: lines, JSON and characters get split. */
-async function trickle(res: ServerResponse, text: string, size = 5) {
-  const bytes = Buffer.from(text);
-  for (let i = 0; i < bytes.length; i += size) {
-    res.write(bytes.subarray(i, i + size));
-    await sleep(2);
-  }
-}
 
 const provider = (base: string) => new AnthropicProvider({ model: "claude-test", baseUrl: base, apiKey: "sk-ant-test" });
 const ctx = (signal = new AbortController().signal) => ({ sessionId: "ses_test", index: 0, signal });

@@ -3,69 +3,17 @@
 // back until the client proves it has already seen the first delta.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { createServer } from "node:http";
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { ModelRequest, ModelResult } from "@aexhq/brain-protocol";
 import { OpenAIProvider } from "../src/models/openai.ts";
 import { ModelCallError } from "../src/models/provider.ts";
 import type { ModelStreamEvent } from "../src/models/provider.ts";
+import { providerServer, deferred, within, sse, trickle } from "./helpers/provider-server.ts";
 
-interface Received {
-  method: string;
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: any;
-}
-
-function deferred<T = void>() {
-  let resolve!: (v: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Rejects with `what` when `p` takes longer than `ms`, so a broken stream fails instead of hanging. */
-function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} (not within ${ms} ms)`)), ms)));
-  return Promise.race([p, late]).finally(() => clearTimeout(timer));
-}
-
-/** A real HTTP server: `answer` writes each response; requests are recorded; `closedEarly` resolves when a client drops a response before it ended. */
-async function chatServer(answer: (res: ServerResponse, req: IncomingMessage) => unknown) {
-  const received: Received[] = [];
-  const closedEarly = deferred();
-  const server = createServer(async (req, res) => {
-    let raw = "";
-    for await (const c of req) raw += c;
-    received.push({ method: req.method ?? "", path: req.url ?? "", headers: req.headers, body: raw ? JSON.parse(raw) : undefined });
-    res.on("close", () => {
-      if (!res.writableEnded) closedEarly.resolve();
-    });
-    await answer(res, req);
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-  const close = () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r())));
-  return { base, received, closedEarly: closedEarly.promise, close };
-}
-
-const sse = (res: ServerResponse) => res.writeHead(200, { "content-type": "text/event-stream" });
+const chatServer = (answer: Parameters<typeof providerServer>[0]) => providerServer(answer, "/v1");
 const chunk = (o: object) => `data: ${JSON.stringify(o)}\n\n`;
 const delta = (d: object, finish: string | null = null) => chunk({ id: "chatcmpl-1", object: "chat.completion.chunk", choices: [{ index: 0, delta: d, finish_reason: finish }] });
 const usageChunk = (prompt: number, completion: number) => chunk({ choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } });
 const DONE = "data: [DONE]\n\n";
-
-/** Writes `text` as UTF-8 in `size`-byte pieces with a pause between them: lines, JSON and characters get split. */
-async function trickle(res: ServerResponse, text: string, size = 5) {
-  const bytes = Buffer.from(text);
-  for (let i = 0; i < bytes.length; i += size) {
-    res.write(bytes.subarray(i, i + size));
-    await sleep(2);
-  }
-}
 
 const provider = (base: string) => new OpenAIProvider({ model: "gpt-test", baseUrl: base, apiKey: "sk-test" });
 const keyless = (base: string) => new OpenAIProvider({ model: "gpt-test", baseUrl: base, apiKey: undefined });
