@@ -1,4 +1,4 @@
-import type { ErrorInfo, ModelRequest, ModelResult, PlacedTool, Placement, TerminalStatus } from "@aexhq/brain-protocol";
+import type { ErrorInfo, InvokeFrame, ModelRequest, ModelResult, PlacedTool, Placement, TerminalStatus } from "@aexhq/brain-protocol";
 
 /** What an Environment needs to run one call. It is started after tool.call_started is committed. */
 export interface CallInvocation {
@@ -10,6 +10,21 @@ export interface CallInvocation {
   input: unknown;
   /** Absolute deadline, ms since epoch, or null for unlimited. */
   deadlineAt: number | null;
+}
+
+/** What an out-of-process binding is told about a call: the host `invoke` frame (an HTTP tool's request carries the same fields). */
+export function invokeFrame(call: CallInvocation): InvokeFrame {
+  return {
+    type: "invoke",
+    callId: call.callId,
+    sessionId: call.sessionId,
+    sequence: call.sequence,
+    tool: call.tool.contract.name,
+    digest: call.tool.contract.digest,
+    input: call.input as InvokeFrame["input"],
+    options: call.tool.options,
+    deadlineAt: call.deadlineAt,
+  };
 }
 
 /**

@@ -4,6 +4,7 @@ import type {
   EmitFrame, EmitResultFrame, ErrorInfo, FinishFrame, ModelRequestFrame, PingFrame, RegisterFrame, ReturnedFrame,
   RuntimeFrameHandler, RuntimeToHostFrame,
 } from "@aexhq/brain-protocol";
+import { invokeFrame } from "../environments/environment.ts";
 import type { CallInvocation, CallSink } from "../environments/environment.ts";
 import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import { BrainRuntimeError, CallRejectedError, toErrorInfo } from "../errors.ts";
@@ -70,17 +71,7 @@ export class HostConnection implements RuntimeFrameHandler {
 
   invoke(call: CallInvocation, sink: CallSink): void {
     this.calls.set(call.callId, sink);
-    this.send({
-      type: "invoke",
-      callId: call.callId,
-      sessionId: call.sessionId,
-      sequence: call.sequence,
-      tool: call.tool.contract.name,
-      digest: call.tool.contract.digest,
-      input: call.input as never,
-      options: call.tool.options,
-      deadlineAt: call.deadlineAt,
-    });
+    this.send(invokeFrame(call));
   }
 
   cancel(callId: string, status: "timeout" | "cancelled"): void {

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { ErrorInfo, HttpCallbackRequest, HttpCallbackResponse, HttpInvokeRequest, PlacedTool } from "@aexhq/brain-protocol";
 import { PROTOCOL_HTTP } from "./protocol.ts";
+import { invokeFrame } from "../environment.ts";
 import type { CallHandle, CallInvocation, CallSink, Environment } from "../environment.ts";
 import { BrainRuntimeError } from "../../errors.ts";
 import { tokensEqual } from "../../hosts/secret.ts";
@@ -50,16 +51,10 @@ export class HttpToolEnvironment implements Environment {
     const token = randomBytes(24).toString("base64url");
     const abort = new AbortController();
     this.open.set(call.callId, { token, sink, sequence: call.sequence, abort });
+    const { type: _, ...fields } = invokeFrame(call);
     const request: HttpInvokeRequest = {
       protocol: PROTOCOL_HTTP,
-      callId: call.callId,
-      sessionId: call.sessionId,
-      sequence: call.sequence,
-      tool: call.tool.contract.name,
-      digest: call.tool.contract.digest,
-      input: call.input as never,
-      options: call.tool.options,
-      deadlineAt: call.deadlineAt,
+      ...fields,
       callback: `${this.settings.publicUrl().replace(/\/+$/, "")}/v1/calls/${encodeURIComponent(call.callId)}/http`,
       token,
     };
