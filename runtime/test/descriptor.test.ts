@@ -3,19 +3,17 @@
 // descriptor placements, and the scripted model calls them.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { spawn } from "node:child_process";
 import { createServer } from "node:http";
 import type { IncomingHttpHeaders, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
 import { validate } from "@aexhq/brain-protocol";
 import type { JournalRecord, PlacedTool, ToolContract } from "@aexhq/brain-protocol";
+import { refusedServe } from "./helpers/cli.ts";
 import { api, assertJournal, createSession, memoryBrain, ofType, records, waitFor } from "./helpers/brain.ts";
 import type { Brain } from "./helpers/brain.ts";
 import { contractDigest, startBrain } from "../src/index.ts";
 import { configFromEnv } from "../src/config.ts";
 
-const runtimeDir = fileURLToPath(new URL("..", import.meta.url));
 const SECRET = "Bearer operator-secret-0001";
 
 /** One request the API server received. */
@@ -331,18 +329,7 @@ test("the CLI refuses a malformed BRAIN_HTTP_ENVIRONMENTS before it listens, wit
     [JSON.stringify({ github: { type: "http_json", baseUrl: "not a url", headers: { authorization: SECRET } } }), /BRAIN_HTTP_ENVIRONMENTS\.github\.baseUrl must be/],
   ];
   for (const [value, message] of values) {
-    const child = spawn(process.execPath, ["--conditions=brain-source", "--import", "tsx", "src/cli.ts", "serve"], {
-      cwd: runtimeDir,
-      env: { ...process.env, BRAIN_JOURNAL: "memory", BRAIN_PORT: "0", BRAIN_TOKEN: "t0ken-t0ken-t0ken", BRAIN_HTTP_ENVIRONMENTS: value },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    child.stdout!.on("data", (d) => (out += d));
-    child.stderr!.on("data", (d) => (out += d));
-    // A CLI that accepted the value would listen forever: stop it and fail instead of hanging.
-    const timer = setTimeout(() => child.kill("SIGKILL"), 20000);
-    const code = await new Promise<number | null>((resolve) => child.on("exit", (c) => resolve(c)));
-    clearTimeout(timer);
+    const { code, out } = await refusedServe({ BRAIN_HTTP_ENVIRONMENTS: value });
     assert.is(code, 1, `${value}: ${out}`);
     assert.match(out, message);
     assert.not.match(out, "operator-secret");

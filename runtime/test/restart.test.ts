@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, statSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { refusedServe } from "./helpers/cli.ts";
 import { api, records, waitFor, assertJournal, finishedOf, ofType } from "./helpers/brain.ts";
 import type { Brain } from "./helpers/brain.ts";
 import { contract, placed } from "./helpers/contract.ts";
@@ -104,18 +105,7 @@ test("kill -9 with a call open: records intact after restart, the open call is u
 
 test("the CLI refuses a malformed setting with a message naming it, before it listens", async () => {
   for (const [name, value] of [["BRAIN_COMPONENT_MEMORY_MB", "lots"], ["BRAIN_PORT", "http"], ["BRAIN_JOURNAL", "paper"], ["BRAIN_MAX_MODEL_CALLS", "0"], ["BRAIN_HTTP_TOOL_ORIGINS", "app.example.com"], ["BRAIN_PUBLIC_URL", "ftp://brain"]] as const) {
-    const child = spawn(process.execPath, ["--conditions=brain-source", "--import", "tsx", "src/cli.ts", "serve"], {
-      cwd: runtimeDir,
-      env: { ...process.env, BRAIN_JOURNAL: "memory", BRAIN_PORT: "0", BRAIN_TOKEN: "t0ken-t0ken-t0ken", [name]: value },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    child.stdout!.on("data", (d) => (out += d));
-    child.stderr!.on("data", (d) => (out += d));
-    // A CLI that accepted the value would listen forever: stop it and fail instead of hanging.
-    const timer = setTimeout(() => child.kill("SIGKILL"), 20000);
-    const code = await new Promise<number | null>((resolve) => child.on("exit", (c) => resolve(c)));
-    clearTimeout(timer);
+    const { code, out } = await refusedServe({ [name]: value });
     assert.is(code, 1, `${name}=${value}: ${out}`);
     assert.match(out, `${name} must be`);
     assert.not.match(out, "brain listening");
