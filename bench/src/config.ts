@@ -11,10 +11,28 @@ export interface BenchConfig {
   /** Warm invocations per component (section 5). */
   componentIterations: number;
   memoryHosts: number;
+  /** Section 7: the late turn compared with turn 10 (the session runs a few more). */
+  growthTurns: number;
+  /** Section 8: records in the history fixture (sessions of a real session's ~100 records). */
+  historyRecords: number;
 }
 
 export const CONFIGS: Record<BenchConfig["mode"], BenchConfig> = {
-  full: { mode: "full", latencyIterations: 5000, throughputMs: 3000, concurrencies: [1, 16, 64], turnIterations: 300, emitsPerTool: 2000, mcpIterations: 2000, memorySessions: 1000, memoryHosts: 200, componentIterations: 2000 },
-  quick: { mode: "quick", latencyIterations: 1500, throughputMs: 700, concurrencies: [1, 16, 64], turnIterations: 60, emitsPerTool: 500, mcpIterations: 400, memorySessions: 1000, memoryHosts: 50, componentIterations: 200 },
-  smoke: { mode: "smoke", latencyIterations: 30, throughputMs: 100, concurrencies: [1, 16, 64], turnIterations: 3, emitsPerTool: 10, mcpIterations: 10, memorySessions: 20, memoryHosts: 3, componentIterations: 5 },
+  full: { mode: "full", latencyIterations: 5000, throughputMs: 3000, concurrencies: [1, 16, 64], turnIterations: 300, emitsPerTool: 2000, mcpIterations: 2000, memorySessions: 1000, memoryHosts: 200, componentIterations: 2000, growthTurns: 200, historyRecords: 1_000_000 },
+  quick: { mode: "quick", latencyIterations: 1500, throughputMs: 700, concurrencies: [1, 16, 64], turnIterations: 60, emitsPerTool: 500, mcpIterations: 400, memorySessions: 1000, memoryHosts: 50, componentIterations: 200, growthTurns: 200, historyRecords: 100_000 },
+  smoke: { mode: "smoke", latencyIterations: 30, throughputMs: 100, concurrencies: [1, 16, 64], turnIterations: 3, emitsPerTool: 10, mcpIterations: 10, memorySessions: 20, memoryHosts: 3, componentIterations: 5, growthTurns: 15, historyRecords: 2_000 },
 };
+
+/** Section 9 (`npm run bench -- --soak`, its own mode): sessions doing turns for `seconds`. */
+export interface SoakConfig {
+  sessions: number;
+  seconds: number;
+  /** Script steps are sized for this many turns per second per session; a session whose script runs out stops (and the report says so). */
+  turnsPerSessionPerS: number;
+}
+
+export function soakConfig(env: NodeJS.ProcessEnv = process.env, smoke = false): SoakConfig {
+  const seconds = env.BENCH_SOAK_SECONDS !== undefined && env.BENCH_SOAK_SECONDS !== "" ? Number(env.BENCH_SOAK_SECONDS) : smoke ? 3 : 300;
+  if (!(seconds > 0)) throw new Error(`BENCH_SOAK_SECONDS must be a positive number, got ${env.BENCH_SOAK_SECONDS}`);
+  return { sessions: smoke ? 4 : 64, seconds, turnsPerSessionPerS: Number(env.BENCH_SOAK_TURNS_PER_SESSION_S ?? 40) };
+}

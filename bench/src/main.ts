@@ -1,15 +1,18 @@
-// npm run bench [-- --quick]: every figure beside a baseline measured in the same run.
+// npm run bench [-- --quick | --soak] [-- --only=7,8]: every figure beside a baseline measured in the same run.
 import { writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
-import { CONFIGS } from "./config.ts";
+import { CONFIGS, soakConfig } from "./config.ts";
 import type { BenchConfig } from "./config.ts";
 import { hostCalls } from "./host-calls.ts";
 import { emitRate } from "./emit.ts";
 import { mcpPeers } from "./mcp.ts";
 import { memory } from "./memory.ts";
 import { componentTools } from "./components.ts";
+import { journalGrowth } from "./growth.ts";
+import { historyAtRest } from "./history.ts";
+import { soak } from "./soak.ts";
 import { printSection } from "./report.ts";
 import type { Report } from "./report.ts";
 import { round } from "./stats.ts";
@@ -19,7 +22,7 @@ function packagesFrom(): "dist" | "source" {
   return import.meta.resolve("@aexhq/brain").endsWith(".ts") ? "source" : "dist";
 }
 
-export async function runBench(cfg: BenchConfig, opts: { log?: (s: string) => void; print?: boolean } = {}): Promise<Report> {
+export async function runBench(cfg: BenchConfig, opts: { log?: (s: string) => void; print?: boolean; only?: string[] } = {}): Promise<Report> {
   const log = opts.log ?? (() => {});
   const print = opts.print ?? false;
   const t0 = Date.now();
@@ -36,25 +39,51 @@ export async function runBench(cfg: BenchConfig, opts: { log?: (s: string) => vo
     report.sections.push(s);
     if (print) printSection(s);
   };
-  const hc = await hostCalls(cfg, log);
-  add(hc.roundTrip);
-  add(hc.throughput);
-  add(await emitRate(cfg, log));
-  add(await mcpPeers(cfg, hc.sdkMemory, log));
-  add(await componentTools(cfg, log));
-  add(await memory(cfg, log));
+  const want = (...ids: string[]) => opts.only === undefined || ids.some((id) => opts.only!.includes(id));
+  if (want("1", "2", "4")) {
+    const hc = await hostCalls(cfg, log);
+    if (want("1")) add(hc.roundTrip);
+    if (want("2")) add(hc.throughput);
+    if (want("3")) add(await emitRate(cfg, log));
+    if (want("4")) add(await mcpPeers(cfg, hc.sdkMemory, log));
+  } else if (want("3")) add(await emitRate(cfg, log));
+  if (want("5")) add(await componentTools(cfg, log));
+  if (want("6")) add(await memory(cfg, log));
+  if (want("7")) add(await journalGrowth(cfg, log));
+  if (want("8")) add(await historyAtRest(cfg, log));
+  report.durationS = round((Date.now() - t0) / 1000, 1);
+  return report;
+}
+
+/** `--soak` (section 9 alone, its own mode): 64 sessions doing turns for BENCH_SOAK_SECONDS (300). */
+export async function runSoak(opts: { log?: (s: string) => void; print?: boolean; smoke?: boolean } = {}): Promise<Report> {
+  const t0 = Date.now();
+  const cfg = soakConfig(process.env, opts.smoke ?? false);
+  const report: Report = {
+    date: new Date().toISOString(),
+    command: `${cfg.seconds === 300 ? "" : `BENCH_SOAK_SECONDS=${cfg.seconds} `}npm run bench -- --soak`,
+    mode: opts.smoke ? "smoke" : "soak",
+    packages: packagesFrom(),
+    machine: { nproc: availableParallelism(), memTotalMiB: Math.round(totalmem() / 2 ** 20), node: process.version, platform: `${process.platform} ${process.arch}`, cpu: cpus()[0]?.model ?? "unknown" },
+    sections: [await soak(cfg, opts.log ?? (() => {}))],
+    durationS: 0,
+  };
+  if (opts.print) printSection(report.sections[0]!);
   report.durationS = round((Date.now() - t0) / 1000, 1);
   return report;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const mode = process.argv.includes("--quick") ? "quick" : "full";
-  const cfg = CONFIGS[mode];
+  const isSoak = process.argv.includes("--soak");
+  const mode = isSoak ? "soak" : process.argv.includes("--quick") ? "quick" : process.argv.includes("--smoke") ? "smoke" : "full";
+  const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length).split(",");
   const from = packagesFrom() === "source" ? "TypeScript sources (tsx)" : "built dist/, as shipped";
-  console.log(`brain bench (${mode}) on ${availableParallelism()} cores, node ${process.version}; packages from ${from}`);
-  const report = await runBench(cfg, { log: (s) => console.error(s), print: true });
-  const out = new URL("../results.json", import.meta.url);
+  console.log(`brain bench (${mode}${only ? `, sections ${only.join(",")} only` : ""}) on ${availableParallelism()} cores, node ${process.version}; packages from ${from}`);
+  const log = (s: string) => console.error(s);
+  const report = isSoak ? await runSoak({ log, print: true }) : await runBench(CONFIGS[mode as "quick" | "full" | "smoke"], { log, print: true, ...(only ? { only } : {}) });
+  // --only writes beside results.json so a partial run never replaces the full run's figures.
+  const out = new URL(isSoak ? "../results-soak.json" : only ? "../results-only.json" : "../results.json", import.meta.url);
   writeFileSync(out, JSON.stringify(report, null, 2) + "\n");
   const goals = report.sections.flatMap((s) => s.figures.filter((f) => f.goal));
-  console.log(`\ngoals: ${goals.filter((g) => g.goal!.pass).length} pass, ${goals.filter((g) => !g.goal!.pass).length} miss; ${report.durationS} s; wrote bench/results.json`);
+  console.log(`\ngoals: ${goals.filter((g) => g.goal!.pass).length} pass, ${goals.filter((g) => !g.goal!.pass).length} miss; ${report.durationS} s; wrote ${fileURLToPath(out).replace(/.*\/bench\//, "bench/")}`);
 }
