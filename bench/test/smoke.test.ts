@@ -2,12 +2,12 @@
 // finite numbers, ratios beside baselines, and the issue's goals evaluated. No timing assertions.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { runBench } from "../src/main.ts";
+import { runBench, runSoak } from "../src/main.ts";
 import { CONFIGS } from "../src/config.ts";
 
 test("the smoke-sized bench reports every section with numbers and evaluated goals", async () => {
   const r = await runBench(CONFIGS.smoke);
-  assert.equal(r.sections.map((s) => s.id), ["1", "2", "3", "4", "5", "6"]);
+  assert.equal(r.sections.map((s) => s.id), ["1", "2", "3", "4", "5", "6", "7", "8"]);
   for (const s of r.sections) {
     assert.ok(s.figures.length > 0, `section ${s.id} has figures`);
     for (const f of s.figures) {
@@ -23,7 +23,32 @@ test("the smoke-sized bench reports every section with numbers and evaluated goa
   const components = r.sections.find((s) => s.id === "5")!;
   if (components.figures.some((f) => f.name.startsWith("rust"))) assert.ok(goals.includes("warm p50 < 200 µs (Rust, worker hop included)"), "component goal evaluated");
   else assert.ok(components.notes.some((n) => n.includes("not measured")), "section 5 says why Rust is not measured");
-  for (const name of ["1", "2", "3"]) assert.ok(r.sections.find((s) => s.id === name)!.figures.some((f) => f.baseline), `section ${name} has baselines`);
+  // Issue 15's sections 7 and 8 (tiny: a 15-turn session, a ~2000-record history): their goals are evaluated.
+  assert.ok(goals.includes("turn 15 / turn 10 bytes ≤ 1.5"), "journal growth goal evaluated");
+  for (const g of ["restart time ≤ 3× the empty journal's", "RSS after restart ≤ 1.3× the empty journal's", "reading one old session ≤ 1.5× with the history as without"]) {
+    assert.ok(goals.some((t) => t.startsWith(g)), `history goal evaluated: ${g}`);
+  }
+  const history = r.sections.find((s) => s.id === "8")!;
+  assert.ok(history.notes.some((n) => n.includes("instead of 1,000,000+")), "section 8 says its fixture is smaller than the goal's");
+  for (const name of ["1", "2", "3", "7", "8"]) assert.ok(r.sections.find((s) => s.id === name)!.figures.some((f) => f.baseline), `section ${name} has baselines`);
+});
+
+test("the soak (its own mode) reports turns/s per window, RSS and heap with evaluated goals", async () => {
+  const saved = process.env.BENCH_SOAK_SECONDS;
+  process.env.BENCH_SOAK_SECONDS = "2";
+  try {
+    const r = await runSoak({ smoke: true });
+    assert.equal(r.sections.map((s) => s.id), ["9"]);
+    const s = r.sections[0]!;
+    for (const f of s.figures) assert.ok(Number.isFinite(f.value), `9 ${f.name} is a number (${f.value})`);
+    assert.ok(s.figures.filter((f) => f.name.startsWith("turns/s, window")).length >= 2, "turns/s of several windows");
+    const goals = s.figures.filter((f) => f.goal).map((f) => f.goal!.text);
+    assert.equal(goals, ["last window's turns/s ≥ 80 % of the first's", "RSS at the end ≤ 1.5× RSS after the first window", "heap after deleting within 20 % of before the sessions"]);
+    assert.ok(!s.notes.some((n) => n.includes("before it finished")), "the soak's child process finished");
+  } finally {
+    if (saved === undefined) delete process.env.BENCH_SOAK_SECONDS;
+    else process.env.BENCH_SOAK_SECONDS = saved;
+  }
 });
 
 test.run();
