@@ -22,19 +22,33 @@ async function main(argv: string[]): Promise<number> {
     console.error(`unknown command ${command}\n${USAGE}`);
     return 2;
   }
+  // The handlers are installed before the server starts and stay until the process exits: a
+  // terminal's Ctrl-C reaches every process in the foreground group, so a launcher (npm start, npx,
+  // a tsx fallback) that also passes the signal on delivers it twice, and a second SIGINT must not
+  // take Node's default action (exit without "stopped") while close() flushes the journal.
+  let stoppingSince = 0;
+  let requested: () => void = () => {};
+  const stopRequested = new Promise<void>((resolve) => (requested = resolve));
+  const stop = (signal: NodeJS.Signals) => {
+    if (stoppingSince) {
+      // A copy of the first signal arrives within milliseconds; one sent seconds later is a user
+      // insisting on a shutdown that hangs.
+      if (Date.now() - stoppingSince < 2_000) return;
+      console.error(`brain: ${signal} again while stopping; exiting without a clean shutdown`);
+      process.exit(130);
+    }
+    stoppingSince = Date.now();
+    console.log(`brain: ${signal}, shutting down`);
+    requested();
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
   const opts = configFromEnv(process.env);
   const brain = await startBrain(opts);
   console.log(`brain listening on ${brain.url}`);
   console.log(opts.tokenFile ? `operator token file: ${opts.tokenFile}` : "operator token: from BRAIN_TOKEN");
   console.log(`journal: ${opts.journal === "memory" ? "memory" : `${opts.dataDir}/journal.sqlite`}`);
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      console.log(`brain: ${signal}, shutting down`);
-      resolve();
-    };
-    process.once("SIGINT", () => stop("SIGINT"));
-    process.once("SIGTERM", () => stop("SIGTERM"));
-  });
+  await stopRequested;
   await brain.close();
   console.log("brain: stopped");
   return 0;

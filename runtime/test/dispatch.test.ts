@@ -225,10 +225,10 @@ test("the model is called again only after every call of the step has a result",
   await new Promise((r) => setTimeout(r, 60));
   assert.is(ofType(await records(brain, session.id), "model.request").length, 1, "still waiting for the second call");
   await host.request({ type: "finish", callId: second.callId, outcome: { status: "ok", value: 2 } });
-  const all = await waitFor(brain, session.id, (r) => r.type === "turn.completed");
-  const requests = ofType(all, "model.request");
+  await waitFor(brain, session.id, (r) => r.type === "turn.completed");
+  const requests = ofType(await records(brain, session.id, 0, { expand: true }), "model.request");
   assert.is(requests.length, 2);
-  const toolMessages = requests[1]!.data.request.messages.filter((m) => m.role === "tool");
+  const toolMessages = requests[1]!.data.request!.messages.filter((m) => m.role === "tool");
   assert.is(toolMessages.length, 2);
   assert.is(toolMessages[0]!.toolCallId, "call_1_1");
 });

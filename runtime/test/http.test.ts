@@ -104,7 +104,8 @@ test("create, get, list, message with wait, delete", async () => {
   assert.equal(sent.body, { activation: 1, sequence: 2, status: "completed", text: "hello there" });
   const all = await records(brain, s.id);
   assert.equal(all.map((r) => r.type), ["session.created", "message.user", "turn.started", "model.request", "model.response", "model.usage", "turn.completed"]);
-  assert.is(ofType(all, "model.request")[0]!.data.request.system, "be brief");
+  assert.equal(ofType(all, "model.request")[0]!.data, { conversation: { through: 3 } }, "the Agentloop's request names its conversation");
+  assert.is(ofType(await records(brain, s.id, 0, { expand: true }), "model.request")[0]!.data.request!.system, "be brief");
   const del = await api(brain, "DELETE", `/v1/sessions/${s.id}`);
   assert.is(del.status, 200);
   assert.is(del.body.status, "deleted");

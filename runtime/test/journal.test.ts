@@ -10,6 +10,9 @@ import { SqliteStore } from "../src/journal/sqlite.ts";
 import { MemoryStore } from "../src/journal/memory.ts";
 import { WakeBatcher } from "../src/dispatch/wake.ts";
 
+/** Every record of every session, session by session (what the store holds). */
+const everything = (store: { sessionIds(): string[]; read(id: string): JournalRecord[] }) => store.sessionIds().flatMap((id) => store.read(id));
+
 const rec = (sessionId: string, sequence: number): JournalRecord => ({ sessionId, sequence, at: Date.now(), type: "tool.returned", data: { callId: `${sessionId}:1` } });
 
 test("sqlite: appends of one tick are one transaction, acknowledged after commit, and survive reopening", async () => {
@@ -30,7 +33,7 @@ test("sqlite: appends of one tick are one transaction, acknowledged after commit
     assert.is(store.stats.transactions, 2);
     await store.close();
     const reopened = new SqliteStore(file);
-    const back = reopened.loadRecords();
+    const back = everything(reopened);
     assert.equal(back.map((r) => r.sequence), Array.from({ length: 11 }, (_, i) => i + 1));
     assert.ok(back.every((r) => validate.JournalRecord.Check(r)));
     await reopened.close();
@@ -46,7 +49,7 @@ test("sqlite: a duplicate sequence fails its whole batch and leaves the journal 
     await store.append(rec("ses_b", 1));
     const results = await Promise.allSettled([store.append(rec("ses_b", 2)), store.append(rec("ses_b", 1))]);
     assert.equal(results.map((r) => r.status), ["rejected", "rejected"]);
-    assert.equal(store.loadRecords().map((r) => r.sequence), [1]);
+    assert.equal(everything(store).map((r) => r.sequence), [1]);
     await store.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -61,8 +64,8 @@ test("sqlite: a sequence that does not increase fails its batch, also across ses
     const bad = await Promise.allSettled([store.append(rec("ses_i", 2)), store.append(rec("ses_h", 3)), store.append(rec("ses_h", 2))]);
     assert.equal(bad.map((r) => r.status), ["rejected", "rejected", "rejected"]);
     await store.append(rec("ses_h", 2));
-    assert.equal(store.loadSession("ses_h").map((r) => r.sequence), [1, 2]);
-    assert.equal(store.loadSession("ses_i").map((r) => r.sequence), [1]);
+    assert.equal(store.read("ses_h").map((r) => r.sequence), [1, 2]);
+    assert.equal(store.read("ses_i").map((r) => r.sequence), [1]);
     await store.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -99,12 +102,12 @@ test("sqlite: a journal in the earlier clustered layout is migrated into the log
     for (const [s, q] of [["ses_m", 1], ["ses_l", 1], ["ses_m", 2]] as const) ins.run(s, q, 1, "tool.returned", JSON.stringify({ callId: `${s}:1` }));
     old.close();
     const store = new SqliteStore(file);
-    assert.equal(store.loadSession("ses_m").map((r) => r.sequence), [1, 2]);
-    assert.equal(store.loadRecords().length, 3);
+    assert.equal(store.read("ses_m").map((r) => r.sequence), [1, 2]);
+    assert.equal(everything(store).length, 3);
     await store.append(rec("ses_m", 3));
     const dup = await Promise.allSettled([store.append(rec("ses_l", 1))]);
     assert.is(dup[0]!.status, "rejected", "migrated sequences still guard uniqueness");
-    assert.equal(store.loadSession("ses_m").map((r) => r.sequence), [1, 2, 3]);
+    assert.equal(store.read("ses_m").map((r) => r.sequence), [1, 2, 3]);
     assert.is(store.db.prepare("SELECT name FROM sqlite_master WHERE name = 'records'").get(), undefined);
     await store.close();
   } finally {
@@ -120,28 +123,153 @@ test("memory store: same group commit; committed records are frozen, never copie
   // Committed history is immutable: mutating the caller's object after append throws (strict mode).
   assert.throws(() => ((r.data as { callId: string }).callId = "mutated"), TypeError);
   assert.ok(Object.isFrozen(r) && Object.isFrozen(r.data));
-  assert.is((store.loadRecords()[0]!.data as { callId: string }).callId, "ses_c:1");
-  assert.is(store.loadSession("ses_c")[0], r, "kept by reference");
+  assert.is((everything(store)[0]!.data as { callId: string }).callId, "ses_c:1");
+  assert.is(store.read("ses_c")[0], r, "kept by reference");
   await store.close();
 });
 
-test("memory store: a forgotten session is kept compacted and stays readable", async () => {
+test("memory store: a deleted session is kept compacted and stays readable", async () => {
   const store = new MemoryStore();
-  await Promise.all([store.append(rec("ses_d", 1)), store.append(rec("ses_d", 2)), store.append(rec("ses_e", 1))]);
-  store.forget("ses_d");
-  assert.equal(store.loadSession("ses_d").map((r) => r.sequence), [1, 2]);
-  assert.equal(store.loadRecords().map((r) => `${r.sessionId}:${r.sequence}`).sort(), ["ses_d:1", "ses_d:2", "ses_e:1"]);
+  await Promise.all([store.append(rec("ses_d", 1)), store.append({ sessionId: "ses_d", sequence: 2, at: 1, type: "session.deleted", data: {} }), store.append(rec("ses_e", 1))]);
+  assert.ok(store.head("ses_d")!.deleted);
+  assert.equal(store.read("ses_d").map((r) => r.sequence), [1, 2]);
+  assert.equal(everything(store).map((r) => `${r.sessionId}:${r.sequence}`).sort(), ["ses_d:1", "ses_d:2", "ses_e:1"]);
   await store.close();
 });
 
-test("sqlite: loadSession reads one session's records in order", async () => {
+test("sqlite: read returns one session's records in order", async () => {
   const dir = mkdtempSync(join(tmpdir(), "brain-journal-"));
   try {
     const store = new SqliteStore(join(dir, "j.sqlite"));
     await Promise.all([store.append(rec("ses_f", 1)), store.append(rec("ses_g", 1)), store.append(rec("ses_f", 2))]);
-    store.forget("ses_f");
-    assert.equal(store.loadSession("ses_f").map((r) => r.sequence), [1, 2]);
-    assert.equal(store.loadSession("ses_none"), []);
+    assert.equal(store.read("ses_f").map((r) => r.sequence), [1, 2]);
+    assert.equal(store.read("ses_none"), []);
+    await store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** `n` sessions written round-robin, `per` records each: every session's rows are spread over the whole log. */
+async function interleaved(store: SqliteStore | MemoryStore, n: number, per: number): Promise<string[]> {
+  const ids = Array.from({ length: n }, (_, i) => `ses_${String(i).padStart(4, "0")}`);
+  for (let q = 1; q <= per; q++) {
+    await Promise.all(ids.map((id) => store.append(q === 1 ? created(id) : rec(id, q))));
+  }
+  return ids;
+}
+
+const created = (sessionId: string): JournalRecord => ({ sessionId, sequence: 1, at: Date.now(), type: "session.created", data: { model: { provider: "scripted", script: [] }, tools: [] } });
+
+for (const kind of ["sqlite", "memory"] as const) {
+  test(`${kind}: reading one session visits only its own rows (plus at most one mark's distance), wherever they lie in the log`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "brain-journal-"));
+    try {
+      const store = kind === "sqlite" ? new SqliteStore(join(dir, "j.sqlite")) : new MemoryStore();
+      const ids = await interleaved(store, 50, 200);
+      const before = store.stats.rowsRead;
+      const all = store.read(ids[3]!);
+      assert.equal(all.map((r) => r.sequence), Array.from({ length: 200 }, (_, i) => i + 1));
+      assert.ok(all.every((r) => r.sessionId === ids[3]));
+      assert.is(store.stats.rowsRead - before, 200, "a whole-session read visits exactly its 200 rows, not the 10,000 of the log");
+      const mid = store.stats.rowsRead;
+      assert.equal(store.read(ids[7]!, 100, 110).map((r) => r.sequence), [101, 102, 103, 104, 105, 106, 107, 108, 109, 110]);
+      assert.ok(store.stats.rowsRead - mid <= 10 + 64, `a range read visits ${store.stats.rowsRead - mid} rows`);
+      const one = store.stats.rowsRead;
+      assert.equal(store.read(ids[9]!, 0, 1).map((r) => r.type), ["session.created"]);
+      assert.ok(store.stats.rowsRead - one <= 64, "the first record is found from the nearest mark");
+      assert.equal(store.read("ses_none"), []);
+      await store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test(`${kind}: heads follow commits (open calls, model requests, turns, deletion) and name the sessions with open work`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "brain-journal-"));
+    try {
+      const store = kind === "sqlite" ? new SqliteStore(join(dir, "j.sqlite")) : new MemoryStore();
+      const at = Date.now();
+      const one = (sessionId: string, sequence: number, type: JournalRecord["type"], data: unknown) => store.append({ sessionId, sequence, at, type, data } as JournalRecord);
+      await Promise.all([store.append(created("ses_busy")), store.append(created("ses_idle")), store.append(created("ses_gone"))]);
+      await Promise.all([
+        one("ses_busy", 2, "message.user", { text: "hi", activation: 1 }),
+        one("ses_busy", 3, "turn.started", { activation: 1, cause: "message" }),
+        one("ses_busy", 4, "model.request", { conversation: { through: 3 } }),
+        one("ses_idle", 2, "message.user", { text: "hi", activation: 1 }),
+        one("ses_gone", 2, "session.deleted", {}),
+      ]);
+      const busy = store.head("ses_busy")!;
+      assert.equal({ last: busy.lastSequence, activations: busy.activations, models: busy.modelRequests, open: busy.openModelRequests, turn: busy.turnOpen }, { last: 4, activations: 1, models: 1, open: 1, turn: true });
+      assert.ok(store.head("ses_gone")!.deleted);
+      assert.is(store.head("ses_none"), undefined);
+      assert.equal(store.openWork(), ["ses_busy"]);
+      assert.equal(new Set(store.sessionIds()), new Set(["ses_busy", "ses_idle", "ses_gone"]));
+      await store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
+
+test("sqlite: a store opened after a crash (directory not written since) replays the log after it and loads only the heads it needs", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "brain-journal-"));
+  try {
+    const file = join(dir, "j.sqlite");
+    const first = new SqliteStore(file);
+    const ids = await interleaved(first, 20, 10);
+    await first.close();
+    // A second writer that never closes: like a process killed before its directory was written.
+    const crashed = new SqliteStore(file);
+    await crashed.append({ sessionId: ids[0]!, sequence: 11, at: 1, type: "tool.call_started", data: { callId: `${ids[0]}:11`, tool: "t", modelCallId: "c", input: null, placement: { kind: "host", hostId: "h" }, activation: 1, deadlineAt: null } } as JournalRecord);
+    crashed.db.close();
+    const reopened = new SqliteStore(file);
+    assert.equal(reopened.openWork(), [ids[0]], "the open call written after the directory is found");
+    assert.is(reopened.head(ids[0]!)!.lastSequence, 11);
+    assert.is(reopened.stats.headsLoaded, 1, "only the replayed session's head was read from the directory");
+    assert.is(reopened.stats.rowsRead, 0, "no record was read back");
+    const dup = await Promise.allSettled([reopened.append(rec(ids[0]!, 11))]);
+    assert.is(dup[0]!.status, "rejected", "the replayed tail still guards the order");
+    await reopened.append(rec(ids[0]!, 12));
+    assert.equal(reopened.read(ids[0]!).map((r) => r.sequence), Array.from({ length: 12 }, (_, i) => i + 1));
+    await reopened.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("sqlite: a journal of the earlier log layout (no prev, marks or directory) is migrated once", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "brain-journal-"));
+  try {
+    const file = join(dir, "j.sqlite");
+    const old = new Database(file);
+    old.exec("CREATE TABLE journal (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, sequence INTEGER NOT NULL, at INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL)");
+    const ins = old.prepare("INSERT INTO journal (session_id, sequence, at, type, data) VALUES (?, ?, ?, ?, ?)");
+    for (let q = 1; q <= 130; q++) for (const s of ["ses_x", "ses_y"]) ins.run(s, q, 1, q === 1 ? "session.created" : "tool.returned", JSON.stringify(q === 1 ? { model: { provider: "scripted", script: [] }, tools: [] } : { callId: `${s}:1` }));
+    old.close();
+    const store = new SqliteStore(file);
+    assert.equal(store.read("ses_y").map((r) => r.sequence), Array.from({ length: 130 }, (_, i) => i + 1));
+    assert.equal(store.read("ses_x", 64, 66).map((r) => r.sequence), [65, 66]);
+    assert.is(store.head("ses_x")!.lastSequence, 130);
+    await store.append(rec("ses_x", 131));
+    await store.close();
+    const again = new SqliteStore(file);
+    assert.is(again.head("ses_x")!.lastSequence, 131);
+    assert.is(again.read("ses_x", 130).length, 1);
+    await again.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("sqlite: a session's reads use primary keys only (EXPLAIN QUERY PLAN: no scan of the log)", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "brain-journal-"));
+  try {
+    const store = new SqliteStore(join(dir, "j.sqlite"));
+    const plan = (sql: string) => (store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(1, 2).slice(0) as Array<{ detail: string }>).map((r) => r.detail).join("; ");
+    assert.match(plan("SELECT session_id, sequence, at, type, data, prev FROM journal WHERE id = ? AND ?"), /USING INTEGER PRIMARY KEY/);
+    assert.match(plan("SELECT id FROM marks WHERE session_id = ? AND sequence >= ? ORDER BY sequence LIMIT 1"), /SEARCH marks USING PRIMARY KEY/);
+    assert.match(plan("SELECT * FROM sessions WHERE session_id = ? AND ?"), /SEARCH sessions USING INDEX sqlite_autoindex_sessions_1/);
     await store.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });

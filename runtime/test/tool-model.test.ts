@@ -56,7 +56,9 @@ test("ctx.model answers with the session's model, journaled with origin before t
     const done = await waitFor(brain, sessionId, (r) => r.type === "turn.completed");
     assert.is(ofType(done, "turn.completed")[0]!.data.text, "done");
     // The Agentloop's own requests carry no origin and still see only the conversation.
-    for (const r of ofType(done, "model.request").filter((r) => r.data.origin === undefined)) assert.not.ok(JSON.stringify(r.data.request).includes("a long text"));
+    const expanded = ofType(await records(brain, sessionId, 0, { expand: true }), "model.request").filter((r) => r.data.origin === undefined);
+    assert.is(expanded.length, 2);
+    for (const r of expanded) assert.not.ok(JSON.stringify(r.data.request!).includes("a long text"));
     assertJournal(done);
   } finally {
     await host.close();

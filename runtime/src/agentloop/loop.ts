@@ -6,7 +6,7 @@ import type { SessionState } from "../sessions/session.ts";
 import type { ModelProvider } from "../models/provider.ts";
 import { journaledModelCall } from "../models/journaled-call.ts";
 import { BrainRuntimeError, toErrorInfo } from "../errors.ts";
-import { buildRequest } from "./messages.ts";
+import type { ConversationCache } from "./conversation-cache.ts";
 
 export interface TurnEnd {
   activation: number;
@@ -34,7 +34,12 @@ export class Agentloop {
   private wake: WakeBatcher;
   private abort: AbortController | undefined;
 
-  constructor(private session: SessionState, private dispatcher: Dispatcher, private provider: ModelProvider) {
+  constructor(
+    private session: SessionState,
+    private dispatcher: Dispatcher,
+    private provider: ModelProvider,
+    private conversations: ConversationCache,
+  ) {
     this.fedThrough = session.lastSequence;
     this.wake = new WakeBatcher(() => this.pump());
   }
@@ -110,11 +115,12 @@ export class Agentloop {
   }
 
   private hasUnfed(): boolean {
-    for (const r of this.session.after(this.fedThrough)) {
-      if (r.type === "tool.result") return true;
-      if (r.type === "tool.finished" && this.session.isObservation(r)) return true;
-    }
-    return false;
+    return this.session.lastObservation > this.fedThrough;
+  }
+
+  /** Nothing running, nothing pending, nothing the model has not seen: the session may page out. */
+  get settled(): boolean {
+    return this.state === "idle" && !this.wake.pending && !this.hasUnfed();
   }
 
   private async callModel(turn: number, after?: Promise<unknown>): Promise<void> {
@@ -124,10 +130,13 @@ export class Agentloop {
     try {
       if (after) await after;
       if (!live()) return;
-      this.fedThrough = session.lastSequence;
-      const request = buildRequest(session.created, session.records);
+      // The request is the conversation through the last committed record; the journal names that
+      // range instead of copying it, and the messages are built only if the provider reads them.
+      const through = session.lastSequence;
+      this.fedThrough = through;
+      const spec = { record: { conversation: { through } }, request: () => this.conversations.request(session, through) };
       this.abort = new AbortController();
-      const reply = await journaledModelCall(session, this.provider, request, { budget: this.dispatcher.modelBudget(session.id, activation), signal: this.abort.signal });
+      const reply = await journaledModelCall(session, this.provider, spec, { budget: this.dispatcher.modelBudget(session.id, activation), signal: this.abort.signal });
       if (!live() || reply.status === "interrupted") return;
       if (reply.status === "error") return await this.fail(turn, activation, reply.error);
       const calls = reply.result.toolCalls;

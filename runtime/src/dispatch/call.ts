@@ -140,7 +140,8 @@ export class ToolCall implements CallSink {
     const abort = new AbortController();
     (this.modelCalls ??= new Set()).add(abort);
     try {
-      const out = await journaledModelCall(this.session, provider, request, { origin: this.callId, budget: this.allowance.models, signal: abort.signal });
+      const spec = { record: { request, origin: this.callId }, request: () => request };
+      const out = await journaledModelCall(this.session, provider, spec, { origin: this.callId, budget: this.allowance.models, signal: abort.signal });
       if (out.status === "ok") return out.result;
       if (out.status === "error") throw CallRejectedError.of(out.error);
       throw new CallRejectedError("call_finished", `call ${this.callId} ended (${this.terminal ?? "stopped"}) during its model call; the model call's outcome is unknown and it is not replayed`);

@@ -13,6 +13,9 @@ export class WakeBatcher {
       this.fire();
     }, this.ms);
   }
+  get pending(): boolean {
+    return this.timer !== undefined;
+  }
   stop(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;

@@ -80,7 +80,7 @@ export async function handle(req: IncomingMessage, res: ServerResponse, deps: Ro
       return sendJson(res, 200, await s.cancel(id, body.callId));
     }
     if (sub === "events" && method === "GET") {
-      const state = s.journal(id);
+      const state = s.journal(id, { expand: parseExpand(url.searchParams.getAll("expand")) });
       const after = parseAfter(url.searchParams.get("after") ?? req.headers["last-event-id"]?.toString());
       if ((req.headers.accept ?? "").includes("text/event-stream")) {
         // Last-Event-ID (a reconnecting EventSource) wins over ?after.
@@ -104,6 +104,16 @@ function parseAfter(raw: string | undefined): number {
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 0) throw new BrainRuntimeError("invalid_request", `after must be a non-negative integer, got ${JSON.stringify(raw)}`);
   return n;
+}
+
+/** `expand=requests` (the only expansion): Agentloop model.request records come with their request rebuilt. */
+function parseExpand(values: string[]): boolean {
+  for (const v of values) {
+    for (const part of v.split(",")) {
+      if (part !== "requests") throw new BrainRuntimeError("invalid_request", `expand must be "requests", got ${JSON.stringify(part)}`);
+    }
+  }
+  return values.length > 0;
 }
 
 function methodNotAllowed(method: string, path: string): BrainRuntimeError {

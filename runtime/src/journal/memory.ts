@@ -1,22 +1,35 @@
 import type { JournalRecord } from "@aexhq/brain-protocol";
+import { BrainRuntimeError } from "../errors.ts";
 import { BatchingStore } from "./store.ts";
 import type { HostRow } from "./store.ts";
+import { advanceHead, hasOpenWork, newHead } from "./head.ts";
+import type { SessionHead } from "./head.ts";
 
 /**
  * In-memory journal for tests and `journal: "memory"`: same group-commit timing as SQLite, nothing
- * on disk. Records are frozen at admission (BatchingStore), so they are kept by reference, shared
- * with the session that holds them, never copied. A session the runtime forgot (deleted) is kept
- * as one JSON text, what a disk store would hold, so its journal stays readable at a fraction of
- * the memory of live objects.
+ * on disk. Records are frozen at admission (BatchingStore), so they are kept by reference, never
+ * copied. A deleted session's records are kept as one JSON text, what a disk store would hold, so
+ * its journal stays readable at a fraction of the memory of live objects.
  */
 export class MemoryStore extends BatchingStore {
   readonly kind = "memory" as const;
   private live = new Map<string, JournalRecord[]>();
   private compacted = new Map<string, string>();
+  /** Every session's head, in creation order. */
+  private heads = new Map<string, SessionHead>();
   private hosts = new Map<string, HostRow>();
 
   protected commitBatch(records: JournalRecord[]): void {
+    // Check order first, so a bad batch writes nothing (what SQLite's transaction guarantees).
+    const last = new Map<string, number>();
     for (const r of records) {
+      const before = last.get(r.sessionId) ?? this.heads.get(r.sessionId)?.lastSequence ?? 0;
+      if (r.sequence <= before) throw new BrainRuntimeError("internal", `journal: sequence ${r.sequence} of ${r.sessionId} is not after ${before}`);
+      last.set(r.sessionId, r.sequence);
+    }
+    for (const r of records) {
+      let head = this.heads.get(r.sessionId);
+      if (head === undefined) this.heads.set(r.sessionId, (head = newHead(r.sessionId)));
       let list = this.live.get(r.sessionId);
       if (list === undefined) {
         const text = this.compacted.get(r.sessionId);
@@ -25,25 +38,31 @@ export class MemoryStore extends BatchingStore {
         this.live.set(r.sessionId, list);
       }
       list.push(r);
+      advanceHead(head, r);
+      if (head.deleted) {
+        this.compacted.set(r.sessionId, JSON.stringify(list));
+        this.live.delete(r.sessionId);
+      }
     }
   }
   protected closeStorage(): void {}
-  loadRecords(): JournalRecord[] {
-    const all: JournalRecord[] = [];
-    for (const id of new Set([...this.live.keys(), ...this.compacted.keys()])) all.push(...this.loadSession(id));
-    return all;
-  }
-  loadSession(sessionId: string): JournalRecord[] {
+
+  read(sessionId: string, after = 0, through = Infinity): JournalRecord[] {
     const live = this.live.get(sessionId);
-    if (live !== undefined) return [...live];
-    const text = this.compacted.get(sessionId);
-    return text === undefined ? [] : (JSON.parse(text) as JournalRecord[]);
+    const all = live ?? (this.compacted.has(sessionId) ? (JSON.parse(this.compacted.get(sessionId)!) as JournalRecord[]) : []);
+    const out = all.slice(firstAbove(all, after), firstAbove(all, through));
+    this.stats.rowsRead += out.length;
+    return out;
   }
-  forget(sessionId: string): void {
-    const live = this.live.get(sessionId);
-    if (live === undefined) return;
-    this.compacted.set(sessionId, JSON.stringify(live));
-    this.live.delete(sessionId);
+  head(sessionId: string): SessionHead | undefined {
+    const h = this.heads.get(sessionId);
+    return h === undefined ? undefined : { ...h };
+  }
+  openWork(): string[] {
+    return [...this.heads.values()].filter(hasOpenWork).map((h) => h.sessionId);
+  }
+  sessionIds(): string[] {
+    return [...this.heads.keys()].reverse();
   }
   saveHost(row: HostRow): void {
     this.hosts.set(row.hostId, structuredClone(row));
@@ -51,4 +70,16 @@ export class MemoryStore extends BatchingStore {
   loadHosts(): HostRow[] {
     return [...this.hosts.values()].map((r) => structuredClone(r));
   }
+}
+
+/** Index of the first record with a sequence above `sequence` (records are in increasing sequence order). */
+function firstAbove(records: JournalRecord[], sequence: number): number {
+  let lo = 0;
+  let hi = records.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (records[mid]!.sequence <= sequence) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

@@ -4,40 +4,72 @@ import type { JournalRecord } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
 import { BatchingStore } from "./store.ts";
 import type { HostRow } from "./store.ts";
+import { advanceHead, hasOpenWork, newHead } from "./head.ts";
+import type { SessionHead } from "./head.ts";
 
 const CHECKPOINT_WORKER = new URL("./checkpoint-worker.mjs", import.meta.url);
 /** How often the checkpoint thread copies the WAL into the database file. */
 const CHECKPOINT_INTERVAL_MS = 200;
 
-/** Where one session's records lie in the log (rowids), and its last committed sequence. */
-interface SessionSpan {
-  first: number;
-  last: number;
-  sequence: number;
+/** Every MARK_EVERY-th record of a session is indexed, so a read can start near any sequence. */
+const MARK_EVERY = 64;
+/** How often the session directory (heads and tails) is written; recovery replays the log after it. */
+const DIRECTORY_FLUSH_MS = 1000;
+
+/** A session the store is writing or recently read: its head and the rowid of its last record. */
+interface Entry {
+  head: SessionHead;
+  tail: number;
+  /** Changed since the directory was last written. */
+  dirty: boolean;
+  /** The directory generation it was last used in (clean entries unused for two generations are dropped). */
+  used: number;
+}
+
+interface DirectoryRow {
+  session_id: string;
+  tail: number;
+  created_at: number;
+  last_sequence: number;
+  activations: number;
+  model_requests: number;
+  open_calls: number;
+  open_model_requests: number;
+  turn_open: number;
+  deleted: number;
 }
 
 /**
  * SQLite journal (better-sqlite3, WAL, synchronous=NORMAL). WAL+NORMAL survives a process kill
  * (the WAL is written before commit returns); only an OS crash may lose the last transactions.
  *
- * Two choices make group commits cheap (both measured, see docs/decisions/runtime.md):
- * - The journal is one append-only log keyed by rowid, so a transaction only touches the last
- *   pages of one b-tree. A table clustered by (session, sequence) made every commit write a page
- *   per session it touched: ~5× slower with 64 busy sessions. Per-session order and uniqueness are
- *   kept by the store (sequences must increase, or the whole batch fails); each session's rowid
- *   span bounds the scan that reads it back.
+ * Layout (measured, see docs/decisions/runtime.md):
+ * - The journal is one append-only log keyed by rowid, so a group commit only touches the last
+ *   pages of one b-tree. An index or a table keyed by (session, sequence) makes every commit
+ *   write a page per session it touches: 4-5× slower group commits with 64 busy sessions.
+ * - Each row holds `prev`, the rowid of its session's previous record, and every 64th record of a
+ *   session has a row in `marks` (session, sequence → rowid). A read of one session starts at its
+ *   tail or at the nearest mark above what it wants and follows `prev`: it visits its own rows only
+ *   (at most 63 beyond the range), and a commit writes a mark page for 1 record in 64.
+ * - The `sessions` directory (each session's head and tail) is written every second, not in every
+ *   commit, with the rowid it is accurate through; opening the store replays the few log rows
+ *   after that. Only heads of sessions being written or recently read are held in memory.
  * - Checkpoints (WAL → database file, with an fsync of that file) run on a worker thread with its
  *   own connection instead of inside every ~1000th commit (3× slower group commits here).
- *   Durability does not depend on checkpoints.
+ *   Durability does not depend on checkpoints or on the directory.
  */
 export class SqliteStore extends BatchingStore {
   readonly kind = "sqlite" as const;
   readonly db: Database.Database;
-  private commitMany: (records: JournalRecord[]) => void;
-  private selectSpan: Database.Statement;
-  private spans = new Map<string, SessionSpan>();
+  private commitMany: (rows: unknown[][]) => void;
+  private selectRow: Database.Statement;
+  private selectMark: Database.Statement;
+  private selectDirectory: Database.Statement;
+  private entries = new Map<string, Entry>();
+  private generation = 0;
   private lastId = 0;
   private checkpointer: Worker | undefined;
+  private directoryTimer: NodeJS.Timeout;
 
   constructor(readonly file: string) {
     super();
@@ -51,8 +83,28 @@ export class SqliteStore extends BatchingStore {
         sequence INTEGER NOT NULL,
         at INTEGER NOT NULL,
         type TEXT NOT NULL,
-        data TEXT NOT NULL
+        data TEXT NOT NULL,
+        prev INTEGER
       );
+      CREATE TABLE IF NOT EXISTS marks (
+        session_id TEXT NOT NULL,
+        sequence INTEGER NOT NULL,
+        id INTEGER NOT NULL,
+        PRIMARY KEY (session_id, sequence)
+      ) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS sessions (
+        session_id TEXT PRIMARY KEY,
+        tail INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        last_sequence INTEGER NOT NULL,
+        activations INTEGER NOT NULL,
+        model_requests INTEGER NOT NULL,
+        open_calls INTEGER NOT NULL,
+        open_model_requests INTEGER NOT NULL,
+        turn_open INTEGER NOT NULL,
+        deleted INTEGER NOT NULL
+      );
+      CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS hosts (
         host_id TEXT PRIMARY KEY,
         salt TEXT NOT NULL,
@@ -61,44 +113,178 @@ export class SqliteStore extends BatchingStore {
         registered_at INTEGER NOT NULL
       );
     `);
-    this.migrateClusteredTable();
-    for (const row of this.db.prepare("SELECT session_id, min(id) AS first, max(id) AS last, max(sequence) AS sequence FROM journal GROUP BY session_id").all() as Array<{ session_id: string } & SessionSpan>) {
-      this.spans.set(row.session_id, { first: row.first, last: row.last, sequence: row.sequence });
-      this.lastId = Math.max(this.lastId, row.last);
-    }
-    const insert = this.db.prepare("INSERT INTO journal (id, session_id, sequence, at, type, data) VALUES (?, ?, ?, ?, ?, ?)");
-    this.selectSpan = this.db.prepare("SELECT session_id, sequence, at, type, data FROM journal WHERE id BETWEEN ? AND ? AND session_id = ? ORDER BY id");
-    this.commitMany = this.db.transaction((records: JournalRecord[]) => {
-      let id = this.lastId;
-      for (const r of records) insert.run(++id, r.sessionId, r.sequence, r.at, r.type, JSON.stringify(r.data));
+    this.migrate();
+    this.lastId = (this.db.prepare("SELECT max(id) AS id FROM journal").get() as { id: number | null }).id ?? 0;
+    const insert = this.db.prepare("INSERT INTO journal (id, session_id, sequence, at, type, data, prev) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    const mark = this.db.prepare("INSERT INTO marks (session_id, sequence, id) VALUES (?, ?, ?)");
+    this.selectRow = this.db.prepare("SELECT session_id, sequence, at, type, data, prev FROM journal WHERE id = ?");
+    this.selectMark = this.db.prepare("SELECT id FROM marks WHERE session_id = ? AND sequence >= ? ORDER BY sequence LIMIT 1");
+    this.selectDirectory = this.db.prepare("SELECT * FROM sessions WHERE session_id = ?");
+    this.commitMany = this.db.transaction((rows: unknown[][]) => {
+      for (const row of rows) {
+        insert.run(row);
+        const sequence = row[2] as number;
+        if (sequence % MARK_EVERY === 0) mark.run(row[1], sequence, row[0]);
+      }
     });
+    this.replayAfterDirectory();
+    this.directoryTimer = setInterval(() => this.writeDirectory(), DIRECTORY_FLUSH_MS);
+    this.directoryTimer.unref();
     this.startCheckpointer();
   }
 
-  /** Journals written before the log layout kept records in a table clustered by (session, sequence). */
-  private migrateClusteredTable(): void {
-    const old = this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'records'").get();
-    if (old === undefined) return;
+  /**
+   * Journals of earlier layouts: a table clustered by (session, sequence), then a log without
+   * `prev`, marks and directory. Both are rewritten once, in one transaction.
+   */
+  private migrate(): void {
+    const layout = (this.db.prepare("SELECT value FROM meta WHERE key = 'layout'").get() as { value: number } | undefined)?.value;
+    if (layout === 2) return;
     this.db.transaction(() => {
-      this.db.exec("INSERT INTO journal (session_id, sequence, at, type, data) SELECT session_id, sequence, at, type, data FROM records ORDER BY session_id, sequence; DROP TABLE records;");
+      const columns = this.db.prepare("PRAGMA table_info(journal)").all() as Array<{ name: string }>;
+      if (!columns.some((c) => c.name === "prev")) this.db.exec("ALTER TABLE journal ADD COLUMN prev INTEGER");
+      const old = this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'records'").get();
+      if (old !== undefined) {
+        this.db.exec("INSERT INTO journal (session_id, sequence, at, type, data) SELECT session_id, sequence, at, type, data FROM records ORDER BY session_id, sequence; DROP TABLE records;");
+      }
+      const setPrev = this.db.prepare("UPDATE journal SET prev = ? WHERE id = ?");
+      const mark = this.db.prepare("INSERT OR REPLACE INTO marks (session_id, sequence, id) VALUES (?, ?, ?)");
+      const found = new Map<string, Entry>();
+      for (const row of logRows(this.db, 0)) {
+        let e = found.get(row.session_id);
+        if (e === undefined) found.set(row.session_id, (e = { head: newHead(row.session_id), tail: 0, dirty: true, used: 0 }));
+        if (e.tail !== 0) setPrev.run(e.tail, row.id);
+        if (row.sequence % MARK_EVERY === 0) mark.run(row.session_id, row.sequence, row.id);
+        e.tail = row.id;
+        advanceHead(e.head, row);
+      }
+      const upsert = this.upsertDirectory();
+      for (const e of found.values()) upsert(e);
+      const lastId = (this.db.prepare("SELECT max(id) AS id FROM journal").get() as { id: number | null }).id ?? 0;
+      this.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('directory_through', ?), ('layout', 2)").run(lastId);
     })();
   }
 
+  private upsertDirectory(): (e: Entry) => void {
+    const stmt = this.db.prepare(
+      "INSERT OR REPLACE INTO sessions (session_id, tail, created_at, last_sequence, activations, model_requests, open_calls, open_model_requests, turn_open, deleted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    );
+    return ({ head: h, tail }) => {
+      stmt.run(h.sessionId, tail, h.createdAt, h.lastSequence, h.activations, h.modelRequests, h.openCalls, h.openModelRequests, h.turnOpen ? 1 : 0, h.deleted ? 1 : 0);
+    };
+  }
+
+  /** Brings the heads of sessions written after the directory's last write up to date (a crash lost at most a second of them). */
+  private replayAfterDirectory(): void {
+    const through = (this.db.prepare("SELECT value FROM meta WHERE key = 'directory_through'").get() as { value: number } | undefined)?.value ?? 0;
+    for (const row of logRows(this.db, through)) {
+      const e = this.entry(row.session_id) ?? { head: newHead(row.session_id), tail: 0, dirty: true, used: 0 };
+      if (row.sequence <= e.head.lastSequence) continue; // already in the directory
+      e.tail = row.id;
+      e.dirty = true;
+      advanceHead(e.head, row);
+      this.entries.set(row.session_id, e);
+    }
+    this.writeDirectory();
+  }
+
+  /** Writes the changed heads and the rowid they are accurate through; drops heads nobody used lately. */
+  private writeDirectory(): void {
+    if (!this.db.open) return;
+    const dirty = [...this.entries.values()].filter((e) => e.dirty);
+    if (dirty.length > 0) {
+      const upsert = this.upsertDirectory();
+      const meta = this.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('directory_through', ?)");
+      this.db.transaction(() => {
+        for (const e of dirty) upsert(e);
+        meta.run(this.lastId);
+      })();
+      for (const e of dirty) e.dirty = false;
+    }
+    this.generation += 1;
+    for (const [id, e] of this.entries) if (!e.dirty && e.used < this.generation - 1) this.entries.delete(id);
+  }
+
+  /** The session's entry, from memory or the directory; undefined for a session never written. */
+  private entry(sessionId: string): Entry | undefined {
+    let e = this.entries.get(sessionId);
+    if (e === undefined) {
+      const row = this.selectDirectory.get(sessionId) as DirectoryRow | undefined;
+      if (row === undefined) return undefined;
+      this.stats.headsLoaded += 1;
+      e = { head: headOf(row), tail: row.tail, dirty: false, used: this.generation };
+      this.entries.set(sessionId, e);
+    }
+    e.used = this.generation;
+    return e;
+  }
+
   protected commitBatch(records: JournalRecord[]): void {
-    // Check order first, so a bad batch writes nothing (what the old primary key guaranteed).
-    const next = new Map<string, SessionSpan>();
+    // Work on copies, so a batch that fails (bad order, I/O) changes nothing in memory either.
+    const next = new Map<string, { head: SessionHead; tail: number }>();
+    const rows: unknown[][] = [];
     let id = this.lastId;
     for (const r of records) {
-      id += 1;
-      const span = next.get(r.sessionId) ?? this.spans.get(r.sessionId);
-      if (span !== undefined && r.sequence <= span.sequence) {
-        throw new BrainRuntimeError("internal", `journal: sequence ${r.sequence} of ${r.sessionId} is not after ${span.sequence}`);
+      let n = next.get(r.sessionId);
+      if (n === undefined) {
+        const e = this.entry(r.sessionId);
+        next.set(r.sessionId, (n = e === undefined ? { head: newHead(r.sessionId), tail: 0 } : { head: { ...e.head }, tail: e.tail }));
       }
-      next.set(r.sessionId, { first: span?.first ?? id, last: id, sequence: r.sequence });
+      if (r.sequence <= n.head.lastSequence) {
+        throw new BrainRuntimeError("internal", `journal: sequence ${r.sequence} of ${r.sessionId} is not after ${n.head.lastSequence}`);
+      }
+      id += 1;
+      rows.push([id, r.sessionId, r.sequence, r.at, r.type, JSON.stringify(r.data), n.tail === 0 ? null : n.tail]);
+      n.tail = id;
+      advanceHead(n.head, r);
     }
-    this.commitMany(records);
+    this.commitMany(rows);
     this.lastId = id;
-    for (const [sessionId, span] of next) this.spans.set(sessionId, span);
+    for (const [sessionId, n] of next) this.entries.set(sessionId, { head: n.head, tail: n.tail, dirty: true, used: this.generation });
+  }
+
+  read(sessionId: string, after = 0, through = Infinity): JournalRecord[] {
+    const e = this.entry(sessionId);
+    if (e === undefined) return [];
+    const last = e.head.lastSequence;
+    const upto = Math.min(through, last);
+    if (upto <= after) return [];
+    let id: number | null = e.tail;
+    if (upto < last) {
+      const mark = this.selectMark.get(sessionId, upto) as { id: number } | undefined;
+      if (mark !== undefined) id = mark.id;
+    }
+    const rows: Row[] = [];
+    while (id !== null) {
+      const row = this.selectRow.get(id) as Row | undefined;
+      this.stats.rowsRead += 1;
+      if (row === undefined || row.sequence <= after) break;
+      if (row.sequence <= upto) rows.push(row);
+      id = row.prev;
+    }
+    rows.reverse();
+    return toRecords(rows);
+  }
+
+  head(sessionId: string): SessionHead | undefined {
+    const e = this.entry(sessionId);
+    return e === undefined ? undefined : { ...e.head };
+  }
+
+  openWork(): string[] {
+    const ids = new Set<string>();
+    for (const e of this.entries.values()) if (hasOpenWork(e.head)) ids.add(e.head.sessionId);
+    const rows = this.db.prepare("SELECT session_id FROM sessions WHERE deleted = 0 AND (open_calls > 0 OR open_model_requests > 0 OR turn_open = 1)").all() as Array<{ session_id: string }>;
+    // The directory may be older than memory: a held entry decides.
+    for (const r of rows) if (!this.entries.has(r.session_id)) ids.add(r.session_id);
+    return [...ids];
+  }
+
+  sessionIds(): string[] {
+    const created = new Map<string, number>();
+    for (const r of this.db.prepare("SELECT session_id, created_at FROM sessions").all() as Array<{ session_id: string; created_at: number }>) created.set(r.session_id, r.created_at);
+    for (const e of this.entries.values()) created.set(e.head.sessionId, e.head.createdAt);
+    return [...created].sort((a, b) => b[1] - a[1]).map(([id]) => id);
   }
 
   /** Hands checkpoints to a worker thread; if it cannot run, SQLite's automatic checkpoints take over again. */
@@ -117,6 +303,8 @@ export class SqliteStore extends BatchingStore {
   }
 
   protected async closeStorage(): Promise<void> {
+    clearInterval(this.directoryTimer);
+    this.writeDirectory();
     const worker = this.checkpointer;
     this.checkpointer = undefined;
     if (worker !== undefined) {
@@ -130,27 +318,6 @@ export class SqliteStore extends BatchingStore {
     // The last connection's close checkpoints what is left and removes the WAL.
     this.db.close();
   }
-
-  loadRecords(): JournalRecord[] {
-    const rows = this.db.prepare("SELECT session_id, sequence, at, type, data FROM journal ORDER BY id").all() as Row[];
-    // Grouped by session, in sequence order (log order is sequence order within a session).
-    const bySession = new Map<string, JournalRecord[]>();
-    for (const r of toRecords(rows)) {
-      let list = bySession.get(r.sessionId);
-      if (!list) bySession.set(r.sessionId, (list = []));
-      list.push(r);
-    }
-    return [...bySession.values()].flat();
-  }
-
-  loadSession(sessionId: string): JournalRecord[] {
-    const span = this.spans.get(sessionId);
-    if (span === undefined) return [];
-    return toRecords(this.selectSpan.all(span.first, span.last, sessionId) as Row[]);
-  }
-
-  /** Nothing to do: the rows stay on disk (the journal of a deleted session stays readable). */
-  forget(_sessionId: string): void {}
 
   saveHost(row: HostRow): void {
     this.db
@@ -170,6 +337,40 @@ interface Row {
   at: number;
   type: string;
   data: string;
+  prev: number | null;
+}
+
+interface LogRow {
+  id: number;
+  session_id: string;
+  sequence: number;
+  at: number;
+  type: JournalRecord["type"];
+}
+
+/** The log's rows after rowid `after` without their data, in pages (a statement cannot write while another iterates). */
+function* logRows(db: Database.Database, after: number): Generator<LogRow> {
+  const page = db.prepare("SELECT id, session_id, sequence, at, type FROM journal WHERE id > ? ORDER BY id LIMIT 5000");
+  for (let last = after; ; ) {
+    const rows = page.all(last) as LogRow[];
+    if (rows.length === 0) return;
+    yield* rows;
+    last = rows[rows.length - 1]!.id;
+  }
+}
+
+function headOf(row: DirectoryRow): SessionHead {
+  return {
+    sessionId: row.session_id,
+    createdAt: row.created_at,
+    lastSequence: row.last_sequence,
+    activations: row.activations,
+    modelRequests: row.model_requests,
+    openCalls: row.open_calls,
+    openModelRequests: row.open_model_requests,
+    turnOpen: row.turn_open === 1,
+    deleted: row.deleted === 1,
+  };
 }
 
 function toRecords(rows: Row[]): JournalRecord[] {

@@ -1,6 +1,7 @@
 import type { JournalRecord, ToolContract } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
 import { deepFreeze } from "./freeze.ts";
+import type { SessionHead } from "./head.ts";
 
 /** One persisted host registration: its identity, a salted hash of its secret and its contracts by digest. */
 export interface HostRow {
@@ -11,10 +12,14 @@ export interface HostRow {
   registeredAt: number;
 }
 
-/** Counters a test can read to check group commits. */
+/** Counters a test can read to check group commits and what reads touch. */
 export interface StoreStats {
   transactions: number;
   records: number;
+  /** Journal rows read back (every row a read visits, its session's or not). */
+  rowsRead: number;
+  /** Session heads read from storage (paging a session in, recovery). */
+  headsLoaded: number;
 }
 
 /**
@@ -22,17 +27,23 @@ export interface StoreStats {
  * `append` resolves only after the record's transaction committed; every append made in one
  * event-loop tick goes into one transaction (group commit), in the order of the calls. A record
  * is deep-frozen when appended: committed history is immutable, so it is shared, never copied.
+ *
+ * Reads go by session: `read` visits only that session's rows, and `head` answers what a session
+ * needs to page back in without reading its records; nothing is held in memory per session beyond
+ * what a store needs for the sessions being written.
  */
 export interface JournalStore {
   readonly kind: "sqlite" | "memory";
   readonly stats: StoreStats;
   append(record: JournalRecord): Promise<void>;
-  /** Every committed record, grouped by session, in sequence order (recovery). */
-  loadRecords(): JournalRecord[];
-  /** The committed records of one session in sequence order (readers of a session the runtime forgot). */
-  loadSession(sessionId: string): JournalRecord[];
-  /** The runtime no longer keeps this (deleted) session in memory; the store may compact it. */
-  forget(sessionId: string): void;
+  /** Committed records of one session with `after < sequence <= through`, in sequence order. */
+  read(sessionId: string, after?: number, through?: number): JournalRecord[];
+  /** The session's head as of its last committed record; undefined for a session never written. */
+  head(sessionId: string): SessionHead | undefined;
+  /** Ids of the sessions with open work (open calls, open model requests, a running turn): what recovery reads. */
+  openWork(): string[];
+  /** Every session id the journal holds, deleted ones included, newest first. */
+  sessionIds(): string[];
   saveHost(row: HostRow): void;
   loadHosts(): HostRow[];
   flush(): Promise<void>;
@@ -48,7 +59,7 @@ interface Pending {
 /** Group commit shared by both stores: queue the tick's appends, commit them together on setImmediate. */
 export abstract class BatchingStore implements JournalStore {
   abstract readonly kind: "sqlite" | "memory";
-  readonly stats: StoreStats = { transactions: 0, records: 0 };
+  readonly stats: StoreStats = { transactions: 0, records: 0, rowsRead: 0, headsLoaded: 0 };
   private pending: Pending[] = [];
   private scheduled: NodeJS.Immediate | undefined;
   private flushed: Array<() => void> = [];
@@ -101,9 +112,10 @@ export abstract class BatchingStore implements JournalStore {
   /** Commit all records in one transaction, or throw having committed none. */
   protected abstract commitBatch(records: JournalRecord[]): void;
   protected abstract closeStorage(): void | Promise<void>;
-  abstract loadRecords(): JournalRecord[];
-  abstract loadSession(sessionId: string): JournalRecord[];
-  abstract forget(sessionId: string): void;
+  abstract read(sessionId: string, after?: number, through?: number): JournalRecord[];
+  abstract head(sessionId: string): SessionHead | undefined;
+  abstract openWork(): string[];
+  abstract sessionIds(): string[];
   abstract saveHost(row: HostRow): void;
   abstract loadHosts(): HostRow[];
 }

@@ -11,6 +11,12 @@ export type ModelCallOutcome =
   /** The signal aborted while the provider worked: journaled as `unknown`, never replayed. */
   | { status: "interrupted" };
 
+/** One model call: what its model.request journals, and the request itself, built only if the provider reads it. */
+export interface ModelCallSpec {
+  record: RecordData<"model.request">;
+  request: () => ModelRequest;
+}
+
 export interface ModelCallOptions {
   /** The tool call asking (ctx.model); absent for the Agentloop's own calls. */
   origin?: string;
@@ -26,16 +32,17 @@ export interface ModelCallOptions {
  * cancelled turn, a tool's completion or deadline) has an unknown outcome at the provider, so it
  * is answered `unknown` in the journal; a late answer from the provider is dropped, never used.
  */
-export async function journaledModelCall(session: SessionState, provider: ModelProvider, request: ModelRequest, opts: ModelCallOptions): Promise<ModelCallOutcome> {
+export async function journaledModelCall(session: SessionState, provider: ModelProvider, spec: ModelCallSpec, opts: ModelCallOptions): Promise<ModelCallOutcome> {
   if (!opts.budget.take()) {
     return { status: "error", error: { code: "budget_exceeded", message: `the activation made its ${opts.budget.max} model calls (BRAIN_MAX_MODEL_CALLS)` } };
   }
-  const admitted = session.admitModelRequest(request, opts.origin);
+  const admitted = session.admitModelRequest(spec.record);
   const link: Pick<RecordData<"model.response">, "origin" | "request"> = opts.origin === undefined ? { request: admitted.sequence } : { origin: opts.origin, request: admitted.sequence };
   await admitted.committed;
   if (opts.signal.aborted) return interrupted(session, link);
   let reply: { result: ModelResult; hints: ReplyHints };
   try {
+    const request = provider.readsRequest === false ? UNREAD : spec.request();
     reply = await untilAborted(complete(provider, request, { sessionId: session.id, index: admitted.index, signal: opts.signal }), opts.signal);
   } catch (e) {
     if (opts.signal.aborted) return interrupted(session, link);
@@ -48,6 +55,9 @@ export async function journaledModelCall(session: SessionState, provider: ModelP
   await session.append("model.usage", usage).committed;
   return { status: "ok", ...reply };
 }
+
+/** What a provider that never reads requests (the scripted model) is given instead of building one. */
+const UNREAD: ModelRequest = Object.freeze({ messages: [] }) as unknown as ModelRequest;
 
 /** The `unknown` answer of a model call that was cut off (interrupted here, or by a restart). */
 export function unknownModelResponse(reason: string): ErrorInfo {

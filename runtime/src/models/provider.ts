@@ -29,6 +29,8 @@ export interface ProviderEndpoint {
 /** A model provider. Streaming is the only shape, so real providers can forward deltas later. */
 export interface ModelProvider {
   readonly name: string;
+  /** false: the provider never reads the request (the scripted model), so the Agentloop's conversation is not built for it. */
+  readonly readsRequest?: boolean;
   stream(request: ModelRequest, ctx: ModelCallContext): AsyncIterable<ModelStreamEvent>;
 }
 

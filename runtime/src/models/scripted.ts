@@ -8,6 +8,7 @@ import type { ModelCallContext, ModelProvider, ModelStreamEvent } from "./provid
  */
 export class ScriptedProvider implements ModelProvider {
   readonly name = "scripted";
+  readonly readsRequest = false;
   constructor(private config: ScriptedModelConfig) {}
 
   async *stream(_request: ModelRequest, ctx: ModelCallContext): AsyncIterable<ModelStreamEvent> {

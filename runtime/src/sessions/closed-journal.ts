@@ -1,4 +1,6 @@
-import type { JournalRecord } from "@aexhq/brain-protocol";
+import type { JournalRecord, SessionCreatedRecord } from "@aexhq/brain-protocol";
+import type { JournalStore } from "../journal/store.ts";
+import { RequestExpander } from "../agentloop/messages.ts";
 
 /** What readers (the events route, SSE) need of a session's committed records. */
 export interface SessionJournal {
@@ -9,16 +11,49 @@ export interface SessionJournal {
   onCommit(listener: (r: JournalRecord) => void): () => void;
 }
 
-/** The journal of a session the runtime forgot (deleted): the store's records, nothing more will come. */
+/** The journal of a deleted session, read from the store: nothing more will come. */
 export class ClosedJournal implements SessionJournal {
-  constructor(private records: JournalRecord[]) {}
-  get lastSequence(): number {
-    return this.records.length === 0 ? 0 : this.records[this.records.length - 1]!.sequence;
-  }
+  constructor(
+    private store: JournalStore,
+    private sessionId: string,
+    readonly lastSequence: number,
+  ) {}
   after(sequence: number): JournalRecord[] {
-    return this.records.slice(Math.max(0, sequence));
+    return this.store.read(this.sessionId, sequence, this.lastSequence);
   }
   onCommit(): () => void {
     return () => {};
+  }
+}
+
+/**
+ * A journal whose Agentloop model.request records come with `request` filled in (`expand=requests`).
+ * Reading after any sequence reads the session's records from 1, since a request is rebuilt from
+ * the records before it; later commits are expanded as they come.
+ */
+export class ExpandedJournal implements SessionJournal {
+  private expander: RequestExpander;
+  constructor(
+    private base: SessionJournal,
+    private created: SessionCreatedRecord["data"],
+  ) {
+    this.expander = new RequestExpander(created);
+  }
+  get lastSequence(): number {
+    return this.base.lastSequence;
+  }
+  after(sequence: number): JournalRecord[] {
+    if (sequence < this.expander.through) this.expander = new RequestExpander(this.created);
+    const out: JournalRecord[] = [];
+    for (const r of this.base.after(this.expander.through)) {
+      const e = this.expander.next(r);
+      if (r.sequence > sequence) out.push(e);
+    }
+    return out;
+  }
+  onCommit(listener: (r: JournalRecord) => void): () => void {
+    return this.base.onCommit((r) => {
+      if (r.sequence > this.expander.through) listener(this.expander.next(r));
+    });
   }
 }

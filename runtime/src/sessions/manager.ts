@@ -2,16 +2,18 @@ import { randomBytes } from "node:crypto";
 import type { CancelResponse, CreateSessionRequest, JournalRecord, Session, SessionCreatedRecord } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
 import type { JournalStore } from "../journal/store.ts";
+import type { SessionHead } from "../journal/head.ts";
 import type { Dispatcher, PastCall } from "../dispatch/dispatcher.ts";
 import { Agentloop } from "../agentloop/loop.ts";
 import type { TurnEnd } from "../agentloop/loop.ts";
+import { ConversationCache } from "../agentloop/conversation-cache.ts";
 import { providerFor, refuseModel } from "../models/select.ts";
 import type { ModelSettings } from "../models/select.ts";
 import type { ModelProvider } from "../models/provider.ts";
 import { unknownModelResponse } from "../models/journaled-call.ts";
 import { contractDigest } from "../hosts/digest.ts";
-import { SessionState } from "./session.ts";
-import { ClosedJournal } from "./closed-journal.ts";
+import { SessionState, sessionView } from "./session.ts";
+import { ClosedJournal, ExpandedJournal } from "./closed-journal.ts";
 import type { SessionJournal } from "./closed-journal.ts";
 
 interface Entry {
@@ -20,90 +22,131 @@ interface Entry {
   provider: ModelProvider;
 }
 
+/** Settled sessions kept in memory beyond those with work in flight (least recently used out). */
+export const DEFAULT_RESIDENT_SESSIONS = 256;
+
 /**
  * Owns every session: creation checks, recovery after restart, messages, cancellation, deletion.
- * A deleted session is forgotten once its session.deleted is committed: only its final view (a
- * tombstone, what GET answers) stays in memory; its records are the store's (readable through
- * `journal`), and the store may compact them.
+ *
+ * Sessions page: the journal (the store) holds every session; memory holds the resident ones, those
+ * with work in flight plus up to `residentLimit` settled ones, least recently used first out. A
+ * session that is not resident pages back in from its head when touched, reading only its
+ * session.created record. A deleted session is never resident: its view and records are the store's.
  */
 export class SessionManager {
-  private sessions = new Map<string, Entry>();
-  /** Deleted sessions: their final view as JSON text (a third of the memory of the parsed objects). */
-  private deleted = new Map<string, string>();
+  /** Resident sessions, least recently touched first. */
+  private resident = new Map<string, Entry>();
+  private conversations = new ConversationCache();
 
   constructor(
     private store: JournalStore,
     private dispatcher: () => Dispatcher,
     private models: ModelSettings = {},
+    readonly residentLimit = DEFAULT_RESIDENT_SESSIONS,
   ) {}
 
+  /** A live session's entry, paged in if needed; `conflict` for a deleted one, `not_found` for an unknown one. */
   private entry(id: string): Entry {
-    const e = this.sessions.get(id);
-    if (e) return e;
-    if (this.deleted.has(id)) throw new BrainRuntimeError("conflict", `session ${id} is deleted`);
-    throw new BrainRuntimeError("not_found", `no session ${id}`);
+    const e = this.resident.get(id);
+    if (e) {
+      this.resident.delete(id);
+      this.resident.set(id, e);
+      return e;
+    }
+    const head = this.store.head(id);
+    if (head === undefined) throw new BrainRuntimeError("not_found", `no session ${id}`);
+    if (head.deleted) throw new BrainRuntimeError("conflict", `session ${id} is deleted`);
+    const entry = this.attach(SessionState.fromHead(head, this.createdOf(id), this.store));
+    this.pageOut();
+    return entry;
   }
 
-  /** A live (not deleted) session's state; `conflict` for a deleted one, `not_found` for an unknown one. */
+  private createdOf(id: string): SessionCreatedRecord["data"] {
+    const first = this.store.read(id, 0, 1)[0];
+    if (first?.type !== "session.created") throw new BrainRuntimeError("not_found", `no session ${id}`);
+    return first.data;
+  }
+
+  /** A live (not deleted) session's state, paged in if needed; `conflict` for a deleted one, `not_found` for an unknown one. */
   state(id: string): SessionState {
     return this.entry(id).state;
   }
 
-  /** The model provider of a live session (ctx.model uses the session's fixed provider). */
+  /** The model provider of a resident session (ctx.model comes from an open call, so its session is resident). */
   providerOf(id: string): ModelProvider | undefined {
-    return this.sessions.get(id)?.provider;
+    return this.resident.get(id)?.provider;
   }
 
-  /** The Agentloop of a live session, if any (commit callbacks of a forgotten session find none). */
+  /** The Agentloop of a resident session, if any (commit callbacks of a deleted session find none). */
   loopOf(id: string): Agentloop | undefined {
-    return this.sessions.get(id)?.loop;
+    return this.resident.get(id)?.loop;
   }
 
   /** Throws `not_found` unless the session exists (live or deleted). */
   check(id: string): void {
-    if (!this.sessions.has(id) && !this.deleted.has(id)) throw new BrainRuntimeError("not_found", `no session ${id}`);
+    if (!this.resident.has(id) && this.store.head(id) === undefined) throw new BrainRuntimeError("not_found", `no session ${id}`);
   }
 
-  /** What readers of a session's records use: the live state, or the store's records of a deleted session. */
-  journal(id: string): SessionJournal {
-    const e = this.sessions.get(id);
-    if (e) return e.state;
-    if (this.deleted.has(id)) return new ClosedJournal(this.store.loadSession(id));
-    throw new BrainRuntimeError("not_found", `no session ${id}`);
+  /** What readers of a session's records use; with `expand`, the Agentloop's requests come rebuilt (`expand=requests`). */
+  journal(id: string, opts: { expand?: boolean } = {}): SessionJournal {
+    let journal: SessionJournal;
+    let created: SessionCreatedRecord["data"];
+    const head = this.resident.has(id) ? undefined : this.store.head(id);
+    if (head?.deleted) {
+      journal = new ClosedJournal(this.store, id, head.lastSequence);
+      created = opts.expand ? this.createdOf(id) : (undefined as never);
+    } else {
+      // A live session is paged in, so a stream follows its later commits.
+      const state = this.entry(id).state;
+      journal = state;
+      created = state.created;
+    }
+    return opts.expand ? new ExpandedJournal(journal, created) : journal;
   }
 
-  /** Numbers of sessions held live and as tombstones (for tests and the bench). */
-  get held(): { live: number; deleted: number } {
-    return { live: this.sessions.size, deleted: this.deleted.size };
+  /** Sessions held in memory (for tests and the bench). */
+  get held(): { resident: number; conversations: number } {
+    return { resident: this.resident.size, conversations: this.conversations.size };
   }
 
   /** A call the dispatcher no longer holds, from the journal: undefined if it was never started. */
   pastCall(callId: string): PastCall | undefined {
     const sessionId = callId.slice(0, callId.lastIndexOf(":"));
-    const live = this.sessions.get(sessionId);
-    let started = live?.state.callStarted(callId);
-    if (live === undefined && this.deleted.has(sessionId)) {
-      const seq = Number(callId.slice(sessionId.length + 1));
-      const r = Number.isInteger(seq) && seq > 0 ? this.store.loadSession(sessionId)[seq - 1] : undefined;
-      if (r?.type === "tool.call_started" && r.data.callId === callId) started = r;
-    }
-    if (started === undefined) return undefined;
-    const placement = started.data.placement;
+    const seq = Number(callId.slice(sessionId.length + 1));
+    if (!Number.isInteger(seq) || seq < 1) return undefined;
+    const r = this.resident.get(sessionId)?.state.callStarted(callId) ?? this.store.read(sessionId, seq - 1, seq)[0];
+    if (r?.type !== "tool.call_started" || r.data.callId !== callId) return undefined;
+    const placement = r.data.placement;
     return { placedOn: (hostId) => placement.kind === "host" && placement.hostId === hostId };
   }
 
-  /** Drops a deleted session from memory, keeping the tombstone GET answers with. */
-  private forget(state: SessionState): void {
-    this.deleted.set(state.id, JSON.stringify(state.view(false)));
-    this.sessions.delete(state.id);
-    this.dispatcher().forgetSession(state.id);
-    this.store.forget(state.id);
+  /** Drops a session from memory: deleted (its records stay the store's), or settled and paged out. */
+  private drop(id: string): void {
+    const e = this.resident.get(id);
+    if (e === undefined) return;
+    e.loop.stop();
+    this.resident.delete(id);
+    this.dispatcher().forgetSession(id);
+    this.conversations.drop(id);
+  }
+
+  /** Pages out settled sessions beyond the limit, least recently touched first. */
+  private pageOut(): void {
+    if (this.resident.size <= this.residentLimit) return;
+    let excess = this.resident.size - this.residentLimit;
+    for (const [id, e] of this.resident) {
+      if (excess <= 0) break;
+      if (settled(e)) {
+        this.drop(id);
+        excess -= 1;
+      }
+    }
   }
 
   private attach(state: SessionState): Entry {
     const provider = providerFor(state.created.model, this.models);
-    const entry = { state, loop: new Agentloop(state, this.dispatcher(), provider), provider };
-    this.sessions.set(state.id, entry);
+    const entry = { state, loop: new Agentloop(state, this.dispatcher(), provider, this.conversations), provider };
+    this.resident.set(state.id, entry);
     return entry;
   }
 
@@ -134,34 +177,29 @@ export class SessionManager {
     const data: SessionCreatedRecord["data"] = { model: req.model, tools: req.tools };
     if (req.system !== undefined) data.system = req.system;
     if (req.deadlineMs !== undefined) data.deadlineMs = req.deadlineMs;
-    const state = new SessionState(id, data, Date.now(), this.store);
+    const state = SessionState.create(id, data, this.store);
     const entry = this.attach(state);
     await state.append("session.created", data).committed;
+    this.pageOut();
     return state.view(entry.loop.running);
   }
 
   /**
-   * Rebuilds sessions from the store. Calls left open by a crash end `unknown` (never re-sent); a
-   * turn that was running ends `turn.failed` (decided: not resumed, since its model call or its
-   * tools' results may be lost). Returns when those records are committed.
+   * Recovery after a restart reads only the sessions with open work (the store's heads say which);
+   * every other session pages in when touched. Calls left open by a crash end `unknown` (never
+   * re-sent); model requests left open are answered `unknown`; a turn that was running ends
+   * `turn.failed` (decided: not resumed, since its model call or its tools' results may be lost).
+   * Returns when those records are committed.
    */
   async recover(): Promise<void> {
-    const bySession = new Map<string, JournalRecord[]>();
-    for (const r of this.store.loadRecords()) {
-      let list = bySession.get(r.sessionId);
-      if (!list) bySession.set(r.sessionId, (list = []));
-      list.push(r);
-    }
     const pending: Promise<unknown>[] = [];
-    for (const [id, records] of bySession) {
-      const first = records[0];
-      if (first?.type !== "session.created") continue;
-      const state = new SessionState(id, first.data, first.at, this.store, records);
-      if (state.deleted) {
-        this.forget(state);
-        continue;
-      }
-      this.attach(state);
+    const recovered: Entry[] = [];
+    for (const id of this.store.openWork()) {
+      const records = this.store.read(id);
+      if (records[0]?.type !== "session.created") continue;
+      const state = SessionState.fromRecords(id, records, this.store);
+      if (state.deleted) continue;
+      recovered.push(this.attach(state));
       for (const callId of state.openCalls) {
         pending.push(state.append("tool.finished", { callId, status: "unknown", message: "the runtime restarted with the call open; it is never re-sent" }).committed);
       }
@@ -177,18 +215,25 @@ export class SessionManager {
     }
     await Promise.all(pending);
     // Recovery records are not observations for a later wake.
-    for (const e of this.sessions.values()) e.loop.skipAdmitted();
+    for (const e of recovered) e.loop.skipAdmitted();
+    this.pageOut();
   }
 
+  /** Every session, newest first: resident ones as they are now, the others from their heads. */
   list(): Session[] {
-    return [...[...this.sessions.values()].map((e) => e.state.view(e.loop.running)), ...[...this.deleted.values()].map((t) => JSON.parse(t) as Session)];
+    return this.store.sessionIds().map((id) => this.viewOf(id));
   }
 
   view(id: string): Session {
-    const tomb = this.deleted.get(id);
-    if (tomb !== undefined) return JSON.parse(tomb) as Session;
-    const e = this.entry(id);
-    return e.state.view(e.loop.running);
+    return this.viewOf(id);
+  }
+
+  private viewOf(id: string): Session {
+    const e = this.resident.get(id);
+    if (e) return e.state.view(e.loop.running);
+    const head = this.store.head(id);
+    if (head === undefined) throw new BrainRuntimeError("not_found", `no session ${id}`);
+    return headView(head, this.createdOf(id));
   }
 
   send(id: string, text: string): { activation: number; sequence: number; committed: Promise<unknown>; done: Promise<TurnEnd> } {
@@ -225,13 +270,25 @@ export class SessionManager {
     e.loop.stop();
     const deleted = e.state.append("session.deleted", {});
     await Promise.all([ended, turn, deleted.committed]);
-    this.forget(e.state);
-    return this.view(id);
+    const view = e.state.view(false);
+    this.drop(id);
+    return view;
   }
 
   close(): void {
-    for (const e of this.sessions.values()) e.loop.stop();
+    for (const e of this.resident.values()) e.loop.stop();
   }
+}
+
+/** Nothing in flight, nobody following it: the session can page out and back in from its head. */
+function settled(e: Entry): boolean {
+  const s = e.state;
+  return e.loop.settled && s.quiet && s.openCalls.size === 0 && s.pendingModelRequests.size === 0 && !s.watched;
+}
+
+/** The view of a session that is not resident: it has no open work (else recovery or its work would hold it). */
+function headView(head: SessionHead, created: SessionCreatedRecord["data"]): Session {
+  return sessionView(head.sessionId, head.createdAt, created, { status: head.deleted ? "deleted" : "idle", lastSequence: head.lastSequence, openCalls: [] });
 }
 
 /** The activation of a turn.started that has no later turn.completed/turn.failed. */

@@ -1,5 +1,6 @@
 import type { JournalRecord, SessionCreatedRecord, Session } from "@aexhq/brain-protocol";
 import type { JournalStore } from "../journal/store.ts";
+import type { SessionHead } from "../journal/head.ts";
 import { BrainRuntimeError } from "../errors.ts";
 
 type RecordOf<T extends JournalRecord["type"]> = Extract<JournalRecord, { type: T }>;
@@ -7,12 +8,14 @@ export type RecordData<T extends JournalRecord["type"]> = RecordOf<T>["data"];
 
 /**
  * One session's journal as the runtime sees it. Sequences are allocated synchronously when a
- * record is admitted, so admission order is journal order; `records` holds only committed ones,
- * which is all that readers (HTTP, SSE, the Agentloop) ever see.
+ * record is admitted, so admission order is journal order; readers (HTTP, SSE, the Agentloop) see
+ * committed records only. The records themselves are the store's: this object holds what running
+ * the session needs (counters, open calls and model requests), a small constant beyond its open
+ * work, and reads records back through the store, which visits only this session's rows.
  */
 export class SessionState {
-  readonly records: JournalRecord[] = [];
   private seq: number;
+  private committedThrough: number;
   /** Admitted (not necessarily committed) state: stops appends after session.deleted. */
   deletedAdmitted = false;
   /** Activation count (message.user records admitted). */
@@ -21,11 +24,11 @@ export class SessionState {
   /** Open calls that have a committed tool.result. */
   private withResult = new Set<string>();
   /**
-   * Sequences of tool.finished records that tell the model something new: not `ok`, or completion
-   * without any result. Numbers, not a WeakSet of the records: a WeakSet entry is an ephemeron the
-   * collector processes on every major GC, for the session's whole life.
+   * Sequence of the latest committed observation: a tool.result, or a tool.finished that tells the
+   * model something new (not `ok`, or completion without any result). The Agentloop compares it
+   * with what it already fed the model.
    */
-  private observations = new Set<number>();
+  lastObservation = 0;
   /** model.request records admitted: the next one's index among the session's model calls (the scripted provider's step). */
   private modelRequestCount = 0;
   /** Sequences of committed model.request records without a committed model.response (recovery answers them `unknown`). */
@@ -33,18 +36,45 @@ export class SessionState {
   private deletedCommitted = false;
   private listeners = new Set<(r: JournalRecord) => void>();
 
-  constructor(
+  private constructor(
     readonly id: string,
     readonly created: SessionCreatedRecord["data"],
     readonly createdAt: number,
     private store: JournalStore,
-    existing: JournalRecord[] = [],
   ) {
-    for (const r of existing) this.observe(r);
-    this.seq = existing.length + 1;
-    this.activation = existing.filter((r) => r.type === "message.user").length;
-    this.modelRequestCount = existing.filter((r) => r.type === "model.request").length;
-    this.deletedAdmitted = existing.some((r) => r.type === "session.deleted");
+    this.seq = 1;
+    this.committedThrough = 0;
+  }
+
+  /** A new session: nothing journaled yet (its session.created is the first append). */
+  static create(id: string, created: SessionCreatedRecord["data"], store: JournalStore): SessionState {
+    return new SessionState(id, created, Date.now(), store);
+  }
+
+  /** A session without open work paged back in from its head: no record is read but its session.created. */
+  static fromHead(head: SessionHead, created: SessionCreatedRecord["data"], store: JournalStore): SessionState {
+    const s = new SessionState(head.sessionId, created, head.createdAt, store);
+    s.seq = head.lastSequence + 1;
+    s.committedThrough = head.lastSequence;
+    s.activation = head.activations;
+    s.modelRequestCount = head.modelRequests;
+    s.deletedAdmitted = s.deletedCommitted = head.deleted;
+    return s;
+  }
+
+  /** A session rebuilt from all its records (recovery of a session with open work). */
+  static fromRecords(id: string, records: JournalRecord[], store: JournalStore): SessionState {
+    const first = records[0];
+    if (first?.type !== "session.created") throw new BrainRuntimeError("internal", `session ${id} has no session.created record`);
+    const s = new SessionState(id, first.data, first.at, store);
+    for (const r of records) {
+      s.observe(r);
+      if (r.type === "message.user") s.activation += 1;
+      else if (r.type === "model.request") s.modelRequestCount += 1;
+    }
+    s.seq = s.committedThrough + 1;
+    s.deletedAdmitted = s.deletedCommitted;
+    return s;
   }
 
   /** The sequence the next admitted record gets. */
@@ -52,8 +82,19 @@ export class SessionState {
     return this.seq;
   }
 
+  /** The last committed sequence (what readers see). */
   get lastSequence(): number {
-    return this.records.length === 0 ? 0 : this.records[this.records.length - 1]!.sequence;
+    return this.committedThrough;
+  }
+
+  /** Whether anything is admitted and not yet committed. */
+  get quiet(): boolean {
+    return this.seq === this.committedThrough + 1;
+  }
+
+  /** Whether someone follows its commits (an SSE stream): such a session is not paged out. */
+  get watched(): boolean {
+    return this.listeners.size > 0;
   }
 
   /**
@@ -61,9 +102,9 @@ export class SessionState {
    * Agentloop's and its tools' alike (the scripted model answers step `index`). A request that was
    * admitted but never answered (a crash) keeps its index: it is never replayed.
    */
-  admitModelRequest(request: RecordData<"model.request">["request"], origin?: string): { index: number; sequence: number; committed: Promise<unknown> } {
+  admitModelRequest(data: RecordData<"model.request">): { index: number; sequence: number; committed: Promise<unknown> } {
     const index = this.modelRequestCount;
-    const r = this.append("model.request", origin === undefined ? { request } : { request, origin });
+    const r = this.append("model.request", data);
     this.modelRequestCount += 1;
     return { index, ...r };
   }
@@ -72,15 +113,12 @@ export class SessionState {
     return this.deletedCommitted;
   }
 
-  /** Whether a committed tool.finished is an observation for the Agentloop (a failure, or a finish without any result). */
-  isObservation(r: JournalRecord): boolean {
-    return r.type === "tool.finished" && this.observations.has(r.sequence);
-  }
-
-  /** The committed tool.call_started of `callId` in this session, if any (sequences index the records). */
+  /** The committed tool.call_started of `callId` in this session, if any (its sequence is in the callId). */
   callStarted(callId: string): Extract<JournalRecord, { type: "tool.call_started" }> | undefined {
     if (!callId.startsWith(`${this.id}:`)) return undefined;
-    const r = this.records[Number(callId.slice(this.id.length + 1)) - 1];
+    const seq = Number(callId.slice(this.id.length + 1));
+    if (!Number.isInteger(seq) || seq < 1 || seq > this.committedThrough) return undefined;
+    const r = this.store.read(this.id, seq - 1, seq)[0];
     return r?.type === "tool.call_started" && r.data.callId === callId ? r : undefined;
   }
 
@@ -105,18 +143,19 @@ export class SessionState {
     return () => this.listeners.delete(listener);
   }
 
-  /** Committed records with a sequence above `sequence`, in order. */
-  after(sequence: number): JournalRecord[] {
-    // Sequences are gap-free from 1, so the index is the sequence.
-    return this.records.slice(Math.max(0, sequence));
+  /** Committed records with `after < sequence <= through`, in order, read from the store. */
+  after(sequence: number, through = this.committedThrough): JournalRecord[] {
+    return this.store.read(this.id, sequence, Math.min(through, this.committedThrough));
   }
 
   private observe(r: JournalRecord): void {
-    this.records.push(r);
+    this.committedThrough = r.sequence;
     if (r.type === "tool.call_started") this.openCalls.add(r.data.callId);
-    else if (r.type === "tool.result") this.withResult.add(r.data.callId);
-    else if (r.type === "tool.finished") {
-      if (r.data.status !== "ok" || !this.withResult.has(r.data.callId)) this.observations.add(r.sequence);
+    else if (r.type === "tool.result") {
+      this.withResult.add(r.data.callId);
+      this.lastObservation = r.sequence;
+    } else if (r.type === "tool.finished") {
+      if (r.data.status !== "ok" || !this.withResult.has(r.data.callId)) this.lastObservation = r.sequence;
       this.openCalls.delete(r.data.callId);
       this.withResult.delete(r.data.callId);
     } else if (r.type === "model.request") this.pendingModelRequests.add(r.sequence);
@@ -129,17 +168,14 @@ export class SessionState {
   }
 
   view(running: boolean): Session {
-    const s: Session = {
-      id: this.id,
-      createdAt: new Date(this.createdAt).toISOString(),
-      status: this.deleted ? "deleted" : running ? "running" : "idle",
-      model: this.created.model,
-      tools: this.created.tools,
-      lastSequence: this.lastSequence,
-      openCalls: [...this.openCalls],
-    };
-    if (this.created.system !== undefined) s.system = this.created.system;
-    if (this.created.deadlineMs !== undefined) s.deadlineMs = this.created.deadlineMs;
-    return s;
+    return sessionView(this.id, this.createdAt, this.created, { status: this.deleted ? "deleted" : running ? "running" : "idle", lastSequence: this.lastSequence, openCalls: [...this.openCalls] });
   }
+}
+
+/** A session as GET answers it, for a live session or one known only by its head. */
+export function sessionView(id: string, createdAt: number, created: SessionCreatedRecord["data"], now: Pick<Session, "status" | "lastSequence" | "openCalls">): Session {
+  const s: Session = { id, createdAt: new Date(createdAt).toISOString(), status: now.status, model: created.model, tools: created.tools, lastSequence: now.lastSequence, openCalls: now.openCalls };
+  if (created.system !== undefined) s.system = created.system;
+  if (created.deadlineMs !== undefined) s.deadlineMs = created.deadlineMs;
+  return s;
 }

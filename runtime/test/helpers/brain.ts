@@ -37,8 +37,9 @@ export async function createSession(brain: Brain, tools: PlacedTool[], script: S
   return r.body as Session;
 }
 
-export async function records(brain: Brain, sessionId: string, after = 0): Promise<JournalRecord[]> {
-  const r = await api(brain, "GET", `/v1/sessions/${sessionId}/events?after=${after}`);
+/** The session's records after `after`; `expand` asks for the Agentloop's requests rebuilt (`expand=requests`). */
+export async function records(brain: Brain, sessionId: string, after = 0, opts: { expand?: boolean } = {}): Promise<JournalRecord[]> {
+  const r = await api(brain, "GET", `/v1/sessions/${sessionId}/events?after=${after}${opts.expand ? "&expand=requests" : ""}`);
   if (r.status !== 200) throw new Error(`events: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body.records as JournalRecord[];
 }

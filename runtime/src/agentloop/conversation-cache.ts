@@ -1,0 +1,34 @@
+import type { ModelRequest } from "@aexhq/brain-protocol";
+import type { SessionState } from "../sessions/session.ts";
+import { Conversation } from "./messages.ts";
+
+/**
+ * The Agentloop's conversations for providers that read them (real models; the scripted model
+ * never does). Bounded by count, least recently used out: a conversation that fell out is rebuilt
+ * from the session's own records when its session next calls the model, and one in the cache is
+ * extended by the records committed since.
+ */
+export class ConversationCache {
+  private entries = new Map<string, Conversation>();
+
+  constructor(readonly max = 32) {}
+
+  /** The request built from the session's records 1..`through`. */
+  request(session: SessionState, through: number): ModelRequest {
+    let c = this.entries.get(session.id);
+    this.entries.delete(session.id);
+    if (c === undefined || c.through > through) c = new Conversation();
+    for (const r of session.after(c.through, through)) c.add(r);
+    this.entries.set(session.id, c);
+    if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value!);
+    return c.request(session.created);
+  }
+
+  drop(sessionId: string): void {
+    this.entries.delete(sessionId);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}

@@ -1,0 +1,69 @@
+import type { JournalRecord } from "@aexhq/brain-protocol";
+
+/**
+ * What a store knows of one session without reading its records: kept up to date at every commit
+ * from the record types alone, so recovery can find the sessions with open work and a session can
+ * page back in without reading its history.
+ */
+export interface SessionHead {
+  sessionId: string;
+  /** `at` of its session.created record (sequence 1). */
+  createdAt: number;
+  lastSequence: number;
+  /** message.user records: the last activation number. */
+  activations: number;
+  /** model.request records: the index the next model call gets (the scripted model's step). */
+  modelRequests: number;
+  /** tool.call_started without tool.finished. */
+  openCalls: number;
+  /** model.request without model.response. */
+  openModelRequests: number;
+  /** A turn.started without its turn.completed / turn.failed. */
+  turnOpen: boolean;
+  deleted: boolean;
+}
+
+export function newHead(sessionId: string): SessionHead {
+  return { sessionId, createdAt: 0, lastSequence: 0, activations: 0, modelRequests: 0, openCalls: 0, openModelRequests: 0, turnOpen: false, deleted: false };
+}
+
+/** Advances `head` (in place) past one committed record of its session. */
+export function advanceHead(head: SessionHead, record: Pick<JournalRecord, "sequence" | "at" | "type">): void {
+  head.lastSequence = record.sequence;
+  switch (record.type) {
+    case "session.created":
+      head.createdAt = record.at;
+      break;
+    case "message.user":
+      head.activations += 1;
+      break;
+    case "turn.started":
+      head.turnOpen = true;
+      break;
+    case "turn.completed":
+    case "turn.failed":
+      head.turnOpen = false;
+      break;
+    case "model.request":
+      head.modelRequests += 1;
+      head.openModelRequests += 1;
+      break;
+    case "model.response":
+      if (head.openModelRequests > 0) head.openModelRequests -= 1;
+      break;
+    case "tool.call_started":
+      head.openCalls += 1;
+      break;
+    case "tool.finished":
+      if (head.openCalls > 0) head.openCalls -= 1;
+      break;
+    case "session.deleted":
+      head.deleted = true;
+      break;
+  }
+}
+
+/** Whether recovery has to look at the session: open calls, open model requests or a running turn. */
+export function hasOpenWork(head: SessionHead): boolean {
+  return !head.deleted && (head.openCalls > 0 || head.openModelRequests > 0 || head.turnOpen);
+}
