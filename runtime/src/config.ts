@@ -64,6 +64,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv): BrainOptions & { tokenFil
   const opts: BrainOptions & { tokenFile?: string } = { dataDir, journal, port, host: env.BRAIN_HOST ?? "127.0.0.1" };
   if (maxEmitted !== undefined) opts.maxEmittedBytes = maxEmitted;
   if (maxModelCalls !== undefined) opts.maxModelCalls = maxModelCalls;
+  const resident = env.BRAIN_RESIDENT_SESSIONS === undefined ? undefined : Number(env.BRAIN_RESIDENT_SESSIONS);
+  if (resident !== undefined && (!Number.isInteger(resident) || resident < 0)) throw new BrainRuntimeError("invalid_request", `BRAIN_RESIDENT_SESSIONS must be a non-negative integer, got ${env.BRAIN_RESIDENT_SESSIONS}`);
+  if (resident !== undefined) opts.residentSessions = resident;
   if (descriptorEnvironments !== undefined) opts.descriptorEnvironments = descriptorEnvironments;
   const origins = httpToolOrigins(env);
   if (origins.length > 0) opts.httpToolOrigins = origins;

@@ -33,6 +33,11 @@ export interface BrainOptions {
   /** Operator bearer token; a random one when absent. */
   token?: string;
   maxEmittedBytes?: number;
+  /**
+   * Settled sessions (no work in flight) kept in memory, least recently used out (BRAIN_RESIDENT_SESSIONS);
+   * the others page back in from the journal when touched. Default DEFAULT_RESIDENT_SESSIONS (256).
+   */
+  residentSessions?: number;
   /** Model calls one activation may make (BRAIN_MAX_MODEL_CALLS); default LIMITS.defaultMaxModelCalls. */
   maxModelCalls?: number;
   /** Real model providers' endpoints and credentials; default: read from the process environment (OPENAI_API_KEY, ...). */
@@ -106,7 +111,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
     (callId) => sessions.pastCall(callId),
     (sessionId) => sessions.providerOf(sessionId),
   );
-  sessions = new SessionManager(store, () => dispatcher, opts.models ?? modelSettingsFromEnv(process.env));
+  sessions = new SessionManager(store, () => dispatcher, opts.models ?? modelSettingsFromEnv(process.env), opts.residentSessions);
   await sessions.recover();
 
   const streams = new Set<() => void>();

@@ -23,10 +23,15 @@ export class Session {
     return this.http.request<SessionView>("GET", `/v1/sessions/${encodeURIComponent(this.id)}`);
   }
 
-  /** Journal records after `after`; with `follow`, keeps streaming new records (SSE) until `signal` aborts. */
-  async *events(opts: { after?: number; follow?: boolean; signal?: AbortSignal } = {}): AsyncGenerator<JournalRecord> {
+  /**
+   * Journal records after `after`; with `follow`, keeps streaming new records (SSE) until `signal` aborts.
+   * The Agentloop's `model.request` records name the conversation they sent (`conversation.through`);
+   * with `expand: "requests"` they also carry the exact `request`, rebuilt by the runtime.
+   */
+  async *events(opts: { after?: number; follow?: boolean; signal?: AbortSignal; expand?: "requests" } = {}): AsyncGenerator<JournalRecord> {
     const after = opts.after ?? 0;
-    const path = `/v1/sessions/${encodeURIComponent(this.id)}/events?after=${after}`;
+    if (opts.expand !== undefined && opts.expand !== "requests") throw new TypeError(`events({ expand }): expand must be "requests", got ${JSON.stringify(opts.expand)}`);
+    const path = `/v1/sessions/${encodeURIComponent(this.id)}/events?after=${after}${opts.expand ? "&expand=requests" : ""}`;
     if (!opts.follow) {
       const page = await this.http.request<EventsResponse>("GET", path);
       yield* page.records;
