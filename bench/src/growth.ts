@@ -43,6 +43,9 @@ export async function journalGrowth(cfg: BenchConfig, log: (s: string) => void):
   try {
     // One script step per model call: the call that asks for the tool, then the one that answers.
     const script = Array.from({ length: total }, () => [{ toolCalls: [{ name: "echo", input: { x: 1 } }] }, { text: "done" }]).flat();
+    // A warm-up session first (JIT, the journal's first pages), so the early turns' times are not cold-start times.
+    const warm = await client.sessions.create({ model: { provider: "scripted", script: script.slice(0, 40) }, tools: [sdkEcho()] });
+    for (let i = 0; i < 20; i++) await warm.send("warm up");
     const session = await client.sessions.create({ model: { provider: "scripted", script }, tools: [sdkEcho()] });
     const times: number[] = [];
     for (let i = 1; i <= total; i++) {
