@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setFlagsFromString } from "node:v8";
+import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { Brain } from "@aexhq/brain";
 import { startBrain } from "@aexhq/brain-runtime";
@@ -20,13 +20,15 @@ const gc: () => void =
   })();
 const emit = (l: SoakLine) => process.stdout.write(JSON.stringify(l) + "\n");
 
-async function settle(): Promise<{ rss: number; heap: number }> {
+async function settle(): Promise<{ rss: number; heap: number; spaces: Record<string, number> }> {
   for (let i = 0; i < 3; i++) {
     gc();
     await new Promise((r) => setTimeout(r, 50));
   }
   const m = process.memoryUsage();
-  return { rss: m.rss, heap: m.heapUsed + m.external };
+  const spaces: Record<string, number> = { external: m.external };
+  for (const sp of getHeapSpaceStatistics()) spaces[sp.space_name] = sp.space_used_size;
+  return { rss: m.rss, heap: m.heapUsed + m.external, spaces };
 }
 
 const dir = mkdtempSync(join(tmpdir(), "brain-bench-soak-"));
@@ -44,7 +46,7 @@ try {
     await w.delete();
   }
   const before = await settle();
-  emit({ kind: "start", heapBefore: before.heap, rssBefore: before.rss, windowS: cfg.windowS, scriptTurns });
+  emit({ kind: "start", heapBefore: before.heap, rssBefore: before.rss, spacesBefore: before.spaces, windowS: cfg.windowS, scriptTurns });
   const sessions = [];
   for (let i = 0; i < cfg.sessions; i++) sessions.push(await client.sessions.create({ model, tools: [echo] }));
   const nWindows = Math.max(1, Math.round(cfg.seconds / cfg.windowS));
@@ -91,7 +93,7 @@ try {
   sessions.length = 0;
   const after = await settle();
   const held = (brain.internals.sessions as { held?: { live: number; deleted: number } }).held;
-  emit({ kind: "end", heapEnd: endHeap.heap, rssEnd: m.rss, heapAfterDelete: after.heap, rssAfterDelete: after.rss, turns: counts.reduce((a, b) => a + b, 0), failures, exhausted, ...(firstError ? { firstError } : {}), ...(held ? { heldAfterDelete: { live: held.live, deleted: held.deleted } } : {}) });
+  emit({ kind: "end", heapEnd: endHeap.heap, rssEnd: m.rss, heapAfterDelete: after.heap, rssAfterDelete: after.rss, spacesAfterDelete: after.spaces, turns: counts.reduce((a, b) => a + b, 0), failures, exhausted, ...(firstError ? { firstError } : {}), ...(held ? { heldAfterDelete: { live: held.live, deleted: held.deleted } } : {}) });
 } finally {
   await client.close();
   await brain.close();

@@ -11,9 +11,9 @@ import { round } from "./stats.ts";
 
 /** What the child prints, one JSON object a line. */
 export type SoakLine =
-  | { kind: "start"; heapBefore: number; rssBefore: number; windowS: number; scriptTurns: number }
+  | { kind: "start"; heapBefore: number; rssBefore: number; spacesBefore: Record<string, number>; windowS: number; scriptTurns: number }
   | { kind: "window"; index: number; turns: number; seconds: number; rss: number; heap: number }
-  | { kind: "end"; heapEnd: number; rssEnd: number; heapAfterDelete: number; rssAfterDelete: number; turns: number; failures: number; exhausted: number; firstError?: string; heldAfterDelete?: { live: number; deleted: number } };
+  | { kind: "end"; heapEnd: number; rssEnd: number; heapAfterDelete: number; rssAfterDelete: number; spacesAfterDelete: Record<string, number>; turns: number; failures: number; exhausted: number; firstError?: string; heldAfterDelete?: { live: number; deleted: number } };
 
 const MiB = 2 ** 20;
 
@@ -63,6 +63,11 @@ export async function soak(cfg: SoakConfig, log: (s: string) => void): Promise<S
     s.figures.push(figure("heap at the end, before deleting (after forced GCs)", round(end.heapEnd / MiB, 1), "MiB"));
     s.figures.push(figure("RSS after deleting the sessions (after forced GCs)", round(end.rssAfterDelete / MiB, 1), "MiB", start ? { name: "before they were created", value: round(start.rssBefore / MiB, 1) } : undefined));
     s.notes.push(`${end.turns} turns in all; ${end.failures} failed sends${end.firstError ? ` (first: ${end.firstError})` : ""}${end.exhausted > 0 ? `; ${end.exhausted} session(s) ran out of script (${start?.scriptTurns} turns each: raise BENCH_SOAK_TURNS_PER_SESSION_S) and stopped, so later windows undercount` : ""}`);
+    if (start) {
+      // Where the heap that deleting did not give back is (V8 spaces, external): code_space is compiled code, not sessions.
+      const d = Object.keys(end.spacesAfterDelete).map((k) => [k, (end.spacesAfterDelete[k] ?? 0) - (start.spacesBefore[k] ?? 0)] as const).filter(([, v]) => Math.abs(v) >= 256 * 1024).sort((a, b) => b[1] - a[1]);
+      s.notes.push(`heap after deleting − before, by V8 space: ${d.map(([k, v]) => `${k} ${v > 0 ? "+" : ""}${round(v / MiB, 1)} MiB`).join(", ") || "every space within 0.25 MiB"}`);
+    }
     if (end.heldAfterDelete) s.notes.push(`after deleting: ${end.heldAfterDelete.live} live sessions and ${end.heldAfterDelete.deleted} tombstones held by the runtime`);
   }
   s.notes.push(
