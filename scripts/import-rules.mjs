@@ -214,6 +214,33 @@ function extensionViolation(rel, specifier, exists) {
 }
 
 /**
+ * The runtime's source folders as layers, lowest first: a file may import its own layer and lower
+ * ones, never a higher one (a lower layer that must call up is handed an interface). `errors.ts`
+ * is the floor; the files directly in runtime/src (server, config, index, cli) are the top.
+ */
+export const RUNTIME_LAYERS = ["errors.ts", "journal", "models", "dispatch", "hosts", "agentloop", "sessions", "http", "environments"];
+const RUNTIME_SRC = "runtime/src/";
+
+/** The layer index of a path under runtime/src, or undefined outside it (the top files rank above every layer). */
+function runtimeLayer(path) {
+  if (!path.startsWith(RUNTIME_SRC)) return undefined;
+  const first = path.slice(RUNTIME_SRC.length).split("/")[0];
+  const i = RUNTIME_LAYERS.indexOf(first);
+  return i >= 0 ? i : RUNTIME_LAYERS.length;
+}
+
+/** An import from a lower runtime layer into a higher one. */
+function runtimeLayerViolation(rel, specifier) {
+  const from = runtimeLayer(rel);
+  if (from === undefined || !specifier.startsWith(".")) return undefined;
+  const target = posix.normalize(posix.join(posix.dirname(rel), specifier));
+  const to = runtimeLayer(target);
+  if (to === undefined || to <= from) return undefined;
+  const name = (i) => (i < RUNTIME_LAYERS.length ? RUNTIME_LAYERS[i] : "the top files (server, config, index, cli)");
+  return `runtime layer ${name(from)} may not import the higher layer ${name(to)} (order: ${RUNTIME_LAYERS.join(" < ")} < top)`;
+}
+
+/**
  * Checks one file's text against the rules for its location. Returns violations as
  * `{ file, line, message }`; empty when the file keeps to the layering.
  */
@@ -226,7 +253,7 @@ export function checkFile(rel, text, { exists } = {}) {
   const lineOf = (pos) => source.getLineAndCharacterOfPosition(pos).line + 1;
   const violations = [];
   for (const { specifier, pos } of collectSpecifiers(source)) {
-    const message = importViolation(rel, area, rule, specifier) ?? extensionViolation(rel, specifier, exists);
+    const message = importViolation(rel, area, rule, specifier) ?? extensionViolation(rel, specifier, exists) ?? (isTestPath(rel) ? undefined : runtimeLayerViolation(rel, specifier));
     if (message) violations.push({ file: rel, line: lineOf(pos), message: `${message} — "${specifier}"` });
   }
   if (rule.neutral) {

@@ -11,7 +11,7 @@ export type { HttpJsonEnvironmentConfig } from "./environments/descriptor/http-j
 import "./environments/http/plugin.ts";
 export { HttpToolEnvironment } from "./environments/http/environment.ts";
 export type { BrainOptions, BrainServer, BrainInternals } from "./server.ts";
-export type { Environment, CallInvocation, CallSink, CallHandle } from "./environments/environment.ts";
+export type { Environment, CallInvocation, CallSink, CallHandle } from "./dispatch/environment.ts";
 export type { ModelProvider, ModelStreamEvent, ModelCallContext, ReplyHints } from "./models/provider.ts";
 export { ModelCallError } from "./models/provider.ts";
 export { BrainRuntimeError, CallRejectedError } from "./errors.ts";

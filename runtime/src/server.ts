@@ -13,15 +13,20 @@ import { SqliteStore } from "./journal/sqlite.ts";
 import { HostRegistry } from "./hosts/registry.ts";
 import { HostConnection } from "./hosts/connection.ts";
 import { HostEnvironment } from "./environments/host.ts";
-import type { Environment } from "./environments/environment.ts";
+import type { Environment } from "./dispatch/environment.ts";
 import { Dispatcher } from "./dispatch/dispatcher.ts";
 import { SessionManager } from "./sessions/manager.ts";
 import { handle } from "./http/routes.ts";
 import type { RouteDeps } from "./http/routes.ts";
-import { hostsRoute } from "./http/hosts-route.ts";
+import { hostsRoute } from "./environments/host-route.ts";
 import { modelSettingsFromEnv } from "./models/select.ts";
 import type { ModelSettings } from "./models/select.ts";
 import type { DescriptorEnvironmentConfig } from "./environments/descriptor/environment.ts";
+import { environmentPlugins } from "./environments/plugins.ts";
+import type { BrainInternals } from "./environments/plugins.ts";
+
+export { environmentPlugins };
+export type { BrainInternals };
 
 export interface BrainOptions {
   /** Data folder; ":memory:" means an in-memory journal. Default "./.brain". */
@@ -64,30 +69,6 @@ export interface BrainServer {
   token: string;
   close(): Promise<void>;
 }
-
-/** What an Environment plugged in at start can use (component and descriptor environments). */
-export interface BrainInternals {
-  store: JournalStore;
-  dataDir: string | undefined;
-  workspaceRoot: string | undefined;
-  /** Whether the component environment is enabled (BrainOptions.components). */
-  components: boolean;
-  /** BrainOptions.descriptorEnvironments, unchecked ({} when absent). */
-  descriptorEnvironments: Readonly<Record<string, DescriptorEnvironmentConfig>>;
-  sessions: SessionManager;
-  dispatcher: Dispatcher;
-  environments: Map<Placement["kind"], Environment>;
-  routes: RouteDeps["extra"];
-  /** Routes that authorize requests themselves (no operator token): HTTP tool callbacks. */
-  openRoutes: RouteDeps["open"];
-  /** BrainOptions.httpToolOrigins ([] when absent). */
-  httpToolOrigins: string[];
-  /** Where applications reach this server (BrainOptions.publicUrl, else the listening URL once it listens). */
-  publicUrl: () => string;
-}
-
-/** Hooks run before the server listens; the component environment registers itself here. */
-export const environmentPlugins: Array<(internals: BrainInternals) => void | Promise<void>> = [];
 
 /** Starts the Brain runtime: journal, recovery, HTTP API and the host WebSocket channel. */
 export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer & { internals: BrainInternals }> {

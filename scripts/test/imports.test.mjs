@@ -51,6 +51,18 @@ test("sdk-core rejects Node and Deno globals but not property names or local bin
   accepts("sdk-core/src/a.ts", `// process.env is not allowed here\nexport const s = "Buffer and Deno";`);
 });
 
+test("runtime layers: a lower folder may not import a higher one", () => {
+  rejects("runtime/src/journal/a.ts", `import type { Dispatcher } from "../dispatch/dispatcher.ts";`, /runtime layer journal may not import the higher layer dispatch/);
+  rejects("runtime/src/models/a.ts", `import { SessionManager } from "../sessions/manager.ts";`, /higher layer sessions/);
+  rejects("runtime/src/dispatch/a.ts", `import type { HostEnvironment } from "../environments/host.ts";`, /higher layer environments/);
+  rejects("runtime/src/environments/component/a.ts", `import { environmentPlugins } from "../../server.ts";`, /higher layer the top files/);
+  rejects("runtime/src/errors.ts", `import { x } from "./journal/store.ts";`, /runtime layer errors.ts may not import/);
+  accepts("runtime/src/sessions/a.ts", `import { SessionState } from "../journal/session.ts";\nimport { Agentloop } from "../agentloop/loop.ts";\nimport { b } from "./b.ts";`);
+  accepts("runtime/src/environments/component/a.ts", `import { sendJson } from "../../http/respond.ts";\nimport { BrainRuntimeError } from "../../errors.ts";`);
+  accepts("runtime/src/server.ts", `import { handle } from "./http/routes.ts";\nimport { environmentPlugins } from "./environments/plugins.ts";`);
+  accepts("runtime/test/a.test.ts", `import { startBrain } from "../src/server.ts";`);
+});
+
 test("sdk-core may import generated and zod only", () => {
   accepts("sdk-core/src/a.ts", `import { validate } from "@aexhq/brain-protocol";\nimport { z } from "zod";\nimport { b } from "./b.ts";`);
   rejects("sdk-core/src/a.ts", `import WebSocket from "ws";`, /may not depend on ws/);

@@ -1,5 +1,5 @@
 import type { ModelRequest } from "@aexhq/brain-protocol";
-import type { SessionState } from "../sessions/session.ts";
+import type { SessionState } from "../journal/session.ts";
 import { Conversation } from "./messages.ts";
 
 /**

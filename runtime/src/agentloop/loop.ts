@@ -2,7 +2,7 @@ import type { ErrorInfo, TerminalStatus } from "@aexhq/brain-protocol";
 import type { Dispatcher, CallRequest } from "../dispatch/dispatcher.ts";
 import type { ToolCall, CommitKind } from "../dispatch/call.ts";
 import { WakeBatcher } from "../dispatch/wake.ts";
-import type { SessionState } from "../sessions/session.ts";
+import type { SessionState } from "../journal/session.ts";
 import type { ModelProvider } from "../models/provider.ts";
 import { journaledModelCall } from "../models/journaled-call.ts";
 import { BrainRuntimeError, toErrorInfo } from "../errors.ts";

@@ -1,10 +1,11 @@
 import type { ErrorInfo, ModelRequest, ModelResult, Outcome, PlacedTool, TerminalStatus, ToolFinishedRecord } from "@aexhq/brain-protocol";
-import type { CallHandle, CallInvocation, CallSink } from "../environments/environment.ts";
-import type { SessionState } from "../sessions/session.ts";
+import type { CallHandle, CallInvocation, CallSink } from "./environment.ts";
+import type { SessionState } from "../journal/session.ts";
 import { CallRejectedError } from "../errors.ts";
 import { checkOutcome } from "./outcome.ts";
 import { utf8Bytes } from "./budget.ts";
-import type { EmissionBudget, ModelCallBudget } from "./budget.ts";
+import type { EmissionBudget } from "./budget.ts";
+import type { ModelCallBudget } from "../models/budget.ts";
 import { validate, issues } from "@aexhq/brain-protocol";
 import type { ModelProvider } from "../models/provider.ts";
 import { journaledModelCall } from "../models/journaled-call.ts";

@@ -1,8 +1,9 @@
 import type { Placement, PlacedTool, TerminalStatus } from "@aexhq/brain-protocol";
-import type { Environment } from "../environments/environment.ts";
-import type { SessionState } from "../sessions/session.ts";
+import type { Environment } from "./environment.ts";
+import type { SessionState } from "../journal/session.ts";
 import { toErrorInfo } from "../errors.ts";
-import { EmissionBudget, ModelCallBudget } from "./budget.ts";
+import { EmissionBudget } from "./budget.ts";
+import { ModelCallBudget } from "../models/budget.ts";
 import type { ModelProvider } from "../models/provider.ts";
 import { ToolCall } from "./call.ts";
 import type { CommitKind } from "./call.ts";

@@ -1,5 +1,5 @@
 import type { ErrorInfo, PlacedTool } from "@aexhq/brain-protocol";
-import type { CallHandle, CallInvocation, CallSink, Environment } from "./environment.ts";
+import type { CallHandle, CallInvocation, CallSink, Environment } from "../dispatch/environment.ts";
 import { BrainRuntimeError } from "../errors.ts";
 import type { HostRegistry } from "../hosts/registry.ts";
 import { CLOSE } from "../hosts/connection.ts";

@@ -4,8 +4,8 @@ import type {
   EmitFrame, EmitResultFrame, ErrorInfo, FinishFrame, ModelRequestFrame, PingFrame, RegisterFrame, ReturnedFrame,
   RuntimeFrameHandler, RuntimeToHostFrame,
 } from "@aexhq/brain-protocol";
-import { invokeFrame } from "../environments/environment.ts";
-import type { CallInvocation, CallSink } from "../environments/environment.ts";
+import { invokeFrame } from "../dispatch/environment.ts";
+import type { CallInvocation, CallSink } from "../dispatch/environment.ts";
 import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import { BrainRuntimeError, CallRejectedError, toErrorInfo } from "../errors.ts";
 import type { HostRegistry } from "./registry.ts";

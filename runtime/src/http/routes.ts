@@ -5,11 +5,14 @@ import { BrainRuntimeError } from "../errors.ts";
 import type { SessionManager } from "../sessions/manager.ts";
 import { tokensEqual } from "../hosts/secret.ts";
 import { readValid } from "./body.ts";
-import { explainUnsupported } from "../environments/component/unsupported.ts";
+import { explainUnsupported } from "./unsupported-placement.ts";
 import { sendError, sendJson } from "./respond.ts";
 import { streamEvents } from "./sse.ts";
 
 export const VERSION = "0.2.0";
+
+/** An extra route: returns true when it handled the request. */
+export type Route = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean> | boolean;
 
 export interface RouteDeps {
   token: string;
@@ -17,9 +20,9 @@ export interface RouteDeps {
   /** Open SSE streams, ended on shutdown. */
   streams: Set<() => void>;
   /** Extra routes (the component upload route plugs in here). Return true when handled. */
-  extra: Array<(req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean> | boolean>;
+  extra: Route[];
   /** Routes tried before the operator token is checked: each authorizes its requests itself. */
-  open: Array<(req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean> | boolean>;
+  open: Route[];
 }
 
 function authorize(req: IncomingMessage, token: string): void {

@@ -1,6 +1,6 @@
 import type { ErrorInfo, ModelRequest, ModelResult } from "@aexhq/brain-protocol";
-import type { SessionState, RecordData } from "../sessions/session.ts";
-import type { ModelCallBudget } from "../dispatch/budget.ts";
+import type { SessionState, RecordData } from "../journal/session.ts";
+import type { ModelCallBudget } from "./budget.ts";
 import { toErrorInfo } from "../errors.ts";
 import { complete } from "./provider.ts";
 import type { ModelProvider, ReplyHints } from "./provider.ts";

@@ -12,7 +12,7 @@ import type { ModelSettings } from "../models/select.ts";
 import type { ModelProvider } from "../models/provider.ts";
 import { unknownModelResponse } from "../models/journaled-call.ts";
 import { contractDigest } from "../hosts/digest.ts";
-import { SessionState, sessionView } from "./session.ts";
+import { SessionState, sessionView } from "../journal/session.ts";
 import { ClosedJournal, ExpandedJournal } from "./closed-journal.ts";
 import type { SessionJournal } from "./closed-journal.ts";
 

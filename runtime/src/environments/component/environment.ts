@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { dispatchHostImport } from "@aexhq/brain-protocol";
 import type { ErrorInfo, HostImportHandler, PlacedTool } from "@aexhq/brain-protocol";
-import type { CallHandle, CallInvocation, CallSink, Environment } from "../environment.ts";
+import type { CallHandle, CallInvocation, CallSink, Environment } from "../../dispatch/environment.ts";
 import { BrainRuntimeError, toErrorInfo } from "../../errors.ts";
 import { validateSchema } from "../json-schema.ts";
 import { checkGuestOutcome } from "./outcome.ts";

@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { environmentPlugins } from "../../server.ts";
-import type { BrainInternals } from "../../server.ts";
+import { environmentPlugins } from "../plugins.ts";
+import type { BrainInternals } from "../plugins.ts";
 import { ComponentEnvironment } from "./environment.ts";
-import { componentMemoryMb } from "../../config.ts";
+import { componentMemoryMb } from "./memory-setting.ts";
 import { componentRoute } from "./upload-route.ts";
 
 /**

@@ -1,5 +1,5 @@
 import type { ErrorInfo, PlacedTool } from "@aexhq/brain-protocol";
-import type { CallHandle, CallInvocation, CallSink, Environment } from "../environment.ts";
+import type { CallHandle, CallInvocation, CallSink, Environment } from "../../dispatch/environment.ts";
 import { BrainRuntimeError } from "../../errors.ts";
 import { HttpJsonInterpreter, parseHttpJsonConfig } from "./http-json.ts";
 import type { HttpJsonEnvironmentConfig } from "./http-json.ts";

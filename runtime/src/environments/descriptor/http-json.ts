@@ -1,6 +1,6 @@
 import { LIMITS } from "@aexhq/brain-protocol";
 import type { PlacedTool } from "@aexhq/brain-protocol";
-import type { CallHandle, CallInvocation, CallSink } from "../environment.ts";
+import type { CallHandle, CallInvocation, CallSink } from "../../dispatch/environment.ts";
 import type { DescriptorInterpreter } from "./environment.ts";
 import { validateSchema } from "../json-schema.ts";
 import { BrainRuntimeError } from "../../errors.ts";

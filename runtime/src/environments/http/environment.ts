@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import type { ErrorInfo, HttpCallbackRequest, HttpCallbackResponse, HttpInvokeRequest, PlacedTool } from "@aexhq/brain-protocol";
 import { PROTOCOL_HTTP } from "./protocol.ts";
-import { invokeFrame } from "../environment.ts";
-import type { CallHandle, CallInvocation, CallSink, Environment } from "../environment.ts";
+import { invokeFrame } from "../../dispatch/environment.ts";
+import type { CallHandle, CallInvocation, CallSink, Environment } from "../../dispatch/environment.ts";
 import { BrainRuntimeError } from "../../errors.ts";
 import { tokensEqual } from "../../hosts/secret.ts";
 

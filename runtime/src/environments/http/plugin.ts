@@ -1,5 +1,5 @@
-import { environmentPlugins } from "../../server.ts";
-import type { BrainInternals } from "../../server.ts";
+import { environmentPlugins } from "../plugins.ts";
+import type { BrainInternals } from "../plugins.ts";
 import { HttpToolEnvironment } from "./environment.ts";
 import { httpCallbackRoute } from "./callback-route.ts";
 

@@ -1,4 +1,4 @@
-import { BrainRuntimeError } from "../../errors.ts";
+import { BrainRuntimeError } from "../errors.ts";
 
 /** What a component placement may ask for, as the contract (ComponentPlacement) defines it. */
 const PLACEMENT_KINDS = ["host", "component", "descriptor", "http"];

@@ -1,6 +1,6 @@
 import type { JournalRecord, SessionCreatedRecord, Session } from "@aexhq/brain-protocol";
-import type { JournalStore } from "../journal/store.ts";
-import type { SessionHead } from "../journal/head.ts";
+import type { JournalStore } from "./store.ts";
+import type { SessionHead } from "./head.ts";
 import { BrainRuntimeError } from "../errors.ts";
 
 type RecordOf<T extends JournalRecord["type"]> = Extract<JournalRecord, { type: T }>;

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { HostInfo } from "@aexhq/brain-protocol";
 import type { HostRegistry } from "../hosts/registry.ts";
-import type { HostEnvironment } from "../environments/host.ts";
+import type { HostEnvironment } from "./host.ts";
 import type { SessionManager } from "../sessions/manager.ts";
 import { BrainRuntimeError } from "../errors.ts";
-import { sendJson } from "./respond.ts";
+import { sendJson } from "../http/respond.ts";
 
 /** GET /v1/hosts/:id (operator token): a registered host's contracts, connection and placed sessions. */
 export function hostsRoute(registry: HostRegistry, hosts: HostEnvironment, sessions: SessionManager) {
