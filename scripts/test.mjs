@@ -45,6 +45,17 @@ function discoverSuites() {
     parse: parseUvuSummary,
   });
 
+  // The packages installed as a user installs them (npm pack, npm install --offline in a temporary
+  // project outside the repository, Deno projects of their own); before the workspaces, so on a
+  // fresh clone the packs are made with no prior build, as the packages' prepack promises.
+  if (existsSync(join(root, "scripts/install"))) suites.push({
+    name: "install as a user",
+    cwd: root,
+    command: process.execPath,
+    args: [join(home, "node_modules/uvu/bin.js"), "scripts/install", "\\.test\\.mjs$"],
+    parse: parseUvuSummary,
+  });
+
   for (const workspace of pkg.workspaces ?? []) {
     const manifest = join(root, workspace, "package.json");
     if (!existsSync(manifest)) continue;

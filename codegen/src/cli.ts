@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { generate } from "./generate.ts";
 
 // Hand-maintained files inside generated/ that codegen neither writes nor deletes.
-const KEEP = new Set(["generated/package.json", "generated/tsconfig.json", "generated/tsconfig.build.json"]);
+const KEEP = new Set(["generated/package.json", "generated/tsconfig.json", "generated/tsconfig.build.json", "generated/README.md", "generated/LICENSE"]);
 const SKIP_DIRS = new Set(["node_modules", "dist", ".turbo"]);
 
 function listGenerated(root: string, dir = "generated"): string[] {

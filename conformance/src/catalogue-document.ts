@@ -9,8 +9,9 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ToolContract } from "@aexhq/brain-protocol";
 import { catalogueFor } from "../subjects/catalogue-tools.ts";
+import { packageRoot } from "./subject.ts";
 
-export const CATALOGUE_FILE = join(import.meta.dirname, "../catalogue.json");
+export const CATALOGUE_FILE = join(packageRoot, "catalogue.json");
 
 /**
  * Tools a brain:tool@0.2.0 component cannot have: `throw` (a trap carries no message through the

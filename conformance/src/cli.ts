@@ -8,7 +8,7 @@ import type { ToolContract, PlacedTool } from "@aexhq/brain-protocol";
 import { appliesTo, journalOf, loadScenarios, matches, type Scenario, type SubjectKind } from "./scenario.ts";
 import { RuntimeApi } from "./http.ts";
 import { DropProxy } from "./proxy.ts";
-import { parseSubject, startSubject, repoRoot, HTTP_PORT_ENV, type SubjectSpec, type RunningSubject } from "./subject.ts";
+import { parseSubject, startSubject, packageRoot, HTTP_PORT_ENV, type SubjectSpec, type RunningSubject } from "./subject.ts";
 import { hostContracts, runScenario, waitDisconnected, type RunContext, type ScenarioResult } from "./run.ts";
 import { componentContracts, componentPlacement, uploadComponent } from "./component-subject.ts";
 import { freePort, httpContracts, waitListening } from "./http-subject.ts";
@@ -16,7 +16,7 @@ import { freePort, httpContracts, waitListening } from "./http-subject.ts";
 export interface ConformanceOptions {
   subject: string;
   only?: string;
-  /** Default: conformance/scenarios. */
+  /** Default: the package's scenarios/ folder. */
   scenariosDir?: string;
   report?: string;
   /** Scenario names this subject is known to fail; a listed scenario that passes is an error too. */
@@ -48,7 +48,7 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
   const log = opts.log ?? ((line: string) => console.log(line));
   const spec = parseSubject(opts.subject);
   const kind: SubjectKind = spec.kind === "component" ? "component" : spec.kind === "http" ? "http" : "host";
-  const selected = loadScenarios(opts.scenariosDir ?? join(repoRoot, "conformance/scenarios")).filter((s) => matches(opts.only, s.name));
+  const selected = loadScenarios(opts.scenariosDir ?? join(packageRoot, "scenarios")).filter((s) => matches(opts.only, s.name));
   const byName = new Map<string, ScenarioResult>();
   for (const s of selected.filter((s) => !appliesTo(s, kind))) {
     byName.set(s.name, { name: s.name, pass: true, na: true, detail: `n/a for ${kind} subjects`, ms: 0 });
@@ -202,14 +202,13 @@ export function formatTable(report: ConformanceReport): string {
   return lines.join("\n");
 }
 
-const isMain = process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url);
-if (isMain) {
-  const args = process.argv.slice(2);
+/** The `brain-conformance` command: runs, prints the table and returns the exit code (0, 1 or 2). */
+export async function main(args: string[]): Promise<number> {
   const value = (flag: string) => { const i = args.indexOf(flag); return i >= 0 ? args[i + 1] : undefined; };
   const subject = value("--subject");
   if (!subject) {
     console.error('usage: brain-conformance --subject node|deno|command:"<shell command>"|component:<file.wasm>|http|http-command:"<shell command>" [--only <pattern>] [--report <file.json>] [--expected-failures <file.json>] [--scenarios <dir>]');
-    process.exit(2);
+    return 2;
   }
   const failuresFile = value("--expected-failures");
   const expectedFailures = failuresFile && existsSync(failuresFile) ? (JSON.parse(readFileSync(failuresFile, "utf8")) as string[]) : [];
@@ -220,10 +219,13 @@ if (isMain) {
   } catch (e) {
     // A bad scenario file or subject argument: a usage error, not a failing subject.
     console.error(`brain-conformance: ${(e as Error).message}`);
-    process.exit(2);
+    return 2;
   }
   console.log(formatTable(report));
   const reportFile = value("--report");
   if (reportFile) writeFileSync(reportFile, JSON.stringify({ ...report, results: report.results.map(({ records, ...r }) => r) }, null, 2));
-  process.exit(report.ok ? 0 : 1);
+  return report.ok ? 0 : 1;
 }
+
+const isMain = process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url);
+if (isMain) process.exit(await main(process.argv.slice(2)));

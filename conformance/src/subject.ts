@@ -3,9 +3,18 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 
 export const repoRoot = join(import.meta.dirname, "../..");
+/**
+ * Run from source (this checkout: src/subject.ts, subjects through tsx with the brain-source
+ * condition) or from the installed package (dist/src/subject.js, subjects as plain compiled modules
+ * that import the installed @aexhq/brain).
+ */
+const fromSource = import.meta.url.endsWith(".ts");
+/** The package folder: conformance/ here, node_modules/@aexhq/brain-conformance/ when installed. */
+export const packageRoot = fromSource ? join(import.meta.dirname, "..") : join(import.meta.dirname, "../..");
 const deno = join(repoRoot, "node_modules/.bin/deno");
-const catalogue = join(repoRoot, "conformance/subjects/catalogue.ts");
-const httpCatalogue = join(repoRoot, "conformance/subjects/http-catalogue.ts");
+const catalogue = fromSource ? join(packageRoot, "subjects/catalogue.ts") : join(packageRoot, "dist/subjects/catalogue.js");
+const httpCatalogue = fromSource ? join(packageRoot, "subjects/http-catalogue.ts") : join(packageRoot, "dist/subjects/http-catalogue.js");
+const nodeArgv = (file: string) => (fromSource ? [process.execPath, "--conditions=brain-source", "--import", "tsx", file] : [process.execPath, file]);
 
 export interface SubjectSpec { kind: "node" | "deno" | "command" | "component" | "http"; label: string; argv: string[]; shell: boolean }
 
@@ -18,9 +27,10 @@ export const VARIANT_ENV = "BRAIN_CONFORMANCE_VARIANT";
 /** `node`, `deno`, `command:"<shell command>"` or `component:<file.wasm>`, as given to --subject. */
 export function parseSubject(arg: string): SubjectSpec {
   if (arg === "node") {
-    return { kind: "node", label: "node", shell: false, argv: [process.execPath, "--conditions=brain-source", "--import", "tsx", catalogue] };
+    return { kind: "node", label: "node", shell: false, argv: nodeArgv(catalogue) };
   }
   if (arg === "deno") {
+    if (!fromSource) throw new Error("the deno subject runs the catalogue from a Brain checkout (npm run conformance -- --subject deno); use command:\"deno run ...\" for your own Deno host");
     // The minimal permissions a host needs: the network (to reach Brain) and its BRAIN_* variables.
     return {
       kind: "deno", label: "deno", shell: false,
@@ -29,7 +39,7 @@ export function parseSubject(arg: string): SubjectSpec {
   }
   if (arg.startsWith("command:")) return { kind: "command", label: arg, shell: true, argv: [arg.slice("command:".length)] };
   // HTTP tools (brain.http/0.2): a process listening on 127.0.0.1:$BRAIN_CONFORMANCE_HTTP_PORT.
-  if (arg === "http") return { kind: "http", label: "http", shell: false, argv: [process.execPath, "--conditions=brain-source", "--import", "tsx", httpCatalogue] };
+  if (arg === "http") return { kind: "http", label: "http", shell: false, argv: nodeArgv(httpCatalogue) };
   if (arg.startsWith("http-command:")) return { kind: "http", label: arg, shell: true, argv: [arg.slice("http-command:".length)] };
   // A component is no process: the runner uploads the file and places the catalogue tools on it.
   if (arg.startsWith("component:")) return { kind: "component", label: arg, shell: false, argv: [arg.slice("component:".length)] };

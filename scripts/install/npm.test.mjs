@@ -1,0 +1,161 @@
+// Installs the packages as a user does: `npm pack` of the five publishable workspaces (their
+// prepack builds them; no prior build is needed), `npm install --offline` of the tarballs in a new
+// project outside the repository, then what sdk-node/README.md and runtime/README.md tell a user to
+// run there: `npx @aexhq/brain-runtime serve`, a strict TypeScript app (nodenext and bundler module
+// resolution) running a scripted session against it, and `npx brain-conformance --subject node`.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import {
+  PUBLISHED, betterSqlitePrebuilds, installTarballs, manifestTargets, newProject, npm, packFolders, packWorkspaces, root, run, tempDir, thirdPartyClosure, watchOutput,
+} from "./pack.mjs";
+
+const TOKEN = "install-test-token";
+let dir = "";
+let app = "";
+let packed = {};
+
+test.before(() => {
+  dir = tempDir("brain-install-");
+  packed = packWorkspaces(Object.keys(PUBLISHED), join(dir, "packs"));
+  // The users' other packages: the SDK's peer zod, TypeScript for the app (the npm packages the
+  // published ones depend on come along as tarballs of the versions this checkout's lockfile chose).
+  const deps = packFolders(thirdPartyClosure(Object.keys(PUBLISHED), ["zod"]), join(dir, "deps"));
+  app = newProject(join(dir, "app"));
+  installTarballs(app, [...Object.values(packed).map((p) => p.file), ...deps], betterSqlitePrebuilds(join(dir, "prebuilds")));
+});
+
+test.after(() => {
+  if (dir && !process.env.BRAIN_KEEP_INSTALL_DIR) rmSync(dir, { recursive: true, force: true });
+});
+
+test("each tarball ships dist/, a README and a LICENSE, and every exports/types/bin target is in it", () => {
+  assert.equal(Object.keys(packed).sort(), Object.values(PUBLISHED).sort());
+  for (const [name, { files }] of Object.entries(packed)) {
+    const manifest = JSON.parse(readFileSync(join(app, "node_modules", name, "package.json"), "utf8"));
+    assert.ok(files.some((f) => f.startsWith("dist/") && f.endsWith(".js")), `${name} ships no dist/*.js`);
+    for (const f of ["README.md", "LICENSE", "package.json"]) assert.ok(files.includes(f), `${name} ships no ${f}`);
+    assert.not.ok(files.some((f) => f.startsWith("test/")), `${name} ships its tests`);
+    for (const target of manifestTargets(manifest)) assert.ok(files.includes(target), `${name}: ${target} is named in package.json but not shipped`);
+    assert.not.ok(manifest.private, `${name} is private`);
+  }
+});
+
+/** `brain serve` from the installed package, in its own process group (as a terminal runs it). */
+function serve(command, args, env = {}) {
+  const child = spawn(command, args, { cwd: app, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, BRAIN_PORT: "0", ...env } });
+  const out = watchOutput(child);
+  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  return { child, out, exited };
+}
+
+/** Ctrl-C as a terminal sends it: SIGINT to every process of the foreground process group. */
+const ctrlC = (child) => process.kill(-child.pid, "SIGINT");
+
+test("npx @aexhq/brain-runtime serve starts with its SQLite journal in ./.brain and stops on Ctrl-C", async () => {
+  const s = serve(npm, ["exec", "--offline", "--", "@aexhq/brain-runtime", "serve"]);
+  const [, url] = await s.out.waitFor(/brain listening on (http:\/\/\S+)/);
+  assert.is((await fetch(`${url}/healthz`)).status, 200);
+  assert.match(s.out.text(), /journal: .*\.brain\/journal\.sqlite/);
+  assert.ok(existsSync(join(app, ".brain/operator.token")));
+  ctrlC(s.child);
+  await s.exited;
+  assert.match(s.out.text(), /brain: stopped/);
+});
+
+test("the installed bin, Ctrl-C many times: 'stopped' every time, exit code 0, the journal intact", async () => {
+  const bin = join(app, "node_modules/.bin/brain");
+  const dataDir = join(dir, "ctrl-c-data");
+  for (let i = 0; i < 6; i++) {
+    const s = serve(bin, ["serve"], { BRAIN_DATA_DIR: dataDir, BRAIN_TOKEN: TOKEN });
+    const [, url] = await s.out.waitFor(/brain listening on (http:\/\/\S+)/);
+    // Something to flush: a session (a journal commit) right before the signal.
+    const res = await fetch(`${url}/v1/sessions`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: JSON.stringify({ model: { provider: "scripted", script: [{ text: "hi" }] }, tools: [] }) });
+    assert.is(res.status, 201, await res.clone().text());
+    ctrlC(s.child);
+    const { code, signal } = await s.exited;
+    assert.match(s.out.text(), /brain: SIGINT, shutting down\n[^]*brain: stopped/, `run ${i}: ${s.out.text()}`);
+    assert.equal({ code, signal }, { code: 0, signal: null }, `run ${i}: ${s.out.text()}`);
+  }
+  // The journal opens and checks clean with the installed better-sqlite3, and holds all six sessions.
+  const check = run(process.execPath, ["-e", `
+    const Database = require("better-sqlite3");
+    const db = new Database(${JSON.stringify(join(dataDir, "journal.sqlite"))}, { readonly: true });
+    console.log(JSON.stringify({ integrity: db.pragma("integrity_check", { simple: true }) }));
+  `], app);
+  assert.equal(JSON.parse(check), { integrity: "ok" });
+  const again = serve(bin, ["serve"], { BRAIN_DATA_DIR: dataDir, BRAIN_TOKEN: TOKEN });
+  const [, url] = await again.out.waitFor(/brain listening on (http:\/\/\S+)/);
+  const list = await (await fetch(`${url}/v1/sessions`, { headers: { authorization: `Bearer ${TOKEN}` } })).json();
+  ctrlC(again.child);
+  await again.exited;
+  assert.is(list.sessions.length, 6);
+});
+
+const APP_TS = `
+import { Brain, tool } from "@aexhq/brain";
+import { z } from "zod";
+
+export const lookup = tool({
+  name: "lookup",
+  description: "Look up one record.",
+  input: z.object({ id: z.string() }),
+  output: z.object({ value: z.string() }).nullable(),
+  options: z.object({ prefix: z.string() }),
+  run: async ({ id }, ctx) => {
+    await ctx.emit("lookup_started", { id });
+    return ctx.finish({ value: \`\${ctx.options.prefix}\${id}\` });
+  },
+});
+
+const brain = new Brain(); // BRAIN_URL and BRAIN_TOKEN
+try {
+  const session = await brain.sessions.create({
+    model: { provider: "scripted", script: [{ toolCalls: [{ name: "lookup", input: { id: "42" } }] }, { text: "Found it." }] },
+    tools: [lookup({ prefix: "customer:" })],
+  });
+  const reply = await session.send("Who is customer 42?");
+  let outcome: unknown = null;
+  for await (const record of session.events()) if (record.type === "tool.result") outcome = record.data.outcome;
+  console.log(JSON.stringify({ reply, outcome }));
+} finally {
+  await brain.close();
+}
+`;
+
+const tsconfig = (moduleResolution, extra = {}) => ({
+  compilerOptions: {
+    target: "ES2022", module: moduleResolution === "Bundler" ? "ESNext" : "NodeNext", moduleResolution,
+    strict: true, skipLibCheck: false, lib: ["ES2023", "DOM"], types: [], outDir: "out", ...extra,
+  },
+  files: ["app.ts"],
+});
+
+test("a strict TypeScript app (nodenext and bundler resolution) declares a tool and runs a scripted session against it", async () => {
+  writeFileSync(join(app, "app.ts"), APP_TS);
+  writeFileSync(join(app, "tsconfig.json"), JSON.stringify(tsconfig("NodeNext"), null, 2));
+  writeFileSync(join(app, "tsconfig.bundler.json"), JSON.stringify(tsconfig("Bundler", { noEmit: true }), null, 2));
+  const tsc = join(root, "node_modules/typescript/bin/tsc");
+  run(process.execPath, [tsc, "-p", "tsconfig.json"], app);
+  run(process.execPath, [tsc, "-p", "tsconfig.bundler.json"], app);
+  const s = serve(join(app, "node_modules/.bin/brain"), ["serve"], { BRAIN_JOURNAL: "memory", BRAIN_TOKEN: TOKEN });
+  try {
+    const [, url] = await s.out.waitFor(/brain listening on (http:\/\/\S+)/);
+    const out = JSON.parse(run(process.execPath, ["out/app.js"], app, { BRAIN_URL: url, BRAIN_TOKEN: TOKEN }));
+    assert.is(out.reply, "Found it.");
+    assert.equal(out.outcome, { status: "ok", value: { value: "customer:42" } });
+  } finally {
+    ctrlC(s.child);
+    await s.exited;
+  }
+});
+
+test("npx brain-conformance --subject node passes with the installed packages", () => {
+  const out = run(npm, ["exec", "--offline", "--", "brain-conformance", "--subject", "node"], app);
+  assert.match(out, /^\d+ passed, 0 failed/m, out);
+  assert.not.match(out, /FAIL/);
+});
+
+test.run();
