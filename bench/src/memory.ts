@@ -84,9 +84,9 @@ export async function measureMemory(cfg: BenchConfig): Promise<Section> {
     const m2 = await settle();
     s.figures.push(figure("heap returned after deleting them", round(((m1.heap - m2.heap) / Math.max(1, m1.heap - m0.heap)) * 100, 1), "%"));
     if (m1.rss > m0.rss) s.figures.push(figure("RSS returned after deleting them", round(((m1.rss - m2.rss) / (m1.rss - m0.rss)) * 100, 1), "%"));
-    s.figures.push(figure("per deleted session, heap (tombstone + compacted journal)", round((m2.heap - m0.heap) / ids.length / 1024, 2), "KiB", { name: "per idle session", value: round(perSession / 1024, 2) }));
+    s.figures.push(figure("per deleted session, heap (the memory journal's compacted records)", round((m2.heap - m0.heap) / ids.length / 1024, 2), "KiB", { name: "per idle session", value: round(perSession / 1024, 2) }));
     const held = brain.internals.sessions.held;
-    s.notes.push(`after deleting: ${held.live} live sessions and ${held.deleted} tombstones held; the memory journal keeps each deleted session's records as one JSON text (SQLite keeps them on disk only)`);
+    s.notes.push(`after deleting: ${held.resident} sessions resident; nothing of a deleted session stays in the runtime's memory; the memory journal keeps each deleted session's records as one JSON text (SQLite keeps them on disk only)`);
     const h0 = await settle();
     for (let i = 0; i < cfg.memoryHosts; i++) hosts.push(await rawHost(brain.url, brain.token, `bench-mem-${i}`));
     const h1 = await settle();

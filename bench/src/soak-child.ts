@@ -92,8 +92,8 @@ try {
   for (const session of sessions) await session.delete();
   sessions.length = 0;
   const after = await settle();
-  const held = (brain.internals.sessions as { held?: { live: number; deleted: number } }).held;
-  emit({ kind: "end", heapEnd: endHeap.heap, rssEnd: m.rss, heapAfterDelete: after.heap, rssAfterDelete: after.rss, spacesAfterDelete: after.spaces, turns: counts.reduce((a, b) => a + b, 0), failures, exhausted, ...(firstError ? { firstError } : {}), ...(held ? { heldAfterDelete: { live: held.live, deleted: held.deleted } } : {}) });
+  const held = brain.internals.sessions.held;
+  emit({ kind: "end", heapEnd: endHeap.heap, rssEnd: m.rss, heapAfterDelete: after.heap, rssAfterDelete: after.rss, spacesAfterDelete: after.spaces, turns: counts.reduce((a, b) => a + b, 0), failures, exhausted, ...(firstError ? { firstError } : {}), heldAfterDelete: held });
 } finally {
   await client.close();
   await brain.close();

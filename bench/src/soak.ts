@@ -13,7 +13,7 @@ import { round } from "./stats.ts";
 export type SoakLine =
   | { kind: "start"; heapBefore: number; rssBefore: number; spacesBefore: Record<string, number>; windowS: number; scriptTurns: number }
   | { kind: "window"; index: number; turns: number; seconds: number; rss: number; heap: number }
-  | { kind: "end"; heapEnd: number; rssEnd: number; heapAfterDelete: number; rssAfterDelete: number; spacesAfterDelete: Record<string, number>; turns: number; failures: number; exhausted: number; firstError?: string; heldAfterDelete?: { live: number; deleted: number } };
+  | { kind: "end"; heapEnd: number; rssEnd: number; heapAfterDelete: number; rssAfterDelete: number; spacesAfterDelete: Record<string, number>; turns: number; failures: number; exhausted: number; firstError?: string; heldAfterDelete?: { resident: number; conversations: number } };
 
 const MiB = 2 ** 20;
 
@@ -68,7 +68,7 @@ export async function soak(cfg: SoakConfig, log: (s: string) => void): Promise<S
       const d = Object.keys(end.spacesAfterDelete).map((k) => [k, (end.spacesAfterDelete[k] ?? 0) - (start.spacesBefore[k] ?? 0)] as const).filter(([, v]) => Math.abs(v) >= 256 * 1024).sort((a, b) => b[1] - a[1]);
       s.notes.push(`heap after deleting − before, by V8 space: ${d.map(([k, v]) => `${k} ${v > 0 ? "+" : ""}${round(v / MiB, 1)} MiB`).join(", ") || "every space within 0.25 MiB"}`);
     }
-    if (end.heldAfterDelete) s.notes.push(`after deleting: ${end.heldAfterDelete.live} live sessions and ${end.heldAfterDelete.deleted} tombstones held by the runtime`);
+    if (end.heldAfterDelete) s.notes.push(`after deleting: ${end.heldAfterDelete.resident} sessions resident in the runtime`);
   }
   s.notes.push(
     `windows of ${windowS} s (a minute when the soak runs ≥ 5 min, a fifth of the run otherwise); a turn counts in the window its session.send resolved in; RSS sampled (no forced GC) at each window's end`,
