@@ -34,5 +34,5 @@ export interface SoakConfig {
 export function soakConfig(env: NodeJS.ProcessEnv = process.env, smoke = false): SoakConfig {
   const seconds = env.BENCH_SOAK_SECONDS !== undefined && env.BENCH_SOAK_SECONDS !== "" ? Number(env.BENCH_SOAK_SECONDS) : smoke ? 3 : 300;
   if (!(seconds > 0)) throw new Error(`BENCH_SOAK_SECONDS must be a positive number, got ${env.BENCH_SOAK_SECONDS}`);
-  return { sessions: smoke ? 4 : 64, seconds, turnsPerSessionPerS: Number(env.BENCH_SOAK_TURNS_PER_SESSION_S ?? 40) };
+  return { sessions: smoke ? 4 : 64, seconds, turnsPerSessionPerS: Number(env.BENCH_SOAK_TURNS_PER_SESSION_S ?? 25) };
 }

@@ -70,7 +70,7 @@ export async function journalGrowth(cfg: BenchConfig, log: (s: string) => void):
     // Time per turn beside it (not a goal): the median of five turns around each.
     const around = (t: number) => median(times.slice(Math.max(0, t - 3), t + 2));
     s.figures.push(figure(`whole turn time around turn ${late} (median of 5)`, round(around(late), 2), "ms", { name: `around turn ${EARLY_TURN}`, value: round(around(EARLY_TURN), 2) }));
-    s.notes.push("bytes = UTF-8 length of JSON.stringify of each record (envelope included) as GET /v1/sessions/:id/events returns it, from the turn's message.user up to the next one; if the runtime expands references on read, this measures what a reader receives, not what is stored");
+    s.notes.push("bytes = UTF-8 length of JSON.stringify of each record (envelope included) as GET /v1/sessions/:id/events returns it (no expand=requests: model.request as journaled), from the turn's message.user up to the next one");
   } finally {
     await client.close();
     await brain.close();

@@ -42,7 +42,9 @@ interface StoreLike {
   append(r: JournalRecord): Promise<void>;
   flush(): Promise<void>;
   close(): Promise<void>;
-  loadSession(id: string): JournalRecord[];
+  /** One session's records as stored: `read` (paged store) or `loadSession` (the store before issue 15). */
+  read?(id: string): JournalRecord[];
+  loadSession?(id: string): JournalRecord[];
   loadHosts(): unknown[];
   saveHost(row: unknown): void;
 }
@@ -72,8 +74,9 @@ async function templateSession(): Promise<{ records: JournalRecord[]; hosts: unk
     const store = await openStore(join(dir, "journal.sqlite"));
     try {
       // Normalized: a placeholder id and relative times, so the same runtime gives the same template.
-      const t0 = store.loadSession(id)[0]!.at;
-      const text = JSON.stringify(store.loadSession(id).map((r) => ({ ...r, at: r.at - t0 }))).replaceAll(id, "@SESSION@");
+      const stored = store.read ? store.read(id) : store.loadSession!(id);
+      const t0 = stored[0]!.at;
+      const text = JSON.stringify(stored.map((r) => ({ ...r, at: r.at - t0 }))).replaceAll(id, "@SESSION@");
       return { records: JSON.parse(text) as JournalRecord[], hosts: store.loadHosts() };
     } finally {
       await store.close();
@@ -163,8 +166,9 @@ async function writeHistory(file: string, template: { records: JournalRecord[]; 
 
 /** The fixture's data dir, built once per key (slow: about a minute per million records) and cached. */
 async function historyFixture(records: number, template: { records: JournalRecord[]; hosts: unknown[] }, log: (s: string) => void): Promise<{ dir: string; meta: FixtureMeta; cached: boolean }> {
+  // Keyed by what the records are (times and the host row's random salt left out) and the store's code.
   const storeSrc = ["runtime/src/journal/sqlite.ts", "runtime/src/journal/store.ts"].map((p) => readFileSync(join(ROOT, p), "utf8")).join("\n");
-  const hash = createHash("sha256").update(FIXTURE_VERSION).update(JSON.stringify(template)).update(storeSrc).digest("hex").slice(0, 12);
+  const hash = createHash("sha256").update(FIXTURE_VERSION).update(JSON.stringify(template.records.map((r) => ({ ...r, at: 0 })))).update(storeSrc).digest("hex").slice(0, 12);
   const name = `history-${records}-${hash}`;
   const dir = join(CACHE, name);
   mkdirSync(CACHE, { recursive: true });

@@ -11,9 +11,9 @@ import { round } from "./stats.ts";
 
 /** What the child prints, one JSON object a line. */
 export type SoakLine =
-  | { kind: "start"; heapBefore: number; rssBefore: number; spacesBefore: Record<string, number>; windowS: number; scriptTurns: number }
+  | { kind: "start"; heapBefore: number; rssBefore: number; spacesBefore: Record<string, number>; windowS: number; scriptTurns: number; scriptBytes: number }
   | { kind: "window"; index: number; turns: number; seconds: number; rss: number; heap: number }
-  | { kind: "end"; heapEnd: number; rssEnd: number; heapAfterDelete: number; rssAfterDelete: number; spacesAfterDelete: Record<string, number>; turns: number; failures: number; exhausted: number; firstError?: string; heldAfterDelete?: { resident: number; conversations: number } };
+  | { kind: "end"; heapEnd: number; rssEnd: number; heapAfterDelete: number; rssAfterDelete: number; spacesAfterDelete: Record<string, number>; turns: number; failures: number; exhausted: number; firstError?: string; heldAfterDelete?: Record<string, number> };
 
 const MiB = 2 ** 20;
 
@@ -68,12 +68,12 @@ export async function soak(cfg: SoakConfig, log: (s: string) => void): Promise<S
       const d = Object.keys(end.spacesAfterDelete).map((k) => [k, (end.spacesAfterDelete[k] ?? 0) - (start.spacesBefore[k] ?? 0)] as const).filter(([, v]) => Math.abs(v) >= 256 * 1024).sort((a, b) => b[1] - a[1]);
       s.notes.push(`heap after deleting − before, by V8 space: ${d.map(([k, v]) => `${k} ${v > 0 ? "+" : ""}${round(v / MiB, 1)} MiB`).join(", ") || "every space within 0.25 MiB"}`);
     }
-    if (end.heldAfterDelete) s.notes.push(`after deleting: ${end.heldAfterDelete.resident} sessions resident in the runtime`);
+    if (end.heldAfterDelete) s.notes.push(`after deleting, the runtime's own counters (internals.sessions.held): ${Object.entries(end.heldAfterDelete).map(([k, v]) => `${k} ${v}`).join(", ")}`);
   }
   s.notes.push(
     `windows of ${windowS} s (a minute when the soak runs ≥ 5 min, a fifth of the run otherwise); a turn counts in the window its session.send resolved in; RSS sampled (no forced GC) at each window's end`,
     `heap = heapUsed + external after three forced GCs (global.gc, --expose-gc): before = after the runtime and the host connection were up and three warm-up sessions (5 turns each) were deleted, before the ${cfg.sessions} sessions were created; after = once all of them were deleted (session.delete()). RSS rarely shrinks in V8; read heap for what deleting gives back`,
-    `each session's script holds ${start?.scriptTurns ?? "?"} turns (2 steps each: the tool call, then "done"), sized at ${cfg.turnsPerSessionPerS} turns/s per session for the whole run`,
+    `each session's script holds ${start?.scriptTurns ?? "?"} turns (2 steps each: the tool call, then "done"), sized at ${cfg.turnsPerSessionPerS} turns/s per session for the whole run (BENCH_SOAK_TURNS_PER_SESSION_S); the ${cfg.sessions} sessions' model configs are ${start ? round(start.scriptBytes / MiB, 1) : "?"} MiB of JSON, and where the runtime keeps a deleted session's view (a tombstone: the config included), up to that much of the heap left after deleting is this bench's scripts rather than history`,
   );
   return s;
 }
