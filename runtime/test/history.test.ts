@@ -165,10 +165,10 @@ test("a restart reads only the sessions with open work; the others page in when 
       assert.is(ofType(all, "tool.finished")[0]!.data.status, "unknown");
       assert.is(ofType(all, "turn.failed").length, 1);
     }
-    // Touching an idle session pages it in; its journal is what it was.
+    // Reading an idle session reads the journal without paging it in; its journal is what it was.
     assert.is(JSON.stringify(await records(brain, idle[7]!)), idleBefore);
     assert.is((await api(brain, "GET", `/v1/sessions/${idle[7]}`)).body.status, "idle");
-    assert.is(brain.internals.sessions.held.resident, 3);
+    assert.is(brain.internals.sessions.held.resident, 2);
     const list = await api(brain, "GET", "/v1/sessions");
     assert.is(list.body.sessions.length, 42, "the list still shows every session");
     assert.is(list.body.sessions[0].id, busy[1], "newest first");
@@ -176,6 +176,7 @@ test("a restart reads only the sessions with open work; the others page in when 
     const again = await api(brain, "POST", `/v1/sessions/${idle[3]}/messages`, { text: "again", wait: true });
     assert.is(again.body.activation, 2);
     assert.is(again.body.error?.code, "script_exhausted", "its one-step script was used by its first turn");
+    assert.is(brain.internals.sessions.held.resident, 3, "a message paged it in");
   } finally {
     await host.close();
     await brain.close();
@@ -199,6 +200,27 @@ test("settled sessions beyond the resident limit page out and come back unchange
       assertJournal(await records(brain, id));
     }
     assert.ok(brain.internals.sessions.held.resident <= 5);
+  } finally {
+    await brain.close();
+  }
+});
+
+test("with no settled session kept resident, each one still works when touched, and a stream keeps its session resident", async () => {
+  const brain = await startBrain({ dataDir: ":memory:", port: 0, residentSessions: 0 });
+  try {
+    const s = await createSession(brain, [], [{ text: "one" }, { text: "two" }]);
+    const res = await fetch(`${brain.url}/v1/sessions/${s.id}/events`, { headers: { authorization: `Bearer ${brain.token}`, accept: "text/event-stream" } });
+    const reader = res.body!.getReader();
+    assert.is((await api(brain, "POST", `/v1/sessions/${s.id}/messages`, { text: "a", wait: true })).body.text, "one");
+    const other = await createSession(brain, [], [{ text: "x" }]);
+    assert.is((await api(brain, "POST", `/v1/sessions/${other.id}/messages`, { text: "b", wait: true })).body.text, "x");
+    let seen = "";
+    while (!seen.includes('"type":"turn.completed"')) seen += new TextDecoder().decode((await reader.read()).value);
+    assert.is(brain.internals.sessions.held.resident, 2, "the streamed session stays; the other was just touched");
+    await reader.cancel();
+    await new Promise((r) => setTimeout(r, 50));
+    assert.is((await api(brain, "POST", `/v1/sessions/${s.id}/messages`, { text: "c", wait: true })).body.text, "two");
+    assert.is(brain.internals.sessions.held.resident, 1, "once its stream closed, the other settled session paged out");
   } finally {
     await brain.close();
   }

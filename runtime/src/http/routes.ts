@@ -83,9 +83,10 @@ export async function handle(req: IncomingMessage, res: ServerResponse, deps: Ro
       return sendJson(res, 200, await s.cancel(id, body.callId));
     }
     if (sub === "events" && method === "GET") {
-      const state = s.journal(id, { expand: parseExpand(url.searchParams.getAll("expand")) });
+      const follow = (req.headers.accept ?? "").includes("text/event-stream");
+      const state = s.journal(id, { expand: parseExpand(url.searchParams.getAll("expand")), follow });
       const after = parseAfter(url.searchParams.get("after") ?? req.headers["last-event-id"]?.toString());
-      if ((req.headers.accept ?? "").includes("text/event-stream")) {
+      if (follow) {
         // Last-Event-ID (a reconnecting EventSource) wins over ?after.
         const resume = req.headers["last-event-id"] !== undefined ? parseAfter(req.headers["last-event-id"].toString()) : after;
         const end = streamEvents(res, state, resume);

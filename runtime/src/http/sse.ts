@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
 import type { JournalRecord } from "@aexhq/brain-protocol";
-import type { SessionJournal } from "../sessions/closed-journal.ts";
+import type { SessionJournal } from "../sessions/journal-readers.ts";
 
 /**
  * Streams committed records with sequence > `after` as SSE (id = sequence, data = record JSON),

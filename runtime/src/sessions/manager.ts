@@ -13,8 +13,8 @@ import type { ModelProvider } from "../models/provider.ts";
 import { unknownModelResponse } from "../models/journaled-call.ts";
 import { contractDigest } from "../hosts/digest.ts";
 import { SessionState, sessionView } from "../journal/session.ts";
-import { ClosedJournal, ExpandedJournal } from "./closed-journal.ts";
-import type { SessionJournal } from "./closed-journal.ts";
+import { StoredJournal, ExpandedJournal } from "./journal-readers.ts";
+import type { SessionJournal } from "./journal-readers.ts";
 
 interface Entry {
   state: SessionState;
@@ -51,13 +51,15 @@ export class SessionManager {
     if (e) {
       this.resident.delete(id);
       this.resident.set(id, e);
+      // Sessions that settled since the last page-in go now, if there are too many.
+      this.pageOut(id);
       return e;
     }
     const head = this.store.head(id);
     if (head === undefined) throw new BrainRuntimeError("not_found", `no session ${id}`);
     if (head.deleted) throw new BrainRuntimeError("conflict", `session ${id} is deleted`);
     const entry = this.attach(SessionState.fromHead(head, this.createdOf(id), this.store));
-    this.pageOut();
+    this.pageOut(id);
     return entry;
   }
 
@@ -87,21 +89,26 @@ export class SessionManager {
     if (!this.resident.has(id) && this.store.head(id) === undefined) throw new BrainRuntimeError("not_found", `no session ${id}`);
   }
 
-  /** What readers of a session's records use; with `expand`, the Agentloop's requests come rebuilt (`expand=requests`). */
-  journal(id: string, opts: { expand?: boolean } = {}): SessionJournal {
+  /**
+   * What readers of a session's records use. `follow` (a stream) pages a live session in, so later
+   * commits reach the reader; a one-off read of a session that is not resident reads the store
+   * without paging it in. With `expand`, the Agentloop's requests come rebuilt (`expand=requests`).
+   */
+  journal(id: string, opts: { expand?: boolean; follow?: boolean } = {}): SessionJournal {
     let journal: SessionJournal;
-    let created: SessionCreatedRecord["data"];
-    const head = this.resident.has(id) ? undefined : this.store.head(id);
-    if (head?.deleted) {
-      journal = new ClosedJournal(this.store, id, head.lastSequence);
-      created = opts.expand ? this.createdOf(id) : (undefined as never);
+    let created: () => SessionCreatedRecord["data"];
+    const resident = this.resident.get(id);
+    const head = resident === undefined ? this.store.head(id) : undefined;
+    if (resident === undefined && head === undefined) throw new BrainRuntimeError("not_found", `no session ${id}`);
+    if (head !== undefined && (head.deleted || !opts.follow)) {
+      journal = new StoredJournal(this.store, id, head.lastSequence);
+      created = () => this.createdOf(id);
     } else {
-      // A live session is paged in, so a stream follows its later commits.
-      const state = this.entry(id).state;
+      const state = (resident ?? this.entry(id)).state;
       journal = state;
-      created = state.created;
+      created = () => state.created;
     }
-    return opts.expand ? new ExpandedJournal(journal, created) : journal;
+    return opts.expand ? new ExpandedJournal(journal, created()) : journal;
   }
 
   /** Sessions held in memory (for tests and the bench). */
@@ -130,13 +137,13 @@ export class SessionManager {
     this.conversations.drop(id);
   }
 
-  /** Pages out settled sessions beyond the limit, least recently touched first. */
-  private pageOut(): void {
+  /** Pages out settled sessions beyond the limit, least recently touched first; never `keep`, which a caller is about to use. */
+  private pageOut(keep?: string): void {
     if (this.resident.size <= this.residentLimit) return;
     let excess = this.resident.size - this.residentLimit;
     for (const [id, e] of this.resident) {
       if (excess <= 0) break;
-      if (settled(e)) {
+      if (id !== keep && settled(e)) {
         this.drop(id);
         excess -= 1;
       }
@@ -180,7 +187,7 @@ export class SessionManager {
     const state = SessionState.create(id, data, this.store);
     const entry = this.attach(state);
     await state.append("session.created", data).committed;
-    this.pageOut();
+    this.pageOut(id);
     return state.view(entry.loop.running);
   }
 

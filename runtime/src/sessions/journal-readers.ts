@@ -11,8 +11,8 @@ export interface SessionJournal {
   onCommit(listener: (r: JournalRecord) => void): () => void;
 }
 
-/** The journal of a deleted session, read from the store: nothing more will come. */
-export class ClosedJournal implements SessionJournal {
+/** A session's journal read from the store as it is now: a deleted session, or a one-off read of one that is not resident. */
+export class StoredJournal implements SessionJournal {
   constructor(
     private store: JournalStore,
     private sessionId: string,
