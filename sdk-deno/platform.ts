@@ -23,6 +23,9 @@ export const denoPlatform: Platform = {
     if (Deno.permissions.querySync({ name: "env", variable: name }).state !== "granted") return undefined;
     return Deno.env.get(name);
   },
+  unreadableEnv(name) {
+    return Deno.permissions.querySync({ name: "env", variable: name }).state === "granted" ? undefined : `${name} is not readable without the Deno permission --allow-env=${name}`;
+  },
   async readFile(url) {
     try {
       return await Deno.readFile(url);

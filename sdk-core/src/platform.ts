@@ -4,6 +4,11 @@ export interface Platform {
   connectWebSocket(url: string): WebSocketLike;
   /** Reads a configuration variable (BRAIN_URL, BRAIN_TOKEN, ...); undefined when unset or not permitted. */
   env(name: string): string | undefined;
+  /**
+   * When env(name) could not read the variable (a missing permission, not an unset variable): how
+   * to allow it, e.g. "run Deno with --allow-env=BRAIN_TOKEN". Errors that a missing value causes name it.
+   */
+  unreadableEnv?(name: string): string | undefined;
   /** Reads a file named by a file: URL (component bytes). */
   readFile(url: URL): Promise<Uint8Array>;
 }

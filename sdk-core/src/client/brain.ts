@@ -34,6 +34,20 @@ function randomId(bytes: number): string {
  * A client of one Brain server. All its sessions and tools share one host connection until
  * `await brain.close()`.
  */
+/** The server URL the user gave, checked: an absolute http(s) URL (a missing scheme is the usual slip). */
+function brainUrl(given: string, from: "url" | "BRAIN_URL"): string {
+  let url: URL;
+  try {
+    url = new URL(given);
+  } catch {
+    throw new SdkError("invalid_url", `${from} ${JSON.stringify(given)} is not a URL: give the scheme too, e.g. http://${given.replace(/^\/+/, "") || "127.0.0.1:3210"}`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new SdkError("invalid_url", `${from} ${JSON.stringify(given)} must be an http: or https: URL (the Brain server's address, e.g. http://127.0.0.1:3210)`);
+  }
+  return given.replace(/\/+$/, "");
+}
+
 export class BrainClient {
   readonly url: string;
   readonly hostId: string;
@@ -43,7 +57,7 @@ export class BrainClient {
   private readonly tokenValue: string | undefined;
 
   constructor(private readonly platform: Platform, opts: BrainOptions = {}) {
-    this.url = (opts.url ?? platform.env("BRAIN_URL") ?? "http://127.0.0.1:3210").replace(/\/+$/, "");
+    this.url = brainUrl(opts.url ?? platform.env("BRAIN_URL") ?? "http://127.0.0.1:3210", opts.url !== undefined ? "url" : "BRAIN_URL");
     this.tokenValue = opts.token ?? platform.env("BRAIN_TOKEN");
     const envId = platform.env("BRAIN_HOST_ID");
     const envSecret = platform.env("BRAIN_HOST_SECRET");
@@ -53,7 +67,7 @@ export class BrainClient {
     this.http = new HttpClient(this.url, token);
     const ws = new URL("/v1/hosts/connect", this.url);
     ws.protocol = ws.protocol === "https:" ? "wss:" : "ws:";
-    this.connection = new HostConnection(platform, ws.toString(), token, host.id, host.secret);
+    this.connection = new HostConnection(platform, ws.toString(), token, host.id, host.secret, this.url);
     this.sessions = { create: (o) => this.create(o), get: (id, o) => this.get(id, o) };
   }
 
@@ -68,7 +82,10 @@ export class BrainClient {
   }
 
   private token(): string {
-    if (!this.tokenValue) throw new SdkError("missing_token", "no Brain token: pass { token } or set BRAIN_TOKEN");
+    if (!this.tokenValue) {
+      const why = this.platform.unreadableEnv?.("BRAIN_TOKEN");
+      throw new SdkError("missing_token", `no Brain token: pass { token } or set BRAIN_TOKEN${why ? ` (${why})` : ""}`);
+    }
     return this.tokenValue;
   }
 

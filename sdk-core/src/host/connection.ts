@@ -44,6 +44,8 @@ export class HostConnection implements HostFrameHandler {
     private readonly token: () => string,
     readonly hostId: string,
     private readonly secret: string,
+    /** The server URL the user configured (http:), which errors name rather than the ws: URL derived from it. */
+    private readonly brainUrl: string = wsUrl,
   ) {}
 
   /** Registers contracts (union with earlier ones), connecting first if needed. */
@@ -94,7 +96,7 @@ export class HostConnection implements HostFrameHandler {
         this.ready = undefined;
         this.sent.clear();
         this.lost(new SdkError("connection_lost", `the host connection closed (${ev.code}${ev.reason ? `: ${ev.reason}` : ""})`));
-        if (!opened) reject(this.fatal ?? new SdkError("connection_failed", `could not connect to ${this.wsUrl} (${ev.code})`));
+        if (!opened) reject(this.fatal ?? new SdkError("connection_failed", `could not reach Brain at ${this.brainUrl}: its host channel ${this.wsUrl} closed (${ev.code}) before opening; is the server running at that address?`));
         if (!this.closed && !this.fatal) this.scheduleReconnect();
       };
     });
