@@ -117,6 +117,7 @@ export class BrainClient {
 
   private async create(o: CreateSessionOptions): Promise<Session> {
     if (!Array.isArray(o?.tools)) throw new TypeError("sessions.create: tools must be an array of placed tools (call the tool factory)");
+    this.token(); // no token: say so (and why, e.g. a missing permission) before connecting anywhere
     const tools = await Promise.all(o.tools.map((t) => this.placed(t)));
     const mine = o.tools.filter((_, i) => this.isMine(tools[i]!));
     if (mine.length) await this.connection.register(tools.filter((t) => this.isMine(t)).map((t) => t.contract));
