@@ -61,7 +61,7 @@ interface DirectoryRow {
 export class SqliteStore extends BatchingStore {
   readonly kind = "sqlite" as const;
   readonly db: Database.Database;
-  private commitMany: (rows: unknown[][]) => void;
+  private commitMany: (records: JournalRecord[], prevs: Array<number | null>, firstId: number) => void;
   private selectRow: Database.Statement;
   private selectMark: Database.Statement;
   private selectDirectory: Database.Statement;
@@ -76,6 +76,8 @@ export class SqliteStore extends BatchingStore {
     this.db = new Database(file);
     this.db.pragma("journal_mode = WAL");
     this.db.pragma("synchronous = NORMAL");
+    // Reads of old sessions hit pages spread over the whole file: map it rather than copy each page in.
+    this.db.pragma("mmap_size = 268435456");
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS journal (
         id INTEGER PRIMARY KEY,
@@ -120,11 +122,11 @@ export class SqliteStore extends BatchingStore {
     this.selectRow = this.db.prepare("SELECT session_id, sequence, at, type, data, prev FROM journal WHERE id = ?");
     this.selectMark = this.db.prepare("SELECT id FROM marks WHERE session_id = ? AND sequence >= ? ORDER BY sequence LIMIT 1");
     this.selectDirectory = this.db.prepare("SELECT * FROM sessions WHERE session_id = ?");
-    this.commitMany = this.db.transaction((rows: unknown[][]) => {
-      for (const row of rows) {
-        insert.run(row);
-        const sequence = row[2] as number;
-        if (sequence % MARK_EVERY === 0) mark.run(row[1], sequence, row[0]);
+    this.commitMany = this.db.transaction((records: JournalRecord[], prevs: Array<number | null>, firstId: number) => {
+      for (let i = 0; i < records.length; i++) {
+        const r = records[i]!;
+        insert.run(firstId + i, r.sessionId, r.sequence, r.at, r.type, JSON.stringify(r.data), prevs[i]);
+        if (r.sequence % MARK_EVERY === 0) mark.run(r.sessionId, r.sequence, firstId + i);
       }
     });
     this.replayAfterDirectory();
@@ -220,27 +222,33 @@ export class SqliteStore extends BatchingStore {
   }
 
   protected commitBatch(records: JournalRecord[]): void {
-    // Work on copies, so a batch that fails (bad order, I/O) changes nothing in memory either.
-    const next = new Map<string, { head: SessionHead; tail: number }>();
-    const rows: unknown[][] = [];
-    let id = this.lastId;
-    for (const r of records) {
-      let n = next.get(r.sessionId);
-      if (n === undefined) {
+    // Check the order and link each row to its session's previous one before writing anything, so
+    // a bad batch writes nothing and changes nothing in memory (heads advance only after the commit).
+    const firstId = this.lastId + 1;
+    const prevs = new Array<number | null>(records.length);
+    const tails = new Map<string, { sequence: number; tail: number }>();
+    for (let i = 0; i < records.length; i++) {
+      const r = records[i]!;
+      let t = tails.get(r.sessionId);
+      if (t === undefined) {
         const e = this.entry(r.sessionId);
-        next.set(r.sessionId, (n = e === undefined ? { head: newHead(r.sessionId), tail: 0 } : { head: { ...e.head }, tail: e.tail }));
+        tails.set(r.sessionId, (t = { sequence: e?.head.lastSequence ?? 0, tail: e?.tail ?? 0 }));
       }
-      if (r.sequence <= n.head.lastSequence) {
-        throw new BrainRuntimeError("internal", `journal: sequence ${r.sequence} of ${r.sessionId} is not after ${n.head.lastSequence}`);
-      }
-      id += 1;
-      rows.push([id, r.sessionId, r.sequence, r.at, r.type, JSON.stringify(r.data), n.tail === 0 ? null : n.tail]);
-      n.tail = id;
-      advanceHead(n.head, r);
+      if (r.sequence <= t.sequence) throw new BrainRuntimeError("internal", `journal: sequence ${r.sequence} of ${r.sessionId} is not after ${t.sequence}`);
+      prevs[i] = t.tail === 0 ? null : t.tail;
+      t.sequence = r.sequence;
+      t.tail = firstId + i;
     }
-    this.commitMany(rows);
-    this.lastId = id;
-    for (const [sessionId, n] of next) this.entries.set(sessionId, { head: n.head, tail: n.tail, dirty: true, used: this.generation });
+    this.commitMany(records, prevs, firstId);
+    this.lastId = firstId + records.length - 1;
+    for (let i = 0; i < records.length; i++) {
+      const r = records[i]!;
+      let e = this.entries.get(r.sessionId);
+      if (e === undefined) this.entries.set(r.sessionId, (e = { head: newHead(r.sessionId), tail: 0, dirty: true, used: this.generation }));
+      advanceHead(e.head, r);
+      e.tail = firstId + i;
+      e.dirty = true;
+    }
   }
 
   read(sessionId: string, after = 0, through = Infinity): JournalRecord[] {
