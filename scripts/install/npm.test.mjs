@@ -9,10 +9,11 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import {
-  PUBLISHED, betterSqlitePrebuilds, installTarballs, manifestTargets, newProject, npm, packFolders, packWorkspaces, root, run, tempDir, thirdPartyClosure, watchOutput,
+  PUBLISHED, betterSqlitePrebuilds, installTarballs, manifestTargets, newProject, packFolders, packWorkspaces, root, run, tempDir, thirdPartyClosure, watchOutput,
 } from "./pack.mjs";
 
 const TOKEN = "install-test-token";
+const npx = process.platform === "win32" ? "npx.cmd" : "npx";
 let dir = "";
 let app = "";
 let packed = {};
@@ -20,8 +21,9 @@ let packed = {};
 test.before(() => {
   dir = tempDir("brain-install-");
   packed = packWorkspaces(Object.keys(PUBLISHED), join(dir, "packs"));
-  // The users' other packages: the SDK's peer zod, TypeScript for the app (the npm packages the
-  // published ones depend on come along as tarballs of the versions this checkout's lockfile chose).
+  // The user's other package, the SDK's peer zod, and the npm packages the published ones depend on
+  // come along as tarballs of the versions this checkout's lockfile chose. (tsc, run below on the
+  // app's folder, is this checkout's: it only reads the app's own node_modules.)
   const deps = packFolders(thirdPartyClosure(Object.keys(PUBLISHED), ["zod"]), join(dir, "deps"));
   app = newProject(join(dir, "app"));
   installTarballs(app, [...Object.values(packed).map((p) => p.file), ...deps], betterSqlitePrebuilds(join(dir, "prebuilds")));
@@ -55,7 +57,7 @@ function serve(command, args, env = {}) {
 const ctrlC = (child) => process.kill(-child.pid, "SIGINT");
 
 test("npx @aexhq/brain-runtime serve starts with its SQLite journal in ./.brain and stops on Ctrl-C", async () => {
-  const s = serve(npm, ["exec", "--offline", "--", "@aexhq/brain-runtime", "serve"]);
+  const s = serve(npx, ["--offline", "@aexhq/brain-runtime", "serve"]);
   const [, url] = await s.out.waitFor(/brain listening on (http:\/\/\S+)/);
   assert.is((await fetch(`${url}/healthz`)).status, 200);
   assert.match(s.out.text(), /journal: .*\.brain\/journal\.sqlite/);
@@ -153,9 +155,70 @@ test("a strict TypeScript app (nodenext and bundler resolution) declares a tool 
 });
 
 test("npx brain-conformance --subject node passes with the installed packages", () => {
-  const out = run(npm, ["exec", "--offline", "--", "brain-conformance", "--subject", "node"], app);
+  const out = run(npx, ["--offline", "brain-conformance", "--subject", "node"], app);
   assert.match(out, /^\d+ passed, 0 failed/m, out);
   assert.not.match(out, /FAIL/);
+});
+
+const DENO_MAIN = `
+import { Brain, tool } from "@aexhq/brain";
+import { z } from "zod";
+
+const lookup = tool({
+  name: "lookup",
+  description: "Look up one record.",
+  input: z.object({ id: z.string() }),
+  output: z.object({ value: z.string() }),
+  options: z.object({ prefix: z.string() }),
+  run: async ({ id }, ctx) => ctx.finish({ value: \`\${ctx.options.prefix}\${id}\` }),
+});
+
+const brain = new Brain(); // BRAIN_URL and BRAIN_TOKEN
+try {
+  const session = await brain.sessions.create({
+    model: { provider: "scripted", script: [{ toolCalls: [{ name: "lookup", input: { id: "42" } }] }, { text: "Found it." }] },
+    tools: [lookup({ prefix: "customer:" })],
+  });
+  console.log(JSON.stringify({ reply: await session.send("Who is customer 42?") }));
+} finally {
+  await brain.close();
+}
+`;
+
+const deno = join(root, "node_modules/deno/deno");
+const SDK_ENV = "BRAIN_URL,BRAIN_TOKEN,BRAIN_HOST_ID,BRAIN_HOST_SECRET";
+
+test("Deno: a project of its own (deno.json, npm install of the packed SDK) runs a session with the documented minimal permissions, without ws", async () => {
+  const project = newProject(join(dir, "deno-app"));
+  writeFileSync(join(project, "deno.json"), JSON.stringify({ nodeModulesDir: "manual" }, null, 2));
+  const sdk = ["@aexhq/brain", "@aexhq/brain-core", "@aexhq/brain-protocol"].map((n) => packed[n].file);
+  installTarballs(project, [...sdk, ...packFolders(thirdPartyClosure(["sdk-node"], ["zod"]), join(dir, "deno-deps"))]);
+  writeFileSync(join(project, "main.ts"), DENO_MAIN);
+  const denoEnv = { DENO_DIR: join(dir, "deno-dir"), DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" };
+  // The `deno` export condition: Deno's own WebSocket, no ws in the module graph.
+  const graph = JSON.parse(run(deno, ["info", "--json", "main.ts"], project, denoEnv));
+  const files = JSON.stringify(graph);
+  assert.match(files, /@aexhq\/brain\/dist\/deno\/mod\.js/);
+  assert.not.match(files, /node_modules\/ws\//);
+  const s = serve(join(app, "node_modules/.bin/brain"), ["serve"], { BRAIN_JOURNAL: "memory", BRAIN_TOKEN: TOKEN });
+  try {
+    const [, url] = await s.out.waitFor(/brain listening on (http:\/\/\S+)/);
+    const host = new URL(url).host;
+    const out = run(deno, ["run", "--quiet", `--allow-net=${host}`, `--allow-env=${SDK_ENV}`, "main.ts"], project, { ...denoEnv, BRAIN_URL: url, BRAIN_TOKEN: TOKEN });
+    assert.equal(JSON.parse(out), { reply: "Found it." });
+    // Without --allow-env, a set BRAIN_TOKEN is unreadable, and the error says which permission to add.
+    let failure = "";
+    try {
+      run(deno, ["run", "--quiet", `--allow-net=${host}`, "main.ts"], project, { ...denoEnv, BRAIN_URL: url, BRAIN_TOKEN: TOKEN });
+    } catch (e) {
+      failure = String(e.stderr);
+    }
+    assert.match(failure, /no Brain token/);
+    assert.match(failure, /--allow-env=BRAIN_TOKEN/);
+  } finally {
+    ctrlC(s.child);
+    await s.exited;
+  }
 });
 
 test.run();
