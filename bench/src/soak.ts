@@ -73,7 +73,7 @@ export async function soak(cfg: SoakConfig, log: (s: string) => void): Promise<S
   s.notes.push(
     `windows of ${windowS} s (a minute when the soak runs ≥ 5 min, a fifth of the run otherwise); a turn counts in the window its session.send resolved in; RSS sampled (no forced GC) at each window's end`,
     `heap = heapUsed + external after three forced GCs (global.gc, --expose-gc): before = after the runtime and the host connection were up and three warm-up sessions (5 turns each) were deleted, before the ${cfg.sessions} sessions were created; after = once all of them were deleted (session.delete()). RSS rarely shrinks in V8; read heap for what deleting gives back`,
-    `each session's script holds ${start?.scriptTurns ?? "?"} turns (2 steps each: the tool call, then "done"), sized at ${cfg.turnsPerSessionPerS} turns/s per session for the whole run (BENCH_SOAK_TURNS_PER_SESSION_S); the ${cfg.sessions} sessions' model configs are ${start ? round(start.scriptBytes / MiB, 1) : "?"} MiB of JSON, and where the runtime keeps a deleted session's view (a tombstone: the config included), up to that much of the heap left after deleting is this bench's scripts rather than history`,
+    `each session's script holds ${start?.scriptTurns ?? "?"} turns (2 steps each: the tool call, then "done"), sized at ${cfg.turnsPerSessionPerS} turns/s per session for the whole run (BENCH_SOAK_TURNS_PER_SESSION_S); the ${cfg.sessions} sessions' model configs are ${start ? round(start.scriptBytes / MiB, 1) : "?"} MiB of JSON (the runtime keeps nothing of a deleted session in memory, so none of it should remain after deleting)`,
   );
   return s;
 }
