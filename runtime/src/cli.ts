@@ -9,7 +9,8 @@ BRAIN_TOKEN (else <dataDir>/operator.token), BRAIN_MAX_EMITTED_BYTES, BRAIN_JOUR
 BRAIN_WORKSPACE_ROOT, BRAIN_COMPONENT_MEMORY_MB (256; JS heap and linear memory of each component worker),
 BRAIN_HTTP_ENVIRONMENTS (descriptor environments as JSON: {"github":{"type":"http_json","baseUrl":"...","headers":{...}}}),
 BRAIN_HTTP_TOOL_ORIGINS (origins HTTP tools may be served from), BRAIN_PUBLIC_URL (callback URL base),
-BRAIN_MAX_MODEL_CALLS (100 per activation), BRAIN_RESIDENT_SESSIONS (256 settled sessions kept in memory), OPENAI_API_KEY / OPENAI_BASE_URL, ANTHROPIC_API_KEY /
+BRAIN_MAX_MODEL_CALLS (100 per activation), BRAIN_RESIDENT_SESSIONS (256 settled sessions kept in memory),
+BRAIN_HOST_TIMEOUT_MS (6000; a host answering no ping for this long is closed, its calls end unknown), OPENAI_API_KEY / OPENAI_BASE_URL, ANTHROPIC_API_KEY /
 ANTHROPIC_BASE_URL, BRAIN_MODEL_BASE_URLS (further model endpoints sessions may name).`;
 
 async function main(argv: string[]): Promise<number> {

@@ -58,6 +58,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv): BrainOptions & { tokenFil
   const resident = env.BRAIN_RESIDENT_SESSIONS === undefined ? undefined : Number(env.BRAIN_RESIDENT_SESSIONS);
   if (resident !== undefined && (!Number.isInteger(resident) || resident < 0)) throw new BrainRuntimeError("invalid_request", `BRAIN_RESIDENT_SESSIONS must be a non-negative integer, got ${env.BRAIN_RESIDENT_SESSIONS}`);
   if (resident !== undefined) opts.residentSessions = resident;
+  const hostTimeout = env.BRAIN_HOST_TIMEOUT_MS === undefined ? undefined : Number(env.BRAIN_HOST_TIMEOUT_MS);
+  if (hostTimeout !== undefined && (!Number.isInteger(hostTimeout) || hostTimeout < 30)) throw new BrainRuntimeError("invalid_request", `BRAIN_HOST_TIMEOUT_MS must be an integer of at least 30 (ms), got ${env.BRAIN_HOST_TIMEOUT_MS}`);
+  if (hostTimeout !== undefined) opts.hostTimeoutMs = hostTimeout;
   if (descriptorEnvironments !== undefined) opts.descriptorEnvironments = descriptorEnvironments;
   const origins = httpToolOrigins(env);
   if (origins.length > 0) opts.httpToolOrigins = origins;

@@ -43,6 +43,11 @@ export interface BrainOptions {
    * the others page back in from the journal when touched. Default DEFAULT_RESIDENT_SESSIONS (256).
    */
   residentSessions?: number;
+  /**
+   * A host connection that answers no WebSocket ping for this long is closed and its open calls end
+   * `unknown` (BRAIN_HOST_TIMEOUT_MS); default 6000. Pings go every third of it.
+   */
+  hostTimeoutMs?: number;
   /** Model calls one activation may make (BRAIN_MAX_MODEL_CALLS); default LIMITS.defaultMaxModelCalls. */
   maxModelCalls?: number;
   /** Real model providers' endpoints and credentials; default: read from the process environment (OPENAI_API_KEY, ...). */
@@ -128,6 +133,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
     wss.handleUpgrade(req, socket, head, (ws) => {
       const conn = new HostConnection(ws, {
         token,
+        hostTimeoutMs: opts.hostTimeoutMs,
         registry,
         dispatcher: () => dispatcher,
         attach: (hostId, c) => hostEnv.attach(hostId, c),

@@ -15,8 +15,14 @@ import { tickCorker } from "./tick-cork.ts";
 /** Close codes (application range) so a host can tell why it was closed. */
 export const CLOSE = { unauthorized: 4401, replaced: 4409, registerTimeout: 4408, shutdown: 1001 } as const;
 
+/** How a silent host is found out: a WebSocket ping every `timeoutMs / PINGS_PER_TIMEOUT`; that many unanswered in a row close it. */
+export const PINGS_PER_TIMEOUT = 3;
+export const DEFAULT_HOST_TIMEOUT_MS = 6000;
+
 export interface ConnectionDeps {
   token: string;
+  /** A connection that answers no ping for this long is closed and its open calls end `unknown` (BRAIN_HOST_TIMEOUT_MS). */
+  hostTimeoutMs?: number;
   registry: HostRegistry;
   dispatcher: () => Dispatcher;
   attach(hostId: string, conn: HostConnection): void;
@@ -37,13 +43,27 @@ export class HostConnection implements RuntimeFrameHandler {
   private registerTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private cork: () => void;
+  private pinger: NodeJS.Timeout;
+  /** Pings sent since the host last showed a sign of life (a pong or any frame). */
+  private unanswered = 0;
 
   constructor(private ws: WebSocket, private deps: ConnectionDeps) {
     this.cork = tickCorker(ws);
+    // Counting unanswered pings, not elapsed time: after a stall of this process the pongs that
+    // arrived meanwhile are read before the next tick, so a busy runtime does not drop its hosts.
+    const timeoutMs = deps.hostTimeoutMs ?? DEFAULT_HOST_TIMEOUT_MS;
+    this.pinger = setInterval(() => {
+      if (this.unanswered >= PINGS_PER_TIMEOUT) return this.silent(timeoutMs);
+      this.unanswered += 1;
+      if (ws.readyState === ws.OPEN) ws.ping();
+    }, Math.max(1, Math.floor(timeoutMs / PINGS_PER_TIMEOUT)));
+    this.pinger.unref();
+    ws.on("pong", () => (this.unanswered = 0));
     this.registerTimer = setTimeout(() => {
       if (this.hostId === undefined) this.fail("not_registered", `no valid register frame within ${LIMITS.registerTimeoutMs} ms`, CLOSE.registerTimeout);
     }, LIMITS.registerTimeoutMs);
     ws.on("message", (data, isBinary) => {
+      this.unanswered = 0;
       const raw = isBinary ? "" : data.toString();
       if (isBinary) return this.send({ type: "error", error: { code: "invalid_frame", message: "frames are UTF-8 JSON text messages" } });
       const err = routeRuntimeFrame(raw, this);
@@ -182,16 +202,27 @@ export class HostConnection implements RuntimeFrameHandler {
     return this.calls.size;
   }
 
+  /**
+   * The host answered no ping for the timeout (stopped, hung, a half-open TCP connection): the socket
+   * is dropped without a closing handshake it could not answer, and its open calls end `unknown`.
+   */
+  private silent(timeoutMs: number): void {
+    clearInterval(this.pinger);
+    this.ws.terminate();
+    this.onClose(`the host answered no ping for ${timeoutMs} ms (BRAIN_HOST_TIMEOUT_MS); its connection was closed after dispatch`);
+  }
+
   close(code: number = CLOSE.shutdown, reason = "server shutting down"): void {
     this.ws.close(code, reason);
   }
 
-  private onClose(): void {
+  private onClose(reason = "the host connection was lost after dispatch"): void {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.registerTimer);
+    clearInterval(this.pinger);
     this.deps.detach(this);
-    for (const sink of this.calls.values()) if (!sink.finished) sink.lost("the host connection was lost after dispatch");
+    for (const sink of this.calls.values()) if (!sink.finished) sink.lost(reason);
     this.calls.clear();
   }
 
