@@ -215,17 +215,20 @@ function extensionViolation(rel, specifier, exists) {
 
 /**
  * The runtime's source folders as layers, lowest first: a file may import its own layer and lower
- * ones, never a higher one (a lower layer that must call up is handed an interface). `errors.ts`
- * is the floor; the files directly in runtime/src (server, config, index, cli) are the top.
+ * ones, never a higher one (a lower layer that must call up is handed an interface). The floor is
+ * a group of files (`errors.ts`, `json-limits.ts`) every layer may import; the files directly in
+ * runtime/src (server, config, index, cli) are the top.
  */
-export const RUNTIME_LAYERS = ["errors.ts", "journal", "models", "dispatch", "hosts", "agentloop", "sessions", "http", "environments"];
+export const RUNTIME_FLOOR = ["errors.ts", "json-limits.ts"];
+export const RUNTIME_LAYERS = [RUNTIME_FLOOR, "journal", "models", "dispatch", "hosts", "agentloop", "sessions", "http", "environments"];
 const RUNTIME_SRC = "runtime/src/";
+const layerName = (layer) => (Array.isArray(layer) ? layer.join(" + ") : layer);
 
 /** The layer index of a path under runtime/src, or undefined outside it (the top files rank above every layer). */
 function runtimeLayer(path) {
   if (!path.startsWith(RUNTIME_SRC)) return undefined;
   const first = path.slice(RUNTIME_SRC.length).split("/")[0];
-  const i = RUNTIME_LAYERS.indexOf(first);
+  const i = RUNTIME_LAYERS.findIndex((layer) => (Array.isArray(layer) ? layer.includes(first) : layer === first));
   return i >= 0 ? i : RUNTIME_LAYERS.length;
 }
 
@@ -236,8 +239,8 @@ function runtimeLayerViolation(rel, specifier) {
   const target = posix.normalize(posix.join(posix.dirname(rel), specifier));
   const to = runtimeLayer(target);
   if (to === undefined || to <= from) return undefined;
-  const name = (i) => (i < RUNTIME_LAYERS.length ? RUNTIME_LAYERS[i] : "the top files (server, config, index, cli)");
-  return `runtime layer ${name(from)} may not import the higher layer ${name(to)} (order: ${RUNTIME_LAYERS.join(" < ")} < top)`;
+  const name = (i) => (i < RUNTIME_LAYERS.length ? layerName(RUNTIME_LAYERS[i]) : "the top files (server, config, index, cli)");
+  return `runtime layer ${name(from)} may not import the higher layer ${name(to)} (order: ${RUNTIME_LAYERS.map(layerName).join(" < ")} < top)`;
 }
 
 /**

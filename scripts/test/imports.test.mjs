@@ -56,11 +56,22 @@ test("runtime layers: a lower folder may not import a higher one", () => {
   rejects("runtime/src/models/a.ts", `import { SessionManager } from "../sessions/manager.ts";`, /higher layer sessions/);
   rejects("runtime/src/dispatch/a.ts", `import type { HostEnvironment } from "../environments/host.ts";`, /higher layer environments/);
   rejects("runtime/src/environments/component/a.ts", `import { environmentPlugins } from "../../server.ts";`, /higher layer the top files/);
-  rejects("runtime/src/errors.ts", `import { x } from "./journal/store.ts";`, /runtime layer errors.ts may not import/);
+  rejects("runtime/src/errors.ts", `import { x } from "./journal/store.ts";`, /runtime layer errors.ts \+ json-limits.ts may not import/);
+  rejects("runtime/src/json-limits.ts", `import { x } from "./hosts/registry.ts";`, /may not import the higher layer hosts/);
   accepts("runtime/src/sessions/a.ts", `import { SessionState } from "../journal/session.ts";\nimport { Agentloop } from "../agentloop/loop.ts";\nimport { b } from "./b.ts";`);
   accepts("runtime/src/environments/component/a.ts", `import { sendJson } from "../../http/respond.ts";\nimport { BrainRuntimeError } from "../../errors.ts";`);
   accepts("runtime/src/server.ts", `import { handle } from "./http/routes.ts";\nimport { environmentPlugins } from "./environments/plugins.ts";`);
   accepts("runtime/test/a.test.ts", `import { startBrain } from "../src/server.ts";`);
+});
+
+test("runtime floor: errors.ts and json-limits.ts may be imported from every layer, and from each other", () => {
+  for (const from of ["journal/a.ts", "models/a.ts", "dispatch/a.ts", "hosts/a.ts", "agentloop/a.ts", "sessions/a.ts", "http/a.ts"]) {
+    accepts(`runtime/src/${from}`, `import { checkJsonTextDepth } from "../json-limits.ts";\nimport { BrainRuntimeError } from "../errors.ts";`);
+  }
+  accepts("runtime/src/environments/component/a.ts", `import { jsonTextDepth } from "../../json-limits.ts";`);
+  accepts("runtime/src/server.ts", `import { jsonTextDepth } from "./json-limits.ts";`);
+  accepts("runtime/src/errors.ts", `import { tooDeepMessage } from "./json-limits.ts";`);
+  accepts("runtime/src/json-limits.ts", `import { BrainRuntimeError } from "./errors.ts";`);
 });
 
 test("sdk-core may import generated and zod only", () => {
