@@ -17,6 +17,7 @@ import type { Environment } from "./dispatch/environment.ts";
 import { Dispatcher } from "./dispatch/dispatcher.ts";
 import { SessionManager } from "./sessions/manager.ts";
 import { handle } from "./http/routes.ts";
+import { requestUrl } from "./http/path.ts";
 import type { RouteDeps } from "./http/routes.ts";
 import { hostsRoute } from "./environments/host-route.ts";
 import { modelSettingsFromEnv } from "./models/select.ts";
@@ -125,7 +126,12 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   // the connection stays; beyond that ws closes with 1009 "Max payload size exceeded".
   const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.maxFrameBytes * 4 });
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const path = new URL(req.url ?? "/", "http://localhost").pathname;
+    let path: string;
+    try {
+      path = requestUrl(req).pathname;
+    } catch {
+      path = "";
+    }
     if (path !== "/v1/hosts/connect") {
       socket.end("HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
       return;

@@ -5,6 +5,7 @@ import type { HostEnvironment } from "./host.ts";
 import type { SessionManager } from "../sessions/manager.ts";
 import { BrainRuntimeError } from "../errors.ts";
 import { sendJson } from "../http/respond.ts";
+import { decodeSegment } from "../http/path.ts";
 
 /** GET /v1/hosts/:id (operator token): a registered host's contracts, connection and placed sessions. */
 export function hostsRoute(registry: HostRegistry, hosts: HostEnvironment, sessions: SessionManager) {
@@ -12,7 +13,7 @@ export function hostsRoute(registry: HostRegistry, hosts: HostEnvironment, sessi
     const m = /^\/v1\/hosts\/([^/]+)\/?$/.exec(url.pathname);
     if (!m) return false;
     if (req.method !== "GET") throw new BrainRuntimeError("not_found", `no route ${req.method} ${url.pathname}`);
-    const hostId = decodeURIComponent(m[1]!);
+    const hostId = decodeSegment(m[1]!, "host");
     const row = registry.get(hostId);
     if (!row) throw new BrainRuntimeError("not_found", `no host ${hostId}`);
     const placed = sessions.list().filter((s) => s.tools.some((t) => t.placement.kind === "host" && t.placement.hostId === hostId)).map((s) => s.id);

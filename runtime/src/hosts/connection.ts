@@ -11,6 +11,7 @@ import { BrainRuntimeError, CallRejectedError, toErrorInfo } from "../errors.ts"
 import type { HostRegistry } from "./registry.ts";
 import { tokensEqual } from "./secret.ts";
 import { tickCorker } from "./tick-cork.ts";
+import { tooDeepFrame } from "./frame-limits.ts";
 
 /** Close codes (application range) so a host can tell why it was closed. */
 export const CLOSE = { unauthorized: 4401, replaced: 4409, registerTimeout: 4408, shutdown: 1001 } as const;
@@ -66,6 +67,8 @@ export class HostConnection implements RuntimeFrameHandler {
       this.unanswered = 0;
       const raw = isBinary ? "" : data.toString();
       if (isBinary) return this.send({ type: "error", error: { code: "invalid_frame", message: "frames are UTF-8 JSON text messages" } });
+      const tooDeep = tooDeepFrame(raw);
+      if (tooDeep !== undefined) return this.send(tooDeep);
       const err = routeRuntimeFrame(raw, this);
       if (err) {
         const error: ErrorInfo = { code: err.code, message: err.message };

@@ -2,6 +2,7 @@ import type { IncomingMessage } from "node:http";
 import { LIMITS, issues, validate } from "@aexhq/brain-protocol";
 import type { DefName } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
+import { checkJsonTextDepth, tooDeepDetails } from "../json-limits.ts";
 
 /** Reads at most LIMITS.maxBodyBytes; a larger body is drained (so the client reads the 413) then refused. */
 export function readBody(req: IncomingMessage, limit: number = LIMITS.maxBodyBytes): Promise<string> {
@@ -39,6 +40,9 @@ export async function readValid<T>(req: IncomingMessage, def: DefName, explain?:
   const text = await readBody(req);
   let value: unknown = {};
   if (text.trim() !== "") {
+    // Before the parser and the validators: nothing recursive sees a body nested beyond the limit.
+    const tooDeep = checkJsonTextDepth(text, "request body");
+    if (tooDeep !== undefined) throw new BrainRuntimeError("invalid_request", tooDeep, tooDeepDetails());
     try {
       value = JSON.parse(text);
     } catch (e) {

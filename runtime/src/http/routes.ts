@@ -5,6 +5,7 @@ import { BrainRuntimeError } from "../errors.ts";
 import type { SessionManager } from "../sessions/manager.ts";
 import { tokensEqual } from "../hosts/secret.ts";
 import { readValid } from "./body.ts";
+import { decodeSegment, requestUrl } from "./path.ts";
 import { explainUnsupported } from "./unsupported-placement.ts";
 import { sendError, sendJson } from "./respond.ts";
 import { streamEvents } from "./sse.ts";
@@ -34,7 +35,7 @@ function authorize(req: IncomingMessage, token: string): void {
 /** The HTTP API of the issue; every body goes through the generated validators. */
 export async function handle(req: IncomingMessage, res: ServerResponse, deps: RouteDeps): Promise<void> {
   try {
-    const url = new URL(req.url ?? "/", "http://localhost");
+    const url = requestUrl(req);
     const method = req.method ?? "GET";
     const path = url.pathname.replace(/\/+$/, "") || "/";
     if (path === "/healthz" && method === "GET") {
@@ -55,7 +56,7 @@ export async function handle(req: IncomingMessage, res: ServerResponse, deps: Ro
     }
     const m = /^\/v1\/sessions\/([^/]+)(?:\/(messages|cancel|events))?$/.exec(path);
     if (!m) throw new BrainRuntimeError("not_found", `no route ${method} ${path}`);
-    const id = decodeURIComponent(m[1]!);
+    const id = decodeSegment(m[1]!, "session");
     const sub = m[2];
     if (sub === undefined) {
       if (method === "GET") return sendJson(res, 200, s.view(id));

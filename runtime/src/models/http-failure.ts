@@ -1,4 +1,5 @@
 import { ModelCallError } from "./provider.ts";
+import { checkJsonTextDepth } from "../json-limits.ts";
 
 /** Contract codes for a provider's HTTP status; 429 and 5xx are worth retrying (by the caller: Brain never retries). */
 function codeOf(status: number): string {
@@ -52,6 +53,8 @@ function causeOf(e: unknown): string {
 /** Parses a tool call's argument JSON; the model's malformed JSON is `invalid_output`, an empty string `{}`. */
 export function toolArguments(provider: string, name: string, json: string): unknown {
   if (json.trim() === "") return {};
+  const tooDeep = checkJsonTextDepth(json, `${provider}'s arguments for tool ${name}`);
+  if (tooDeep !== undefined) throw new ModelCallError("invalid_output", tooDeep);
   try {
     return JSON.parse(json);
   } catch {

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { CancelResponse, CreateSessionRequest, JournalRecord, Session, SessionCreatedRecord } from "@aexhq/brain-protocol";
+import type { CancelResponse, CreateSessionRequest, JournalRecord, PlacedTool, Session, SessionCreatedRecord } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
 import type { JournalStore } from "../journal/store.ts";
 import type { SessionHead } from "../journal/head.ts";
@@ -177,7 +177,21 @@ export class SessionManager {
       });
     }
     const id = `ses_${randomBytes(10).toString("hex")}`;
+    // All or nothing: a failure from here on releases what the Environments admitted and leaves
+    // nothing resident; the journal holds the session only once session.created is committed.
+    const admitted: PlacedTool[] = [];
+    try {
+      return await this.admitAndCreate(req, id, admitted);
+    } catch (e) {
+      this.drop(id);
+      for (const t of admitted) this.dispatcher().environment(t.placement.kind)?.release?.(t, id);
+      throw e;
+    }
+  }
+
+  private async admitAndCreate(req: CreateSessionRequest, id: string, admitted: PlacedTool[]): Promise<Session> {
     for (const t of req.tools) {
+      admitted.push(t);
       const err = await this.dispatcher().environment(t.placement.kind)!.admit(t, id);
       if (err) throw new BrainRuntimeError(err.code, err.message, err.details);
     }

@@ -1,9 +1,10 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, rmdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { dispatchHostImport } from "@aexhq/brain-protocol";
 import type { ErrorInfo, HostImportHandler, PlacedTool } from "@aexhq/brain-protocol";
 import type { CallHandle, CallInvocation, CallSink, Environment } from "../../dispatch/environment.ts";
 import { BrainRuntimeError, toErrorInfo } from "../../errors.ts";
+import { checkJsonTextDepth, tooDeepDetails } from "../../json-limits.ts";
 import { validateSchema } from "../json-schema.ts";
 import { checkGuestOutcome } from "./outcome.ts";
 import { WorkerPool } from "./pool.ts";
@@ -90,6 +91,18 @@ export class ComponentEnvironment implements Environment {
     return undefined;
   }
 
+  /** The session was not created: its workspace (new and still empty) goes again. */
+  release(tool: PlacedTool, sessionId: string): void {
+    const p = tool.placement;
+    const ws = p.kind === "component" && p.filesystem?.workspace !== undefined ? this.workspaceOf(sessionId) : undefined;
+    if (ws === undefined) return;
+    try {
+      rmdirSync(ws);
+    } catch {
+      // Not there (admit refused before making it) or not empty: nothing of ours to undo.
+    }
+  }
+
   async start(call: CallInvocation, sink: CallSink): Promise<CallHandle> {
     const p = call.tool.placement as ComponentPlacement;
     if (p.kind !== "component") throw new BrainRuntimeError("internal", "not a component placement");
@@ -143,6 +156,8 @@ export class ComponentEnvironment implements Environment {
     const host: HostImportHandler = {
       emit: ({ kind, dataJson }) => {
         let data: unknown;
+        const tooDeep = checkJsonTextDepth(dataJson, "emit data-json");
+        if (tooDeep !== undefined) throw new BrainRuntimeError("invalid_request", tooDeep, tooDeepDetails());
         try {
           data = JSON.parse(dataJson);
         } catch {
@@ -157,6 +172,8 @@ export class ComponentEnvironment implements Environment {
       },
       model: async ({ requestJson }) => {
         let request: unknown;
+        const tooDeep = checkJsonTextDepth(requestJson, "model request-json");
+        if (tooDeep !== undefined) throw new BrainRuntimeError("invalid_request", tooDeep, tooDeepDetails());
         try {
           request = JSON.parse(requestJson);
         } catch {

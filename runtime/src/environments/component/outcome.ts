@@ -1,5 +1,6 @@
 import { issues } from "@aexhq/brain-protocol";
 import { validateSchema } from "../json-schema.ts";
+import { checkJsonTextDepth, tooDeepDetails } from "../../json-limits.ts";
 
 function invalidOutput(message: string, details?: unknown): unknown {
   return { status: "error", error: details === undefined ? { code: "invalid_output", message } : { code: "invalid_output", message, details } };
@@ -12,6 +13,8 @@ function invalidOutput(message: string, details?: unknown): unknown {
  */
 export function checkGuestOutcome(outcomeJson: string, outputSchema: unknown): unknown {
   let value: unknown;
+  const tooDeep = checkJsonTextDepth(outcomeJson, "outcome-json");
+  if (tooDeep !== undefined) return invalidOutput(tooDeep, tooDeepDetails());
   try {
     value = JSON.parse(outcomeJson);
   } catch (e) {

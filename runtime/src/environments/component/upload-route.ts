@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { BrainRuntimeError } from "../../errors.ts";
 import { readBytes } from "./read-bytes.ts";
 import { sendError, sendJson } from "../../http/respond.ts";
+import { decodeSegment } from "../../http/path.ts";
 import { sha256Hex } from "./store.ts";
 import type { ComponentStore } from "./store.ts";
 
@@ -19,9 +20,9 @@ export function componentRoute(store: ComponentStore) {
   return async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> => {
     const m = /^\/v1\/components\/([^/]+)\/?$/.exec(url.pathname);
     if (!m) return false;
-    const digest = decodeURIComponent(m[1]!);
     const method = req.method ?? "GET";
     try {
+      const digest = decodeSegment(m[1]!, "component");
       if (!/^[0-9a-f]{64}$/.test(digest)) throw new BrainRuntimeError("invalid_request", "a component digest is 64 lowercase hex characters (sha256 of the bytes)");
       const known = store.get(digest);
       if (method === "HEAD") {

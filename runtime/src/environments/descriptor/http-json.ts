@@ -4,6 +4,7 @@ import type { CallHandle, CallInvocation, CallSink } from "../../dispatch/enviro
 import type { DescriptorInterpreter } from "./environment.ts";
 import { validateSchema } from "../json-schema.ts";
 import { BrainRuntimeError } from "../../errors.ts";
+import { checkJsonTextDepth, tooDeepDetails } from "../../json-limits.ts";
 
 /** An operator-defined http_json Environment. */
 export interface HttpJsonEnvironmentConfig {
@@ -190,6 +191,8 @@ export class HttpJsonInterpreter implements DescriptorInterpreter {
     if (truncated) return this.end(sink, signal, failure("tool_error", `the response from ${this.env} is larger than ${MAX_RESPONSE_BYTES} bytes`, { status: res.status }));
     let value: unknown = null;
     if (text.trim() !== "") {
+      const tooDeep = checkJsonTextDepth(text, `the response from ${this.env}`);
+      if (tooDeep !== undefined) return this.end(sink, signal, failure("invalid_output", tooDeep, { status: res.status, ...tooDeepDetails() }));
       try {
         value = JSON.parse(text);
       } catch (e) {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { HttpCallbackRequest } from "@aexhq/brain-protocol";
 import { readValid } from "../../http/body.ts";
+import { decodeSegment } from "../../http/path.ts";
 import { sendError, sendJson } from "../../http/respond.ts";
 import type { HttpToolEnvironment } from "./environment.ts";
 
@@ -15,7 +16,7 @@ export function httpCallbackRoute(env: HttpToolEnvironment) {
     try {
       const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "")?.[1]?.trim();
       // The token is checked before the body is read: a stranger's body is never parsed.
-      const open = env.authorize(decodeURIComponent(m[1]!), bearer);
+      const open = env.authorize(decodeSegment(m[1]!, "call"), bearer);
       const body = await readValid<HttpCallbackRequest>(req, "HttpCallbackRequest");
       sendJson(res, 200, await env.callback(open, body));
     } catch (e) {
