@@ -31,7 +31,7 @@ const LEAVES = ["conformance", "examples", "bench"];
 export const RULES = {
   contract: { areas: [], node: false, wit: false, externals: [], neutral: true },
   codegen: { areas: ["contract"], node: true, wit: false, externals: ["ts-morph", "typescript", "@bytecodealliance/*", "@sinclair/typebox"], neutral: false },
-  generated: { areas: [], node: false, wit: true, externals: ["@sinclair/typebox"], neutral: true },
+  generated: { areas: [], node: false, wit: true, externals: ["@sinclair/typebox", "canonicalize"], neutral: true },
   runtime: { areas: ["generated"], node: true, wit: false, externals: ["ws", "better-sqlite3", "@bytecodealliance/*", "@sinclair/typebox"], neutral: false },
   "sdk-core": { areas: ["generated"], node: false, wit: false, externals: ["zod"], neutral: true },
   "sdk-node": { areas: ["sdk-core"], node: true, wit: false, externals: ["ws", "zod"], neutral: false },
@@ -219,8 +219,8 @@ function extensionViolation(rel, specifier, exists) {
  * a group of files (`errors.ts`, `json-limits.ts`) every layer may import; the files directly in
  * runtime/src (server, config, index, cli) are the top.
  */
-export const RUNTIME_FLOOR = ["errors.ts", "json-limits.ts"];
-export const RUNTIME_LAYERS = [RUNTIME_FLOOR, "journal", "models", "dispatch", "hosts", "agentloop", "sessions", "http", "environments"];
+export const RUNTIME_FLOOR = ["errors.ts", "json-limits.ts", "redact.ts"];
+export const RUNTIME_LAYERS = [RUNTIME_FLOOR, "journal", "credentials", "models", "dispatch", "hosts", "agentloop", "sessions", "http", "ui", "environments"];
 const RUNTIME_SRC = "runtime/src/";
 const layerName = (layer) => (Array.isArray(layer) ? layer.join(" + ") : layer);
 

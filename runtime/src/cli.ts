@@ -1,8 +1,9 @@
 // From index.ts, not server.ts: the index also plugs in the component environment.
 import { startBrain } from "./index.ts";
 import { configFromEnv } from "./config.ts";
+import { KEYS_USAGE, keysCommand } from "./keys-command.ts";
 
-const USAGE = `usage: brain serve
+const USAGE = `usage: brain serve   (brain keys create|list|revoke: see brain keys)
 
 Environment: BRAIN_PORT (3210), BRAIN_HOST (127.0.0.1), BRAIN_DATA_DIR (./.brain),
 BRAIN_TOKEN (else <dataDir>/operator.token), BRAIN_MAX_EMITTED_BYTES, BRAIN_JOURNAL (sqlite|memory),
@@ -18,6 +19,13 @@ async function main(argv: string[]): Promise<number> {
   if (command === "help" || command === "--help" || command === "-h") {
     console.log(USAGE);
     return 0;
+  }
+  if (command === "keys") {
+    if (argv.length === 1) {
+      console.log(KEYS_USAGE);
+      return 2;
+    }
+    return keysCommand(argv.slice(1), process.env, (line) => console.log(line));
   }
   if (command !== "serve") {
     console.error(`unknown command ${command}\n${USAGE}`);

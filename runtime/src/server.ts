@@ -20,6 +20,8 @@ import { handle } from "./http/routes.ts";
 import { requestUrl } from "./http/path.ts";
 import type { RouteDeps } from "./http/routes.ts";
 import { hostsRoute } from "./environments/host-route.ts";
+import { KeyRing } from "./credentials/keys.ts";
+import { Redactor } from "./redact.ts";
 import { modelSettingsFromEnv } from "./models/select.ts";
 import type { ModelSettings } from "./models/select.ts";
 import type { DescriptorEnvironmentConfig } from "./environments/descriptor/environment.ts";
@@ -87,7 +89,14 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
     store = new SqliteStore(join(dataDir, "journal.sqlite"));
   }
   const token = opts.token ?? randomBytes(24).toString("base64url");
-  const registry = new HostRegistry(store);
+  // The server's secrets, kept out of everything it journals, answers and sends to hosts.
+  const redactor = new Redactor();
+  const models = opts.models ?? modelSettingsFromEnv(process.env);
+  redactor.add(models.openai?.apiKey);
+  redactor.add(models.anthropic?.apiKey);
+  for (const env of Object.values(opts.descriptorEnvironments ?? {})) for (const value of Object.values(env.headers ?? {})) redactor.add(value);
+  const keys = new KeyRing(store, token, redactor);
+  const registry = new HostRegistry(store, redactor);
   const hostEnv = new HostEnvironment(registry);
   const environments = new Map<Placement["kind"], Environment>([["host", hostEnv]]);
   let sessions!: SessionManager;
@@ -98,7 +107,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
     (callId) => sessions.pastCall(callId),
     (sessionId) => sessions.providerOf(sessionId),
   );
-  sessions = new SessionManager(store, () => dispatcher, opts.models ?? modelSettingsFromEnv(process.env), opts.residentSessions);
+  sessions = new SessionManager(store, () => dispatcher, models, opts.residentSessions, redactor);
   await sessions.recover();
 
   const streams = new Set<() => void>();
@@ -120,7 +129,9 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   }
 
   const connections = new Set<HostConnection>();
-  const deps: RouteDeps = { token, sessions, streams, extra, open };
+  // A revoked key's hosts are disconnected at once (their open calls end `unknown`).
+  const revoked = (keyId: string) => hostEnv.disconnect(registry.ownedBy(keyId), `the API key ${keyId} was revoked`);
+  const deps: RouteDeps = { keys, revoked, redactor, sessions, streams, extra, open };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => void handle(req, res, deps));
   // Frames up to 4x the limit still arrive, so they get a clear `frame_too_large` error frame and
   // the connection stays; beyond that ws closes with 1009 "Max payload size exceeded".
@@ -138,7 +149,8 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       const conn = new HostConnection(ws, {
-        token,
+        authenticate: (credential) => keys.authenticate(credential),
+        redactor,
         hostTimeoutMs: opts.hostTimeoutMs,
         registry,
         dispatcher: () => dispatcher,

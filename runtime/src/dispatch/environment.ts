@@ -56,7 +56,7 @@ export interface CallHandle {
 export interface Environment {
   readonly kind: Placement["kind"];
   /** Checked at session creation (may be async, e.g. component admission); an ErrorInfo refuses the session. */
-  admit(tool: PlacedTool, sessionId: string): ErrorInfo | undefined | Promise<ErrorInfo | undefined>;
+  admit(tool: PlacedTool, sessionId: string, owner?: string): ErrorInfo | undefined | Promise<ErrorInfo | undefined>;
   /** Session creation failed after `admit` was called for this tool: undo whatever admit took for the session (creation is all or nothing). */
   release?(tool: PlacedTool, sessionId: string): void;
   /** Start one call. Throwing (or rejecting) ends the call as `error` with the thrown ErrorInfo; nothing was sent. */

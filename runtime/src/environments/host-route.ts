@@ -6,17 +6,23 @@ import type { SessionManager } from "../sessions/manager.ts";
 import { BrainRuntimeError } from "../errors.ts";
 import { sendJson } from "../http/respond.ts";
 import { decodeSegment } from "../http/path.ts";
+import { OPERATOR, maySee } from "../credentials/keys.ts";
+import type { Principal } from "../credentials/keys.ts";
 
-/** GET /v1/hosts/:id (operator token): a registered host's contracts, connection and placed sessions. */
+/**
+ * GET /v1/hosts/:id: a registered host's contracts, connection and placed sessions. The operator
+ * sees every host; an API key only the hosts registered under it (others are 404) and, of their
+ * sessions, its own.
+ */
 export function hostsRoute(registry: HostRegistry, hosts: HostEnvironment, sessions: SessionManager) {
-  return (req: IncomingMessage, res: ServerResponse, url: URL): boolean => {
+  return (req: IncomingMessage, res: ServerResponse, url: URL, principal: Principal = OPERATOR): boolean => {
     const m = /^\/v1\/hosts\/([^/]+)\/?$/.exec(url.pathname);
     if (!m) return false;
     if (req.method !== "GET") throw new BrainRuntimeError("not_found", `no route ${req.method} ${url.pathname}`);
     const hostId = decodeSegment(m[1]!, "host");
     const row = registry.get(hostId);
-    if (!row) throw new BrainRuntimeError("not_found", `no host ${hostId}`);
-    const placed = sessions.list().filter((s) => s.tools.some((t) => t.placement.kind === "host" && t.placement.hostId === hostId)).map((s) => s.id);
+    if (!row || !maySee(principal, row.owner)) throw new BrainRuntimeError("not_found", `no host ${hostId}`);
+    const placed = sessions.list({ principal }).filter((s) => s.tools.some((t) => t.placement.kind === "host" && t.placement.hostId === hostId)).map((s) => s.id);
     const body: HostInfo = { hostId, connected: hosts.isConnected(hostId), tools: row.contracts, sessions: placed };
     sendJson(res, 200, body);
     return true;

@@ -12,10 +12,15 @@ export class HostEnvironment implements Environment {
 
   constructor(private registry: HostRegistry) {}
 
-  admit(tool: PlacedTool): ErrorInfo | undefined {
+  /**
+   * A host registered under an API key is placed only in that key's sessions (to any other session
+   * it does not exist); one registered with the operator token may be placed in any session.
+   */
+  admit(tool: PlacedTool, _sessionId: string, owner?: string): ErrorInfo | undefined {
     const p = tool.placement;
     if (p.kind !== "host") return { code: "invalid_request", message: "not a host placement" };
-    if (this.registry.get(p.hostId) === undefined) return { code: "not_registered", message: `host ${p.hostId} is not registered` };
+    const row = this.registry.get(p.hostId);
+    if (row === undefined || (row.owner !== undefined && row.owner !== owner)) return { code: "not_registered", message: `host ${p.hostId} is not registered` };
     if (!this.registry.hasDigest(p.hostId, tool.contract.digest)) {
       return { code: "not_registered", message: `host ${p.hostId} did not register tool ${tool.contract.name} with digest ${tool.contract.digest}` };
     }
@@ -67,6 +72,11 @@ export class HostEnvironment implements Environment {
 
   isConnected(hostId: string): boolean {
     return this.connections.has(hostId);
+  }
+
+  /** Closes the connections of these hosts (their API key was revoked); their open calls end `unknown`. */
+  disconnect(hostIds: string[], message: string): void {
+    for (const id of hostIds) this.connections.get(id)?.fail("unauthorized", message, CLOSE.unauthorized);
   }
 
   close(): void {

@@ -9,7 +9,9 @@ import type { CallInvocation, CallSink } from "../dispatch/environment.ts";
 import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import { BrainRuntimeError, CallRejectedError, toErrorInfo } from "../errors.ts";
 import type { HostRegistry } from "./registry.ts";
-import { tokensEqual } from "./secret.ts";
+import { ownerOf } from "../credentials/keys.ts";
+import type { Redactor } from "../redact.ts";
+import type { Principal } from "../credentials/keys.ts";
 import { tickCorker } from "./tick-cork.ts";
 import { tooDeepFrame } from "./frame-limits.ts";
 
@@ -21,7 +23,10 @@ export const PINGS_PER_TIMEOUT = 3;
 export const DEFAULT_HOST_TIMEOUT_MS = 6000;
 
 export interface ConnectionDeps {
-  token: string;
+  /** Secrets never leave in an error, rejection or model answer. */
+  redactor?: Redactor;
+  /** The principal a register frame's token stands for (the operator token or an API key), or undefined. */
+  authenticate(token: string): Principal | undefined;
   /** A connection that answers no ping for this long is closed and its open calls end `unknown` (BRAIN_HOST_TIMEOUT_MS). */
   hostTimeoutMs?: number;
   registry: HostRegistry;
@@ -82,6 +87,7 @@ export class HostConnection implements RuntimeFrameHandler {
 
   send(frame: RuntimeToHostFrame): void {
     if (this.closed || this.ws.readyState !== this.ws.OPEN) return;
+    if (this.deps.redactor !== undefined && (frame.type === "error" || frame.type === "rejected" || frame.type === "model_result")) frame = this.deps.redactor.redact(frame);
     this.cork();
     this.ws.send(JSON.stringify(frame));
   }
@@ -107,13 +113,14 @@ export class HostConnection implements RuntimeFrameHandler {
   }
 
   register(f: RegisterFrame): void {
-    if (!tokensEqual(f.token, this.deps.token)) return this.fail("unauthorized", "wrong bearer token", CLOSE.unauthorized, f.ref);
+    const principal = this.deps.authenticate(f.token);
+    if (principal === undefined) return this.fail("unauthorized", "wrong bearer token (not the operator token nor a live API key)", CLOSE.unauthorized, f.ref);
     if (this.hostId !== undefined && f.hostId !== this.hostId) {
       return this.send({ type: "error", ref: f.ref, error: { code: "invalid_frame", message: `this connection is registered as ${this.hostId}; open another connection for ${f.hostId}` } });
     }
     let digests: string[];
     try {
-      digests = this.deps.registry.register(f.hostId, f.secret, f.tools);
+      digests = this.deps.registry.register(f.hostId, f.secret, f.tools, ownerOf(principal));
     } catch (e) {
       const info = toErrorInfo(e);
       if (info.code === "unauthorized") return this.fail("unauthorized", info.message, CLOSE.unauthorized, f.ref);

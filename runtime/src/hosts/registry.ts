@@ -1,7 +1,8 @@
 import type { ToolContract } from "@aexhq/brain-protocol";
 import type { HostRow, JournalStore } from "../journal/store.ts";
 import { BrainRuntimeError } from "../errors.ts";
-import { hashSecret, verifySecret } from "./secret.ts";
+import type { Redactor } from "../redact.ts";
+import { hashSecret, verifySecret } from "../credentials/secret.ts";
 
 /**
  * Registered hosts, persisted in the journal store. Registrations never expire (so one with placed
@@ -11,18 +12,28 @@ import { hashSecret, verifySecret } from "./secret.ts";
 export class HostRegistry {
   private hosts = new Map<string, HostRow>();
 
-  constructor(private store: JournalStore) {
+  constructor(
+    private store: JournalStore,
+    /** Host secrets seen at registration are redacted from what the server says and journals. */
+    private redactor?: Redactor,
+  ) {
     for (const row of store.loadHosts()) this.hosts.set(row.hostId, row);
   }
 
-  /** Authenticates and merges `tools`; returns every digest now registered for the host. */
-  register(hostId: string, secret: string, tools: ToolContract[]): string[] {
+  /**
+   * Authenticates and merges `tools`; returns every digest now registered for the host. `owner` is
+   * the API key the connection registered with (absent: the operator token); a host id belongs to
+   * the credential that first registered it, and only that credential may register it again.
+   */
+  register(hostId: string, secret: string, tools: ToolContract[], owner?: string): string[] {
+    this.redactor?.add(secret);
     let row = this.hosts.get(hostId);
     if (row === undefined) {
       const { salt, hash } = hashSecret(secret);
       row = { hostId, salt, hash, contracts: [], registeredAt: Date.now() };
-    } else if (!verifySecret(secret, row.salt, row.hash)) {
-      throw new BrainRuntimeError("unauthorized", `wrong secret for host ${hostId}`);
+      if (owner !== undefined) row.owner = owner;
+    } else if (row.owner !== owner || !verifySecret(secret, row.salt, row.hash)) {
+      throw new BrainRuntimeError("unauthorized", `wrong secret for host ${hostId}, or it is registered under another credential`);
     }
     const byDigest = new Map(row.contracts.map((c) => [c.digest, c]));
     for (const t of tools) byDigest.set(t.digest, t);
@@ -30,6 +41,11 @@ export class HostRegistry {
     this.store.saveHost(row);
     this.hosts.set(hostId, row);
     return [...byDigest.keys()];
+  }
+
+  /** Hosts registered under `owner` (an API key id). */
+  ownedBy(owner: string): string[] {
+    return [...this.hosts.values()].filter((r) => r.owner === owner).map((r) => r.hostId);
   }
 
   get(hostId: string): HostRow | undefined {

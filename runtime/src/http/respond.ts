@@ -1,6 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { ErrorBody } from "@aexhq/brain-protocol";
 import { BrainRuntimeError, toErrorInfo } from "../errors.ts";
+import type { Redactor } from "../redact.ts";
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   if (res.headersSent) return void res.end();
@@ -9,9 +10,10 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
   res.end(text);
 }
 
-/** Every error response is an ErrorBody with the code's status. */
-export function sendError(res: ServerResponse, e: unknown): void {
+/** Every error response is an ErrorBody with the code's status, without the server's secrets when a redactor is given. */
+export function sendError(res: ServerResponse, e: unknown, redactor?: Redactor): void {
   const status = e instanceof BrainRuntimeError ? e.status : 500;
-  const body: ErrorBody = { error: toErrorInfo(e) };
+  const info = toErrorInfo(e);
+  const body: ErrorBody = { error: redactor === undefined ? info : redactor.redact(info) };
   sendJson(res, status, body);
 }

@@ -1,9 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { PROTOCOL } from "@aexhq/brain-protocol";
-import type { CancelRequest, CreateSessionRequest, EventsResponse, HealthResponse, SendMessageRequest, SendMessageResponse } from "@aexhq/brain-protocol";
+import type { CancelRequest, CreateKeyRequest, CreatedApiKey, KeyList, CreateSessionRequest, EventsResponse, HealthResponse, SendMessageRequest, SendMessageResponse, Session } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
 import type { SessionManager } from "../sessions/manager.ts";
-import { tokensEqual } from "../hosts/secret.ts";
+import { ownerOf } from "../credentials/keys.ts";
+import type { Redactor } from "../redact.ts";
+import type { KeyRing, Principal } from "../credentials/keys.ts";
 import { readValid } from "./body.ts";
 import { decodeSegment, requestUrl } from "./path.ts";
 import { explainUnsupported } from "./unsupported-placement.ts";
@@ -13,10 +15,15 @@ import { streamEvents } from "./sse.ts";
 export const VERSION = "0.2.0";
 
 /** An extra route: returns true when it handled the request. */
-export type Route = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean> | boolean;
+export type Route = (req: IncomingMessage, res: ServerResponse, url: URL, principal?: Principal) => Promise<boolean> | boolean;
 
 export interface RouteDeps {
-  token: string;
+  /** Error bodies and turn errors never carry the server's secrets. */
+  redactor?: Redactor;
+  /** Who a bearer token stands for, and the operator's key administration. */
+  keys: KeyRing;
+  /** Closes the host connections registered under a key that was just revoked. */
+  revoked?: (keyId: string) => void;
   sessions: SessionManager;
   /** Open SSE streams, ended on shutdown. */
   streams: Set<() => void>;
@@ -26,10 +33,13 @@ export interface RouteDeps {
   open: Route[];
 }
 
-function authorize(req: IncomingMessage, token: string): void {
+/** The principal of the request's bearer token: the operator token or a live API key; else 401. */
+function authorize(req: IncomingMessage, keys: KeyRing): Principal {
   const header = req.headers.authorization ?? "";
   const match = /^Bearer\s+(.+)$/i.exec(header);
-  if (!match || !tokensEqual(match[1]!.trim(), token)) throw new BrainRuntimeError("unauthorized", "missing or wrong bearer token");
+  const principal = match ? keys.authenticate(match[1]!.trim()) : undefined;
+  if (principal === undefined) throw new BrainRuntimeError("unauthorized", "missing or wrong bearer token (the operator token or a live API key)");
+  return principal;
 }
 
 /** The HTTP API of the issue; every body goes through the generated validators. */
@@ -43,21 +53,23 @@ export async function handle(req: IncomingMessage, res: ServerResponse, deps: Ro
       return sendJson(res, 200, body);
     }
     for (const route of deps.open) if (await route(req, res, url)) return;
-    authorize(req, deps.token);
-    for (const route of deps.extra) if (await route(req, res, url)) return;
+    const principal = authorize(req, deps.keys);
+    if (path === "/v1/keys" || path.startsWith("/v1/keys/")) return await keysRoute(req, res, method, path, principal, deps);
+    for (const route of deps.extra) if (await route(req, res, url, principal)) return;
     const s = deps.sessions;
     if (path === "/v1/sessions") {
       if (method === "POST") {
         const body = await readValid<CreateSessionRequest>(req, "CreateSessionRequest", explainUnsupported);
-        return sendJson(res, 201, await s.create(body));
+        return sendJson(res, 201, await s.create(body, ownerOf(principal)));
       }
-      if (method === "GET") return sendJson(res, 200, { sessions: s.list() });
+      if (method === "GET") return sendJson(res, 200, { sessions: s.list({ ...listQuery(url.searchParams), principal }) });
       throw methodNotAllowed(method, path);
     }
     const m = /^\/v1\/sessions\/([^/]+)(?:\/(messages|cancel|events))?$/.exec(path);
     if (!m) throw new BrainRuntimeError("not_found", `no route ${method} ${path}`);
     const id = decodeSegment(m[1]!, "session");
     const sub = m[2];
+    s.authorize(id, principal);
     if (sub === undefined) {
       if (method === "GET") return sendJson(res, 200, s.view(id));
       if (method === "DELETE") return sendJson(res, 200, await s.delete(id));
@@ -75,7 +87,7 @@ export async function handle(req: IncomingMessage, res: ServerResponse, deps: Ro
       const end = await started.done;
       const r: SendMessageResponse = { activation: started.activation, sequence: started.sequence, status: end.status };
       if (end.text !== undefined) r.text = end.text;
-      if (end.error !== undefined) r.error = end.error;
+      if (end.error !== undefined) r.error = deps.redactor?.redact(end.error) ?? end.error;
       return sendJson(res, 200, r);
     }
     if (sub === "cancel" && method === "POST") {
@@ -100,8 +112,49 @@ export async function handle(req: IncomingMessage, res: ServerResponse, deps: Ro
     }
     throw methodNotAllowed(method, path);
   } catch (e) {
-    sendError(res, e);
+    sendError(res, e, deps.redactor);
   }
+}
+
+/** POST /v1/keys, GET /v1/keys, DELETE /v1/keys/:id: the operator token only (an API key gets 403). */
+async function keysRoute(req: IncomingMessage, res: ServerResponse, method: string, path: string, principal: Principal, deps: RouteDeps): Promise<void> {
+  if (principal.kind !== "operator") throw new BrainRuntimeError("forbidden", "only the operator token administers API keys");
+  if (path === "/v1/keys") {
+    if (method === "POST") {
+      const body = await readValid<CreateKeyRequest>(req, "CreateKeyRequest");
+      const created: CreatedApiKey = deps.keys.create(body.name);
+      return sendJson(res, 201, created);
+    }
+    if (method === "GET") {
+      const list: KeyList = { keys: deps.keys.list() };
+      return sendJson(res, 200, list);
+    }
+    throw methodNotAllowed(method, path);
+  }
+  const m = /^\/v1\/keys\/([0-9a-f]{12})$/.exec(path);
+  if (!m || method !== "DELETE") throw new BrainRuntimeError("not_found", `no route ${method} ${path}`);
+  const revoked = deps.keys.revoke(m[1]!);
+  deps.revoked?.(revoked.id);
+  return sendJson(res, 200, revoked);
+}
+
+/** GET /v1/sessions paging and filter: `?limit=1..1000&cursor=<last id of the previous page>&status=idle|running|deleted`. */
+function listQuery(q: URLSearchParams): { limit?: number; cursor?: string; status?: Session["status"] } {
+  const out: { limit?: number; cursor?: string; status?: Session["status"] } = {};
+  const limit = q.get("limit");
+  if (limit !== null) {
+    const n = Number(limit);
+    if (limit === "" || !Number.isInteger(n) || n < 1 || n > 1000) throw new BrainRuntimeError("invalid_request", `limit must be an integer from 1 to 1000, got ${JSON.stringify(limit)}`);
+    out.limit = n;
+  }
+  const cursor = q.get("cursor");
+  if (cursor !== null) out.cursor = cursor;
+  const status = q.get("status");
+  if (status !== null) {
+    if (status !== "idle" && status !== "running" && status !== "deleted") throw new BrainRuntimeError("invalid_request", `status must be idle, running or deleted, got ${JSON.stringify(status)}`);
+    out.status = status;
+  }
+  return out;
 }
 
 function parseAfter(raw: string | undefined): number {

@@ -21,19 +21,28 @@ export interface SessionHead {
   /** A turn.started without its turn.completed / turn.failed. */
   turnOpen: boolean;
   deleted: boolean;
+  /** session.created's `owner`: the API key that created it; absent for the operator. */
+  owner?: string;
 }
 
 export function newHead(sessionId: string): SessionHead {
   return { sessionId, createdAt: 0, lastSequence: 0, activations: 0, modelRequests: 0, openCalls: 0, openModelRequests: 0, turnOpen: false, deleted: false };
 }
 
-/** Advances `head` (in place) past one committed record of its session. */
-export function advanceHead(head: SessionHead, record: Pick<JournalRecord, "sequence" | "at" | "type">): void {
+/**
+ * Advances `head` (in place) past one committed record of its session. Only the type matters,
+ * except for session.created, whose `at` and `owner` are kept (so replaying a log needs the data of
+ * session.created rows only).
+ */
+export function advanceHead(head: SessionHead, record: Pick<JournalRecord, "sequence" | "at" | "type"> & { data?: unknown }): void {
   head.lastSequence = record.sequence;
   switch (record.type) {
-    case "session.created":
+    case "session.created": {
       head.createdAt = record.at;
+      const owner = (record.data as { owner?: unknown } | undefined)?.owner;
+      if (typeof owner === "string") head.owner = owner;
       break;
+    }
     case "message.user":
       head.activations += 1;
       break;

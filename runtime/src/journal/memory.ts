@@ -1,7 +1,7 @@
 import type { JournalRecord } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
 import { BatchingStore } from "./store.ts";
-import type { HostRow } from "./store.ts";
+import type { HostRow, KeyRow } from "./store.ts";
 import { advanceHead, hasOpenWork, newHead } from "./head.ts";
 import type { SessionHead } from "./head.ts";
 
@@ -18,6 +18,7 @@ export class MemoryStore extends BatchingStore {
   /** Every session's head, in creation order. */
   private heads = new Map<string, SessionHead>();
   private hosts = new Map<string, HostRow>();
+  private keys = new Map<string, KeyRow>();
 
   protected commitBatch(records: JournalRecord[]): void {
     // Check order first, so a bad batch writes nothing (what SQLite's transaction guarantees).
@@ -69,6 +70,12 @@ export class MemoryStore extends BatchingStore {
   }
   loadHosts(): HostRow[] {
     return [...this.hosts.values()].map((r) => structuredClone(r));
+  }
+  saveKey(row: KeyRow): void {
+    this.keys.set(row.keyId, { ...row });
+  }
+  loadKeys(): KeyRow[] {
+    return [...this.keys.values()].map((r) => ({ ...r }));
   }
 }
 

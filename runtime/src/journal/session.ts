@@ -2,6 +2,7 @@ import type { JournalRecord, SessionCreatedRecord, Session } from "@aexhq/brain-
 import type { JournalStore } from "./store.ts";
 import type { SessionHead } from "./head.ts";
 import { BrainRuntimeError } from "../errors.ts";
+import type { Redactor } from "../redact.ts";
 
 type RecordOf<T extends JournalRecord["type"]> = Extract<JournalRecord, { type: T }>;
 export type RecordData<T extends JournalRecord["type"]> = RecordOf<T>["data"];
@@ -35,6 +36,7 @@ export class SessionState {
   readonly pendingModelRequests = new Set<number>();
   private deletedCommitted = false;
   private listeners = new Set<(r: JournalRecord) => void>();
+  private redactor: Redactor | undefined;
 
   private constructor(
     readonly id: string,
@@ -75,6 +77,16 @@ export class SessionState {
     s.seq = s.committedThrough + 1;
     s.deletedAdmitted = s.deletedCommitted;
     return s;
+  }
+
+  /** Every record this session appends is first cleared of the server's secrets. */
+  redactWith(redactor: Redactor): void {
+    this.redactor = redactor;
+  }
+
+  /** `value` without the server's secrets (see Redactor). */
+  redact<T>(value: T): T {
+    return this.redactor === undefined ? value : this.redactor.redact(value);
   }
 
   /** The sequence the next admitted record gets. */
@@ -126,7 +138,7 @@ export class SessionState {
   append<T extends JournalRecord["type"]>(type: T, data: RecordData<T>): { sequence: number; committed: Promise<RecordOf<T>> } {
     if (this.deletedAdmitted) throw new BrainRuntimeError("conflict", `session ${this.id} is deleted`);
     if (type === "session.deleted") this.deletedAdmitted = true;
-    const record = { sessionId: this.id, sequence: this.seq++, at: Date.now(), type, data } as RecordOf<T>;
+    const record = { sessionId: this.id, sequence: this.seq++, at: Date.now(), type, data: this.redact(data) } as unknown as RecordOf<T>;
     const committed = this.store.append(record).then(() => {
       this.observe(record);
       return record;

@@ -3,7 +3,7 @@ import Database from "better-sqlite3";
 import type { JournalRecord } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
 import { BatchingStore } from "./store.ts";
-import type { HostRow } from "./store.ts";
+import type { HostRow, KeyRow } from "./store.ts";
 import { advanceHead, hasOpenWork, newHead } from "./head.ts";
 import type { SessionHead } from "./head.ts";
 
@@ -13,6 +13,8 @@ const CHECKPOINT_INTERVAL_MS = 200;
 
 /** Every MARK_EVERY-th record of a session is indexed, so a read can start near any sequence. */
 const MARK_EVERY = 64;
+/** Sequence 1 (session.created, which paging a session in reads) is marked too. */
+const marked = (sequence: number) => sequence === 1 || sequence % MARK_EVERY === 0;
 /** How often the session directory (heads and tails) is written; recovery replays the log after it. */
 const DIRECTORY_FLUSH_MS = 1000;
 
@@ -37,6 +39,7 @@ interface DirectoryRow {
   open_model_requests: number;
   turn_open: number;
   deleted: number;
+  owner: string | null;
 }
 
 /**
@@ -104,7 +107,8 @@ export class SqliteStore extends BatchingStore {
         open_calls INTEGER NOT NULL,
         open_model_requests INTEGER NOT NULL,
         turn_open INTEGER NOT NULL,
-        deleted INTEGER NOT NULL
+        deleted INTEGER NOT NULL,
+        owner TEXT
       );
       CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS hosts (
@@ -112,9 +116,18 @@ export class SqliteStore extends BatchingStore {
         salt TEXT NOT NULL,
         hash TEXT NOT NULL,
         contracts TEXT NOT NULL,
-        registered_at INTEGER NOT NULL
+        registered_at INTEGER NOT NULL,
+        owner TEXT
+      );
+      CREATE TABLE IF NOT EXISTS keys (
+        key_id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        revoked_at INTEGER
       );
     `);
+    this.addColumns();
     this.migrate();
     this.lastId = (this.db.prepare("SELECT max(id) AS id FROM journal").get() as { id: number | null }).id ?? 0;
     const insert = this.db.prepare("INSERT INTO journal (id, session_id, sequence, at, type, data, prev) VALUES (?, ?, ?, ?, ?, ?, ?)");
@@ -126,13 +139,21 @@ export class SqliteStore extends BatchingStore {
       for (let i = 0; i < records.length; i++) {
         const r = records[i]!;
         insert.run(firstId + i, r.sessionId, r.sequence, r.at, r.type, JSON.stringify(r.data), prevs[i]);
-        if (r.sequence % MARK_EVERY === 0) mark.run(r.sessionId, r.sequence, firstId + i);
+        if (marked(r.sequence)) mark.run(r.sessionId, r.sequence, firstId + i);
       }
     });
     this.replayAfterDirectory();
     this.directoryTimer = setInterval(() => this.writeDirectory(), DIRECTORY_FLUSH_MS);
     this.directoryTimer.unref();
     this.startCheckpointer();
+  }
+
+  /** Columns added since a table was first created (owners came with API keys). */
+  private addColumns(): void {
+    for (const [table, column] of [["sessions", "owner"], ["hosts", "owner"]] as const) {
+      const columns = this.db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>;
+      if (!columns.some((c) => c.name === column)) this.db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} TEXT`);
+    }
   }
 
   /**
@@ -156,7 +177,7 @@ export class SqliteStore extends BatchingStore {
         let e = found.get(row.session_id);
         if (e === undefined) found.set(row.session_id, (e = { head: newHead(row.session_id), tail: 0, dirty: true, used: 0 }));
         if (e.tail !== 0) setPrev.run(e.tail, row.id);
-        if (row.sequence % MARK_EVERY === 0) mark.run(row.session_id, row.sequence, row.id);
+        if (marked(row.sequence)) mark.run(row.session_id, row.sequence, row.id);
         e.tail = row.id;
         advanceHead(e.head, row);
       }
@@ -169,10 +190,10 @@ export class SqliteStore extends BatchingStore {
 
   private upsertDirectory(): (e: Entry) => void {
     const stmt = this.db.prepare(
-      "INSERT OR REPLACE INTO sessions (session_id, tail, created_at, last_sequence, activations, model_requests, open_calls, open_model_requests, turn_open, deleted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "INSERT OR REPLACE INTO sessions (session_id, tail, created_at, last_sequence, activations, model_requests, open_calls, open_model_requests, turn_open, deleted, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     );
     return ({ head: h, tail }) => {
-      stmt.run(h.sessionId, tail, h.createdAt, h.lastSequence, h.activations, h.modelRequests, h.openCalls, h.openModelRequests, h.turnOpen ? 1 : 0, h.deleted ? 1 : 0);
+      stmt.run(h.sessionId, tail, h.createdAt, h.lastSequence, h.activations, h.modelRequests, h.openCalls, h.openModelRequests, h.turnOpen ? 1 : 0, h.deleted ? 1 : 0, h.owner ?? null);
     };
   }
 
@@ -329,13 +350,24 @@ export class SqliteStore extends BatchingStore {
 
   saveHost(row: HostRow): void {
     this.db
-      .prepare("INSERT INTO hosts (host_id, salt, hash, contracts, registered_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(host_id) DO UPDATE SET contracts = excluded.contracts")
-      .run(row.hostId, row.salt, row.hash, JSON.stringify(row.contracts), row.registeredAt);
+      .prepare("INSERT INTO hosts (host_id, salt, hash, contracts, registered_at, owner) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(host_id) DO UPDATE SET contracts = excluded.contracts")
+      .run(row.hostId, row.salt, row.hash, JSON.stringify(row.contracts), row.registeredAt, row.owner ?? null);
   }
 
   loadHosts(): HostRow[] {
-    const rows = this.db.prepare("SELECT host_id, salt, hash, contracts, registered_at FROM hosts").all() as Array<{ host_id: string; salt: string; hash: string; contracts: string; registered_at: number }>;
-    return rows.map((r) => ({ hostId: r.host_id, salt: r.salt, hash: r.hash, contracts: JSON.parse(r.contracts), registeredAt: r.registered_at }));
+    const rows = this.db.prepare("SELECT host_id, salt, hash, contracts, registered_at, owner FROM hosts").all() as Array<{ host_id: string; salt: string; hash: string; contracts: string; registered_at: number; owner: string | null }>;
+    return rows.map((r) => ({ hostId: r.host_id, salt: r.salt, hash: r.hash, contracts: JSON.parse(r.contracts), registeredAt: r.registered_at, ...(r.owner === null ? {} : { owner: r.owner }) }));
+  }
+
+  saveKey(row: KeyRow): void {
+    this.db
+      .prepare("INSERT INTO keys (key_id, name, hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(key_id) DO UPDATE SET revoked_at = excluded.revoked_at")
+      .run(row.keyId, row.name, row.hash, row.createdAt, row.revokedAt ?? null);
+  }
+
+  loadKeys(): KeyRow[] {
+    const rows = this.db.prepare("SELECT key_id, name, hash, created_at, revoked_at FROM keys").all() as Array<{ key_id: string; name: string; hash: string; created_at: number; revoked_at: number | null }>;
+    return rows.map((r) => ({ keyId: r.key_id, name: r.name, hash: r.hash, createdAt: r.created_at, ...(r.revoked_at === null ? {} : { revokedAt: r.revoked_at }) }));
   }
 }
 
@@ -354,15 +386,20 @@ interface LogRow {
   sequence: number;
   at: number;
   type: JournalRecord["type"];
+  /** Only for session.created (heads keep its owner). */
+  data?: unknown;
 }
 
-/** The log's rows after rowid `after` without their data, in pages (a statement cannot write while another iterates). */
+/**
+ * The log's rows after rowid `after`, in pages (a statement cannot write while another iterates),
+ * without their data but session.created's, which is all a head needs.
+ */
 function* logRows(db: Database.Database, after: number): Generator<LogRow> {
-  const page = db.prepare("SELECT id, session_id, sequence, at, type FROM journal WHERE id > ? ORDER BY id LIMIT 5000");
+  const page = db.prepare("SELECT id, session_id, sequence, at, type, CASE type WHEN 'session.created' THEN data END AS data FROM journal WHERE id > ? ORDER BY id LIMIT 5000");
   for (let last = after; ; ) {
-    const rows = page.all(last) as LogRow[];
+    const rows = page.all(last) as Array<LogRow & { data: string | null }>;
     if (rows.length === 0) return;
-    yield* rows;
+    for (const r of rows) yield r.data === null ? { ...r, data: undefined } : { ...r, data: JSON.parse(r.data) };
     last = rows[rows.length - 1]!.id;
   }
 }
@@ -378,6 +415,7 @@ function headOf(row: DirectoryRow): SessionHead {
     openModelRequests: row.open_model_requests,
     turnOpen: row.turn_open === 1,
     deleted: row.deleted === 1,
+    ...(row.owner === null ? {} : { owner: row.owner }),
   };
 }
 

@@ -6,10 +6,21 @@ import type { SessionHead } from "./head.ts";
 /** One persisted host registration: its identity, a salted hash of its secret and its contracts by digest. */
 export interface HostRow {
   hostId: string;
+  /** The API key it registered under; absent: the operator token. */
+  owner?: string;
   salt: string;
   hash: string;
   contracts: ToolContract[];
   registeredAt: number;
+}
+
+/** One application API key: its id, the operator's label, SHA-256 of its secret, never the secret. */
+export interface KeyRow {
+  keyId: string;
+  name: string;
+  hash: string;
+  createdAt: number;
+  revokedAt?: number;
 }
 
 /** Counters a test can read to check group commits and what reads touch. */
@@ -46,6 +57,8 @@ export interface JournalStore {
   sessionIds(): string[];
   saveHost(row: HostRow): void;
   loadHosts(): HostRow[];
+  saveKey(row: KeyRow): void;
+  loadKeys(): KeyRow[];
   flush(): Promise<void>;
   close(): Promise<void>;
 }
@@ -118,4 +131,6 @@ export abstract class BatchingStore implements JournalStore {
   abstract sessionIds(): string[];
   abstract saveHost(row: HostRow): void;
   abstract loadHosts(): HostRow[];
+  abstract saveKey(row: KeyRow): void;
+  abstract loadKeys(): KeyRow[];
 }

@@ -46,7 +46,8 @@ export async function journaledModelCall(session: SessionState, provider: ModelP
     reply = await untilAborted(complete(provider, request, { sessionId: session.id, index: admitted.index, signal: opts.signal }), opts.signal);
   } catch (e) {
     if (opts.signal.aborted) return interrupted(session, link);
-    const error = toErrorInfo(e);
+    // A provider's error body may quote the request's headers: the key never reaches anyone.
+    const error = session.redact(toErrorInfo(e));
     await respond(session, { ...link, error });
     return { status: "error", error };
   }

@@ -12,6 +12,9 @@ import type { ModelSettings } from "../models/select.ts";
 import type { ModelProvider } from "../models/provider.ts";
 import { unknownModelResponse } from "../models/journaled-call.ts";
 import { contractDigest } from "../hosts/digest.ts";
+import { OPERATOR, maySee } from "../credentials/keys.ts";
+import { Redactor } from "../redact.ts";
+import type { Principal } from "../credentials/keys.ts";
 import { SessionState, sessionView } from "../journal/session.ts";
 import { StoredJournal, ExpandedJournal } from "./journal-readers.ts";
 import type { SessionJournal } from "./journal-readers.ts";
@@ -43,6 +46,7 @@ export class SessionManager {
     private dispatcher: () => Dispatcher,
     private models: ModelSettings = {},
     readonly residentLimit = DEFAULT_RESIDENT_SESSIONS,
+    private redactor: Redactor = new Redactor(),
   ) {}
 
   /** A live session's entry, paged in if needed; `conflict` for a deleted one, `not_found` for an unknown one. */
@@ -151,13 +155,25 @@ export class SessionManager {
   }
 
   private attach(state: SessionState): Entry {
+    state.redactWith(this.redactor);
     const provider = providerFor(state.created.model, this.models);
     const entry = { state, loop: new Agentloop(state, this.dispatcher(), provider, this.conversations), provider };
     this.resident.set(state.id, entry);
     return entry;
   }
 
-  async create(req: CreateSessionRequest): Promise<Session> {
+  /**
+   * Throws `not_found` unless `principal` may see the session (the operator sees every session, a
+   * key only its own): to another key a session does not exist, on every route.
+   */
+  authorize(id: string, principal: Principal): void {
+    const resident = this.resident.get(id);
+    const owner = resident !== undefined ? resident.state.created.owner : this.store.head(id)?.owner;
+    if ((resident === undefined && this.store.head(id) === undefined) || !maySee(principal, owner)) throw new BrainRuntimeError("not_found", `no session ${id}`);
+  }
+
+  /** `owner`: the API key creating the session (absent: the operator token). */
+  async create(req: CreateSessionRequest, owner?: string): Promise<Session> {
     const refused = refuseModel(req.model, this.models);
     if (refused) throw refused;
     const names = new Set<string>();
@@ -181,7 +197,7 @@ export class SessionManager {
     // nothing resident; the journal holds the session only once session.created is committed.
     const admitted: PlacedTool[] = [];
     try {
-      return await this.admitAndCreate(req, id, admitted);
+      return await this.admitAndCreate(req, id, owner, admitted);
     } catch (e) {
       this.drop(id);
       for (const t of admitted) this.dispatcher().environment(t.placement.kind)?.release?.(t, id);
@@ -189,13 +205,14 @@ export class SessionManager {
     }
   }
 
-  private async admitAndCreate(req: CreateSessionRequest, id: string, admitted: PlacedTool[]): Promise<Session> {
+  private async admitAndCreate(req: CreateSessionRequest, id: string, owner: string | undefined, admitted: PlacedTool[]): Promise<Session> {
     for (const t of req.tools) {
       admitted.push(t);
-      const err = await this.dispatcher().environment(t.placement.kind)!.admit(t, id);
+      const err = await this.dispatcher().environment(t.placement.kind)!.admit(t, id, owner);
       if (err) throw new BrainRuntimeError(err.code, err.message, err.details);
     }
     const data: SessionCreatedRecord["data"] = { model: req.model, tools: req.tools };
+    if (owner !== undefined) data.owner = owner;
     if (req.system !== undefined) data.system = req.system;
     if (req.deadlineMs !== undefined) data.deadlineMs = req.deadlineMs;
     const state = SessionState.create(id, data, this.store);
@@ -240,9 +257,29 @@ export class SessionManager {
     this.pageOut();
   }
 
-  /** Every session, newest first: resident ones as they are now, the others from their heads. */
-  list(): Session[] {
-    return this.store.sessionIds().map((id) => this.viewOf(id));
+  /**
+   * Sessions newest first: resident ones as they are now, the others from their heads. `status`
+   * keeps only that state; `cursor` (a session id of the previous page) starts after it; `limit` caps the page.
+   */
+  list(opts: { limit?: number; cursor?: string; status?: Session["status"]; principal?: Principal } = {}): Session[] {
+    // Only what the caller may see (the operator: everything), before any paging.
+    const principal = opts.principal ?? OPERATOR;
+    let ids = this.store.sessionIds().filter((id) => principal.kind === "operator" || maySee(principal, this.resident.get(id)?.state.created.owner ?? this.store.head(id)?.owner));
+    if (opts.cursor !== undefined) {
+      const at = ids.indexOf(opts.cursor);
+      if (at < 0) throw new BrainRuntimeError("invalid_request", `cursor ${JSON.stringify(opts.cursor)} names no session`);
+      ids = ids.slice(at + 1);
+    }
+    const out: Session[] = [];
+    for (const id of ids) {
+      if (out.length === (opts.limit ?? Infinity)) break;
+      const e = this.resident.get(id);
+      // Filtering by state reads a head, not a record, for a session that is not resident.
+      if (opts.status !== undefined && e === undefined && (this.store.head(id)?.deleted ? "deleted" : "idle") !== opts.status) continue;
+      const view = this.viewOf(id);
+      if (opts.status === undefined || view.status === opts.status) out.push(view);
+    }
+    return out;
   }
 
   view(id: string): Session {

@@ -4,7 +4,7 @@ import { PROTOCOL_HTTP } from "./protocol.ts";
 import { invokeFrame } from "../../dispatch/environment.ts";
 import type { CallHandle, CallInvocation, CallSink, Environment } from "../../dispatch/environment.ts";
 import { BrainRuntimeError } from "../../errors.ts";
-import { tokensEqual } from "../../hosts/secret.ts";
+import { tokensEqual } from "../../credentials/secret.ts";
 
 export interface HttpToolSettings {
   /** Origins (`scheme://host[:port]`) the operator lets HTTP tools be served from (BRAIN_HTTP_TOOL_ORIGINS). */

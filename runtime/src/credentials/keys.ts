@@ -1,0 +1,90 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import type { ApiKey, CreatedApiKey } from "@aexhq/brain-protocol";
+import type { JournalStore, KeyRow } from "../journal/store.ts";
+import { BrainRuntimeError } from "../errors.ts";
+import { tokensEqual } from "./secret.ts";
+import type { Redactor } from "../redact.ts";
+
+/** Who a request or a host connection speaks for: the operator, or one application's API key. */
+export type Principal = { kind: "operator" } | { kind: "key"; keyId: string };
+
+export const OPERATOR: Principal = { kind: "operator" };
+
+/** The owner a principal gives what it creates (sessions, host registrations): its key id, none for the operator. */
+export function ownerOf(p: Principal): string | undefined {
+  return p.kind === "key" ? p.keyId : undefined;
+}
+
+/** Whether `p` may see something owned by `owner` (absent = the operator's): the operator sees everything. */
+export function maySee(p: Principal, owner: string | undefined): boolean {
+  return p.kind === "operator" || p.keyId === owner;
+}
+
+const KEY = /^bk_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
+
+/**
+ * Application API keys, issued by the operator: `bk_<id>_<secret>`. The secret is 32 random bytes,
+ * so a plain SHA-256 of it is stored (no slow hash is needed against guessing, and checking one
+ * costs microseconds on every request); the key itself is shown once, at creation.
+ */
+export class KeyRing {
+  private keys = new Map<string, KeyRow>();
+
+  constructor(
+    private store: JournalStore,
+    private operatorToken: string,
+    /** Keys seen (created, or presented and valid) are redacted like every other secret. */
+    private redactor?: Redactor,
+  ) {
+    redactor?.add(operatorToken);
+    for (const row of store.loadKeys()) this.keys.set(row.keyId, row);
+  }
+
+  /** The principal a bearer token stands for, or undefined (unknown, malformed or revoked). */
+  authenticate(token: string): Principal | undefined {
+    if (tokensEqual(token, this.operatorToken)) return OPERATOR;
+    const m = KEY.exec(token);
+    if (!m) return undefined;
+    const row = this.keys.get(m[1]!);
+    if (row === undefined || row.revokedAt !== undefined) return undefined;
+    const given = createHash("sha256").update(m[2]!).digest();
+    const stored = Buffer.from(row.hash, "hex");
+    if (stored.length !== given.length || !timingSafeEqual(given, stored)) return undefined;
+    this.redactor?.add(token);
+    return { kind: "key", keyId: row.keyId };
+  }
+
+  create(name: string): CreatedApiKey {
+    let keyId: string;
+    do keyId = randomBytes(6).toString("hex");
+    while (this.keys.has(keyId));
+    const secret = randomBytes(32).toString("base64url");
+    const row: KeyRow = { keyId, name, hash: createHash("sha256").update(secret).digest("hex"), createdAt: Date.now() };
+    this.store.saveKey(row);
+    this.keys.set(keyId, row);
+    this.redactor?.add(`bk_${keyId}_${secret}`);
+    return { ...view(row), key: `bk_${keyId}_${secret}` } as CreatedApiKey;
+  }
+
+  list(): ApiKey[] {
+    return [...this.keys.values()].sort((a, b) => a.createdAt - b.createdAt).map(view);
+  }
+
+  /** Revokes a key for good; revoking it again is harmless. */
+  revoke(keyId: string): ApiKey {
+    const row = this.keys.get(keyId);
+    if (row === undefined) throw new BrainRuntimeError("not_found", `no key ${keyId}`);
+    if (row.revokedAt === undefined) {
+      const revoked = { ...row, revokedAt: Date.now() };
+      this.store.saveKey(revoked);
+      this.keys.set(keyId, revoked);
+    }
+    return view(this.keys.get(keyId)!);
+  }
+}
+
+function view(row: KeyRow): ApiKey {
+  const k: ApiKey = { id: row.keyId, name: row.name, createdAt: new Date(row.createdAt).toISOString() };
+  if (row.revokedAt !== undefined) k.revokedAt = new Date(row.revokedAt).toISOString();
+  return k;
+}

@@ -1,0 +1,63 @@
+/** Secrets shorter than this are not redacted: they would match ordinary text. */
+export const MIN_SECRET_LENGTH = 8;
+export const REDACTED = "[redacted]";
+
+/**
+ * Removes the server's secrets (the operator token, provider API keys, descriptor-Environment header
+ * values, host secrets and API keys it has seen) from anything it journals, returns or logs: a
+ * provider or an endpoint may echo the request headers it received in an error body or a result.
+ * Copy on write: a value without a secret is returned as it is, so the common case allocates nothing.
+ */
+export class Redactor {
+  private secrets: string[] = [];
+
+  /** Adds a secret; for `Scheme value` header values (Bearer, Basic, ...) the value alone too. */
+  add(secret: string | undefined): void {
+    if (secret === undefined) return;
+    for (const s of [secret, secret.replace(/^[A-Za-z-]+\s+/, "")]) {
+      if (s.length >= MIN_SECRET_LENGTH && !this.secrets.includes(s)) this.secrets.push(s);
+    }
+    // Longest first, so a secret that contains another is replaced whole.
+    this.secrets.sort((a, b) => b.length - a.length);
+  }
+
+  get size(): number {
+    return this.secrets.length;
+  }
+
+  text(s: string): string {
+    let out = s;
+    for (const secret of this.secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+    return out;
+  }
+
+  /** `value` with every string (values and keys) redacted; the same object when nothing was found. */
+  redact<T>(value: T): T {
+    if (this.secrets.length === 0) return value;
+    return this.walk(value) as T;
+  }
+
+  private walk(value: unknown): unknown {
+    if (typeof value === "string") return this.text(value);
+    if (value === null || typeof value !== "object") return value;
+    if (Array.isArray(value)) {
+      let copy: unknown[] | undefined;
+      value.forEach((v, i) => {
+        const r = this.walk(v);
+        if (r !== v) (copy ??= [...value])[i] = r;
+      });
+      return copy ?? value;
+    }
+    let copy: Record<string, unknown> | undefined;
+    for (const [k, v] of Object.entries(value)) {
+      const rk = this.text(k);
+      const rv = this.walk(v);
+      if (rk !== k || rv !== v) {
+        copy ??= { ...(value as Record<string, unknown>) };
+        if (rk !== k) delete copy[k];
+        copy[rk] = rv;
+      }
+    }
+    return copy ?? value;
+  }
+}
