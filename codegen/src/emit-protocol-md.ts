@@ -36,14 +36,57 @@ function fieldTable(node: SchemaNode): string[] {
   return ["| field | type | required | notes |", "| --- | --- | --- | --- |", ...rows, ...closed];
 }
 
+/** One row of contract/digest-vectors.json. */
+export interface DigestVector { name: string; note: string; contract: string; canonical: string; digest: string }
+
+const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
+const code = (text: string) => "`` " + text.replace(/\|/g, "\\|") + " ``";
+
+/** The tables the hand-written guide asks for with `{{name}}`. */
+function guideTables(schema: ProtocolSchema, vectors: DigestVector[]): Record<string, string[]> {
+  const digest = schema["x-brain-digest"];
+  return {
+    digest: [`${digest.description} Fields, in the canonical form's own key order: ${[...digest.fields].sort().map((f) => `\`${f}\``).join(", ")}.`],
+    "digest-vectors": [
+      "| vector | input (ToolContract JSON text) | canonical form | digest |", "| --- | --- | --- | --- |",
+      ...vectors.map((v) => `| \`${v.name}\`: ${cell(v.note)} | ${code(v.contract)} | ${code(v.canonical)} | \`${v.digest}\` |`),
+    ],
+    "close-codes": [
+      "| code | name | when | what the host does |", "| --- | --- | --- | --- |",
+      ...schema["x-brain-close-codes"].map((c) => `| ${c.code} | \`${c.name}\` | ${cell(c.when)} | ${cell(c.host)} |`),
+    ],
+  };
+}
+
+/** The guide with every `{{name}}` replaced; an unknown name is an error, so a typo cannot ship. */
+function renderGuide(guide: string, tables: Record<string, string[]>): string {
+  return guide.replace(/\{\{([a-z-]+)\}\}/g, (_, name: string) => {
+    const table = tables[name];
+    if (table === undefined) throw new Error(`contract/protocol-guide.md: unknown table {{${name}}}`);
+    return table.join("\n");
+  });
+}
+
+function answerTable(def: SchemaNode): string[] {
+  const answers = def["x-brain-answers"] as { answer: string; code?: string; when: string }[] | undefined;
+  if (!answers) return [];
+  return [
+    "Answers:", "",
+    "| answer | code | when |", "| --- | --- | --- |",
+    ...answers.map((a) => `| \`${a.answer}\` | ${a.code === undefined ? "" : a.code === "*" ? "any other" : `\`${a.code}\``} | ${cell(a.when)} |`),
+    "",
+  ];
+}
+
 /** contract/PROTOCOL.md: the frame-by-frame reference a third-party implementer reads. */
-export function emitProtocolMd(schema: ProtocolSchema, examples: Map<string, unknown>, headerText: string): string {
+export function emitProtocolMd(schema: ProtocolSchema, examples: Map<string, unknown>, headerText: string, guide: string, vectors: DigestVector[]): string {
   const out: string[] = [headerText, `# ${schema.title}`, "", schema.description, ""];
   out.push("## Limits", "", "| name | value | meaning |", "| --- | --- | --- |");
   for (const [name, l] of Object.entries(schema["x-brain-limits"]).sort(([a], [b]) => a.localeCompare(b))) {
     out.push(`| \`${name}\` | ${l.value} | ${l.description} |`);
   }
   out.push("", `Reserved statuses: ${schema["x-brain-reserved-statuses"].map((s) => `\`${s}\``).join(", ")}.`, "");
+  out.push(renderGuide(guide, guideTables(schema, vectors)), "");
   for (const section of SECTIONS) {
     const defs = Object.entries(schema.$defs)
       .filter(([, d]) => d["x-brain-kind"] === section.kind && (!section.direction || d["x-brain-direction"] === section.direction))
@@ -60,6 +103,7 @@ export function emitProtocolMd(schema: ProtocolSchema, examples: Map<string, unk
       else if (def.enum) out.push(`Values: ${def.enum.map((v) => `\`${String(v)}\``).join(", ")}.`, "");
       const table = fieldTable(def);
       if (table.length) out.push(...table, "");
+      out.push(...answerTable(def));
       if (examples.has(name)) out.push("Example:", "", "```json", JSON.stringify(examples.get(name), null, 2), "```", "");
     }
   }

@@ -51,7 +51,16 @@ export function emitFrames(schema: ProtocolSchema, headerText: string): string {
     returnType: "{ frame: Record<string, unknown> } | { error: FrameError }",
     statements: `// A UTF-8 character is at most 3 bytes per UTF-16 unit, so short frames skip the encode.
 if (raw.length * 3 > LIMITS.maxFrameBytes && encoder.encode(raw).length > LIMITS.maxFrameBytes) {
-  return { error: { code: "frame_too_large", message: \`frame exceeds \${LIMITS.maxFrameBytes} bytes\` } };
+  // Still read (the runtime receives frames up to 4x the limit) so that the error names the frame's ref.
+  const error: FrameError = { code: "frame_too_large", message: \`frame exceeds \${LIMITS.maxFrameBytes} bytes\` };
+  try {
+    const whole: unknown = JSON.parse(raw);
+    const ref = typeof whole === "object" && whole !== null && !Array.isArray(whole) ? frameRef(whole as Record<string, unknown>) : undefined;
+    if (ref !== undefined) error.ref = ref;
+  } catch {
+    // not JSON either: no ref to name
+  }
+  return { error };
 }
 let value: unknown;
 try {

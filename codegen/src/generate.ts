@@ -5,7 +5,9 @@ import { header } from "./header.ts";
 import { emitSchemas, emitValidators } from "./emit-schemas.ts";
 import { emitFrames, emitRouter } from "./emit-routers.ts";
 import { emitConstants } from "./emit-constants.ts";
+import { emitDigest } from "./emit-digest.ts";
 import { emitProtocolMd } from "./emit-protocol-md.ts";
+import type { DigestVector } from "./emit-protocol-md.ts";
 import { witTypes, witPackage } from "./emit-wit.ts";
 import { emitHostImports } from "./emit-host-imports.ts";
 import { emitScenario, type ScenarioSchema } from "./emit-scenario.ts";
@@ -14,6 +16,8 @@ export const SCHEMA_PATH = "contract/protocol.schema.json";
 export const WIT_PATH = "contract/tool.wit";
 export const SCENARIO_SCHEMA_PATH = "contract/conformance-scenario.schema.json";
 export const EXAMPLES_DIR = "contract/examples";
+export const GUIDE_PATH = "contract/protocol-guide.md";
+export const DIGEST_VECTORS_PATH = "contract/digest-vectors.json";
 
 /** Reads contract/ under `root` and returns every generated file (repo-relative path → text). Pure: writes nothing. */
 export function generate(root: string): Map<string, string> {
@@ -27,6 +31,7 @@ export function generate(root: string): Map<string, string> {
   out.set("generated/schemas.ts", emitSchemas(schema, fromSchema("emit-schemas")));
   out.set("generated/validators.ts", emitValidators(schema, fromSchema("emit-schemas")));
   out.set("generated/constants.ts", emitConstants(schema, fromSchema("emit-constants")));
+  out.set("generated/digest.ts", emitDigest(schema, fromSchema("emit-digest")));
   out.set("generated/frames.ts", emitFrames(schema, fromSchema("emit-routers")));
   for (const direction of ["host-to-runtime", "runtime-to-host"] as const) {
     const router = emitRouter(schema, direction, fromSchema("emit-routers"));
@@ -61,6 +66,7 @@ export const WIT_SOURCE: string = ${JSON.stringify(witText)};
 export * from "./schemas.ts";
 export * from "./validators.ts";
 export * from "./constants.ts";
+export * from "./digest.ts";
 export * from "./frames.ts";
 export * from "./router-runtime.ts";
 export * from "./router-host.ts";
@@ -69,7 +75,10 @@ export * from "./wit/host-dispatch.ts";
 export * from "./scenario.ts";
 `);
 
-  out.set("contract/PROTOCOL.md", emitProtocolMd(schema, readExamples(root), header("emit-protocol-md", { path: SCHEMA_PATH, text: schemaText }, "md")));
+  const guide = readFileSync(join(root, GUIDE_PATH), "utf8");
+  const vectors = (JSON.parse(readFileSync(join(root, DIGEST_VECTORS_PATH), "utf8")) as { vectors: DigestVector[] }).vectors;
+  const mdHeader = header("emit-protocol-md", { path: SCHEMA_PATH, text: schemaText }, "md").replace("\nRegenerate:", `\nAlso from: ${GUIDE_PATH} (prose), ${DIGEST_VECTORS_PATH}, ${EXAMPLES_DIR}/\nRegenerate:`);
+  out.set("contract/PROTOCOL.md", emitProtocolMd(schema, readExamples(root), mdHeader, guide, vectors));
   return out;
 }
 

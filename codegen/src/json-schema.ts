@@ -22,6 +22,9 @@ export interface SchemaNode {
   [key: `x-${string}`]: unknown;
 }
 
+/** How a contract digest is computed (x-brain-digest). */
+export interface DigestSpec { def: string; fields: string[]; canonicalization: string; hash: string; description: string }
+
 export interface LimitEntry { value: number; description: string }
 
 export interface ProtocolSchema {
@@ -31,6 +34,8 @@ export interface ProtocolSchema {
   "x-brain-protocol": string;
   "x-brain-limits": Record<string, LimitEntry>;
   "x-brain-reserved-statuses": string[];
+  "x-brain-digest": DigestSpec;
+  "x-brain-close-codes": { code: number; name: string; when: string; host: string }[];
   $defs: Record<string, SchemaNode>;
 }
 

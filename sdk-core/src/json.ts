@@ -39,12 +39,3 @@ export function notJsonReason(value: unknown, path = "", seen = new Set<object>(
     seen.delete(obj);
   }
 }
-
-/** JSON with recursively sorted keys and no whitespace: the input of the contract digest. */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(",")}}`;
-}

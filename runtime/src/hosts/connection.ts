@@ -9,6 +9,7 @@ import type { CallInvocation, CallSink } from "../dispatch/environment.ts";
 import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import { BrainRuntimeError, CallRejectedError, toErrorInfo } from "../errors.ts";
 import type { HostRegistry } from "./registry.ts";
+import { digestMismatch } from "./digest.ts";
 import { ownerOf } from "../credentials/keys.ts";
 import type { Redactor } from "../redact.ts";
 import type { Principal } from "../credentials/keys.ts";
@@ -118,6 +119,8 @@ export class HostConnection implements RuntimeFrameHandler {
     if (this.hostId !== undefined && f.hostId !== this.hostId) {
       return this.send({ type: "error", ref: f.ref, error: { code: "invalid_frame", message: `this connection is registered as ${this.hostId}; open another connection for ${f.hostId}` } });
     }
+    const mismatch = digestMismatch(f.tools);
+    if (mismatch) return this.send({ type: "error", ref: f.ref, error: mismatch });
     let digests: string[];
     try {
       digests = this.deps.registry.register(f.hostId, f.secret, f.tools, ownerOf(principal));

@@ -1,0 +1,309 @@
+// Every answer contract/PROTOCOL.md documents for a host frame (x-brain-answers in the schema) and
+// every close code it lists (x-brain-close-codes), observed on a real WebSocket against a real
+// runtime. The last test fails when a documented answer was not observed here, or when this file
+// observes one the contract does not document: the document and the server cannot drift apart.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { readFileSync } from "node:fs";
+import { WebSocket } from "ws";
+import { LIMITS, PROTOCOL } from "@aexhq/brain-protocol";
+import type { RuntimeToHostFrame, ScriptStep } from "@aexhq/brain-protocol";
+import { memoryBrain, api, createSession, records, waitFor } from "./helpers/brain.ts";
+import type { Brain } from "./helpers/brain.ts";
+import { contract, placed } from "./helpers/contract.ts";
+import { TestHost } from "./helpers/host.ts";
+
+interface Answer { answer: string; code?: string; when: string }
+const schema = JSON.parse(readFileSync(new URL("../../contract/protocol.schema.json", import.meta.url), "utf8")) as {
+  "x-brain-close-codes": { code: number }[];
+  $defs: Record<string, { properties?: { type?: { const?: string } }; "x-brain-answers"?: Answer[] }>;
+};
+const documented = new Set<string>();
+for (const def of Object.values(schema.$defs)) {
+  for (const a of def["x-brain-answers"] ?? []) documented.add(`${def.properties!.type!.const} ${a.answer}${a.code ? ` ${a.code}` : ""}`);
+}
+const documentedCloses = new Set(schema["x-brain-close-codes"].map((c) => c.code));
+const observed = new Set<string>();
+const observedCloses = new Set<number>();
+
+const tool = contract("t");
+const toolCall: ScriptStep[] = [{ toolCalls: [{ name: "t", input: {} }] }, { text: "done" }];
+let brain: Brain;
+let budgetBrain: Brain;
+const sockets: TestHost[] = [];
+let lateRegister: TestHost;
+let lateRegisterOpened = 0;
+
+test.before(async () => {
+  brain = await memoryBrain();
+  budgetBrain = await memoryBrain({ maxEmittedBytes: 100, maxModelCalls: 1 });
+  // Opened first so the 10 s register timeout runs while the other tests do.
+  lateRegister = await TestHost.connect(brain.url);
+  lateRegisterOpened = Date.now();
+});
+test.after(async () => {
+  for (const s of sockets) await s.close();
+  await lateRegister.close();
+  await brain.close();
+  await budgetBrain.close();
+});
+
+const track = (h: TestHost) => (sockets.push(h), h);
+
+type HostFrameType = "emit" | "emit_result" | "returned" | "finish" | "model_request";
+const FRAME: Record<HostFrameType, (callId: string) => Record<string, unknown>> = {
+  emit: (callId) => ({ type: "emit", callId, kind: "k", data: { n: 1 } }),
+  emit_result: (callId) => ({ type: "emit_result", callId, outcome: { status: "ok", value: 1 } }),
+  returned: (callId) => ({ type: "returned", callId }),
+  finish: (callId) => ({ type: "finish", callId }),
+  model_request: (callId) => ({ type: "model_request", callId, request: { messages: [{ role: "user", content: "hi" }] } }),
+};
+const FRAME_TYPES = Object.keys(FRAME) as HostFrameType[];
+
+/** Sends `frame` with a fresh ref and resolves with the one frame that answers that ref. */
+async function send(host: TestHost, frame: Record<string, unknown>): Promise<RuntimeToHostFrame> {
+  const ref = host.nextRef();
+  host.sendRaw(JSON.stringify({ ...frame, ref }));
+  return host.next((f) => "ref" in f && f.ref === ref);
+}
+
+/** Records the answer as observed after checking it is the expected one. */
+function expectAnswer(frameType: string, answer: RuntimeToHostFrame, type: string, code?: string, documentedCode = code): void {
+  const got = answer as { type: string; error?: { code: string } };
+  assert.is(got.type, type, `${frameType}: ${JSON.stringify(answer)}`);
+  assert.is(got.error?.code, code, `${frameType}: ${JSON.stringify(answer)}`);
+  observed.add(`${frameType} ${type}${documentedCode ? ` ${documentedCode}` : ""}`);
+}
+/** What a call-scoped frame's answer type is: model_request is answered model_result, the rest committed/rejected. */
+const refused = (t: HostFrameType) => (t === "model_request" ? "model_result" : "rejected");
+
+async function openCall(b: Brain, script: ScriptStep[] = toolCall): Promise<{ host: TestHost; callId: string; sessionId: string }> {
+  const host = track(await TestHost.register(b, [tool]));
+  const session = await createSession(b, [placed(tool, host.hostId)], script);
+  await api(b, "POST", `/v1/sessions/${session.id}/messages`, { text: "go" });
+  const invoke = await host.invoke();
+  return { host, callId: invoke.callId, sessionId: session.id };
+}
+
+for (const t of FRAME_TYPES) {
+  test(`${t} before register: not_registered`, async () => {
+    const host = track(await TestHost.connect(brain.url));
+    expectAnswer(t, await send(host, FRAME[t]("ses_x:1")), refused(t), "not_registered");
+  });
+
+  test(`${t} for a call never started: unknown_call`, async () => {
+    const host = track(await TestHost.register(brain, [tool]));
+    expectAnswer(t, await send(host, FRAME[t]("ses_never:1")), refused(t), "unknown_call");
+  });
+
+  test(`${t} for another host's call: forbidden`, async () => {
+    const { callId } = await openCall(brain);
+    const intruder = track(await TestHost.register(brain, [tool]));
+    expectAnswer(t, await send(intruder, FRAME[t](callId)), refused(t), "forbidden");
+  });
+
+  test(`${t} after the call finished: call_finished`, async () => {
+    const { host, callId } = await openCall(brain);
+    expectAnswer("finish", await send(host, FRAME.finish(callId)), "committed");
+    expectAnswer(t, await send(host, FRAME[t](callId)), refused(t), "call_finished");
+  });
+
+  test(`${t} that does not match its def: error invalid_frame with the ref`, async () => {
+    const host = track(await TestHost.register(brain, [tool]));
+    expectAnswer(t, await send(host, { ...FRAME[t]("ses_x:1"), callId: 42 }), "error", "invalid_frame");
+  });
+
+  test(`${t} over maxFrameBytes: error frame_too_large with the ref; the connection stays`, async () => {
+    const host = track(await TestHost.register(brain, [tool]));
+    expectAnswer(t, await send(host, { ...FRAME[t]("ses_x:1"), pad: "x".repeat(LIMITS.maxFrameBytes) }), "error", "frame_too_large");
+    expectAnswer("ping", await ping(host), "pong");
+  });
+}
+
+for (const t of ["emit", "emit_result", "returned", "finish"] as const) {
+  test(`${t} on an open call: committed with a sequence`, async () => {
+    const { host, callId } = await openCall(brain);
+    const answer = await send(host, FRAME[t](callId));
+    expectAnswer(t, answer, "committed");
+    assert.ok((answer as { sequence: number }).sequence >= 1);
+  });
+}
+
+for (const t of ["emit_result", "finish"] as const) {
+  test(`${t} with a value that is not an envelope ({"value":1}): rejected invalid_output, and the call ends`, async () => {
+    const { host, callId, sessionId } = await openCall(brain);
+    expectAnswer(t, await send(host, { ...FRAME[t](callId), outcome: { value: 1 } }), "rejected", "invalid_output");
+    const journal = await waitFor(brain, sessionId, (r) => r.type === "tool.finished");
+    const finished = journal.find((r) => r.type === "tool.finished")!.data as { status: string; error?: { code: string } };
+    assert.equal([finished.status, finished.error?.code], ["error", "invalid_output"]);
+    expectAnswer("emit", await send(host, FRAME.emit(callId)), "rejected", "call_finished");
+  });
+}
+
+test("emit_result with a non-success outcome ends the call; a later emit_result and finish get call_finished", async () => {
+  const { host, callId } = await openCall(brain);
+  const answer = await send(host, { ...FRAME.emit_result(callId), outcome: { status: "error", error: { code: "nope", message: "m" } } });
+  expectAnswer("emit_result", answer, "committed");
+  expectAnswer("emit_result", await send(host, FRAME.emit_result(callId)), "rejected", "call_finished");
+  expectAnswer("finish", await send(host, FRAME.finish(callId)), "rejected", "call_finished");
+});
+
+test("returned twice: rejected conflict", async () => {
+  const { host, callId } = await openCall(brain);
+  expectAnswer("returned", await send(host, FRAME.returned(callId)), "committed");
+  expectAnswer("returned", await send(host, FRAME.returned(callId)), "rejected", "conflict");
+});
+
+for (const t of ["emit", "emit_result", "finish"] as const) {
+  test(`${t} over the emission budget: rejected budget_exceeded, which itself commits tool.finished error/budget_exceeded`, async () => {
+    const { host, callId, sessionId } = await openCall(budgetBrain);
+    const big = "x".repeat(200);
+    const frame = t === "emit" ? { ...FRAME.emit(callId), data: big } : { ...FRAME[t](callId), outcome: { status: "ok", value: big } };
+    expectAnswer(t, await send(host, frame), "rejected", "budget_exceeded");
+    const journal = await waitFor(budgetBrain, sessionId, (r) => r.type === "tool.finished");
+    const finished = journal.filter((r) => r.type === "tool.finished");
+    assert.is(finished.length, 1);
+    assert.equal((finished[0]!.data as { error?: { code: string } }).error?.code, "budget_exceeded");
+    expectAnswer("emit", await send(host, FRAME.emit(callId)), "rejected", "call_finished");
+  });
+}
+
+test("model_request on an open call: model_result with the model's answer", async () => {
+  const { host, callId } = await openCall(brain, [toolCall[0]!, { text: "for the tool" }, { text: "done" }]);
+  const answer = await send(host, FRAME.model_request(callId));
+  expectAnswer("model_request", answer, "model_result");
+  assert.is((answer as { result?: { text?: string } }).result?.text, "for the tool");
+});
+
+test("model_request over BRAIN_MAX_MODEL_CALLS: model_result budget_exceeded, and the call goes on", async () => {
+  const { host, callId } = await openCall(budgetBrain);
+  expectAnswer("model_request", await send(host, FRAME.model_request(callId)), "model_result", "budget_exceeded");
+  expectAnswer("emit", await send(host, FRAME.emit(callId)), "committed");
+});
+
+test("model_request when the provider fails: model_result with the provider's code (script_exhausted), the call goes on", async () => {
+  const { host, callId } = await openCall(brain, [toolCall[0]!]);
+  expectAnswer("model_request", await send(host, FRAME.model_request(callId)), "model_result", "script_exhausted", "*");
+  expectAnswer("emit", await send(host, FRAME.emit(callId)), "committed");
+});
+
+async function ping(host: TestHost, frame: Record<string, unknown> = { type: "ping", nonce: "n" }): Promise<RuntimeToHostFrame> {
+  host.sendRaw(JSON.stringify(frame));
+  return host.next((f) => f.type === "pong" || (f.type === "error" && f.ref === undefined));
+}
+
+test("ping: pong, also before register; an invalid ping gets error invalid_frame without a ref", async () => {
+  const host = track(await TestHost.connect(brain.url));
+  const pong = await ping(host);
+  expectAnswer("ping", pong, "pong");
+  assert.equal(pong, { type: "pong", nonce: "n" });
+  const bad = await ping(host, { type: "ping" });
+  expectAnswer("ping", bad, "error", "invalid_frame");
+  assert.is((bad as { ref?: number }).ref, undefined);
+});
+
+function registerFrame(host: TestHost, over: Record<string, unknown> = {}): Record<string, unknown> {
+  return { type: "register", protocol: PROTOCOL, token: brain.token, hostId: host.hostId, secret: host.secret, tools: [tool], ...over };
+}
+
+test("register: registered, listing every digest the host id ever registered", async () => {
+  const first = track(await TestHost.register(brain, [tool]));
+  const other = contract("other");
+  const again = track(await TestHost.connect(brain.url, { hostId: first.hostId, secret: first.secret }));
+  const answer = await send(again, registerFrame(again, { tools: [other] }));
+  expectAnswer("register", answer, "registered");
+  assert.equal([...(answer as { digests: string[] }).digests].sort(), [tool.digest, other.digest].sort());
+});
+
+test("register with a wrong digest: error digest_mismatch naming the tool and the expected digest; nothing registered; the connection stays", async () => {
+  const host = track(await TestHost.connect(brain.url));
+  const wrong = { ...tool, digest: "0".repeat(64) };
+  const answer = await send(host, registerFrame(host, { tools: [contract("fine"), wrong] }));
+  expectAnswer("register", answer, "error", "digest_mismatch");
+  assert.equal((answer as { error: { details: unknown } }).error.details, { tool: "t", digest: "0".repeat(64), expected: tool.digest });
+  const info = await api(brain, "GET", `/v1/hosts/${host.hostId}`);
+  assert.is(info.status, 404, "nothing of the refused frame was registered");
+  expectAnswer("ping", await ping(host), "pong");
+  expectAnswer("register", await send(host, registerFrame(host)), "registered");
+});
+
+test("register a second host id on a registered connection: error invalid_frame", async () => {
+  const host = track(await TestHost.register(brain, [tool]));
+  expectAnswer("register", await send(host, registerFrame(host, { hostId: `${host.hostId}-other` })), "error", "invalid_frame");
+});
+
+test("register over maxFrameBytes: error frame_too_large with the ref", async () => {
+  const host = track(await TestHost.connect(brain.url));
+  const padded = registerFrame(host, { tools: [{ ...tool, description: "x".repeat(LIMITS.maxFrameBytes) }] });
+  expectAnswer("register", await send(host, padded), "error", "frame_too_large");
+});
+
+test("register with a wrong token: error unauthorized, then close 4401", async () => {
+  const host = track(await TestHost.connect(brain.url));
+  expectAnswer("register", await send(host, registerFrame(host, { token: "wrong" })), "error", "unauthorized");
+  const closed = await host.closed;
+  assert.is(closed.code, 4401);
+  observedCloses.add(4401);
+});
+
+test("a second connection with the same host id: the first gets error replaced and close 4409", async () => {
+  const first = track(await TestHost.register(brain, [tool]));
+  const second = track(await TestHost.register(brain, [tool], { hostId: first.hostId, secret: first.secret }));
+  const error = await first.next((f) => f.type === "error");
+  assert.is((error as { error: { code: string } }).error.code, "replaced");
+  assert.is((await first.closed).code, 4409);
+  observedCloses.add(4409);
+  expectAnswer("ping", await ping(second), "pong");
+});
+
+test("a message beyond 4 x maxFrameBytes: close 1009", async () => {
+  const host = track(await TestHost.connect(brain.url));
+  host.sendRaw("x".repeat(LIMITS.maxFrameBytes * 4 + 1));
+  assert.is((await host.closed).code, 1009);
+  observedCloses.add(1009);
+});
+
+test("a text message that is not UTF-8: close 1007", async () => {
+  const host = track(await TestHost.connect(brain.url));
+  host.ws.send(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), { binary: false });
+  assert.is((await host.closed).code, 1007);
+  observedCloses.add(1007);
+});
+
+test("a host that answers no WebSocket ping: the runtime drops it (1006 on the host's side)", async () => {
+  const quick = await memoryBrain({ hostTimeoutMs: 300 });
+  try {
+    const ws = new WebSocket(quick.url.replace(/^http/, "ws") + "/v1/hosts/connect", { autoPong: false });
+    await new Promise((resolve, reject) => (ws.once("open", resolve), ws.once("error", reject)));
+    const closed = new Promise<number>((resolve) => ws.once("close", (code) => resolve(code)));
+    assert.is(await closed, 1006);
+    observedCloses.add(1006);
+  } finally {
+    await quick.close();
+  }
+});
+
+test("the runtime shutting down: close 1001", async () => {
+  const stopping = await memoryBrain();
+  const host = await TestHost.register(stopping, [tool]);
+  await stopping.close();
+  assert.is((await host.closed).code, 1001);
+  observedCloses.add(1001);
+});
+
+test("no register within registerTimeoutMs: error not_registered without a ref, then close 4408", async () => {
+  const error = await lateRegister.next((f) => f.type === "error", LIMITS.registerTimeoutMs + 5000);
+  assert.is((error as { error: { code: string }; ref?: number }).error.code, "not_registered");
+  assert.is((error as { ref?: number }).ref, undefined);
+  assert.is((await lateRegister.closed).code, 4408);
+  assert.ok(Date.now() - lateRegisterOpened >= LIMITS.registerTimeoutMs - 100);
+  observedCloses.add(4408);
+});
+
+test("every answer and close code the contract documents was observed here, and nothing undocumented", () => {
+  assert.equal([...observed].filter((k) => !documented.has(k)).sort(), [], "observed but not documented");
+  assert.equal([...documented].filter((k) => !observed.has(k)).sort(), [], "documented but not observed");
+  assert.equal([...observedCloses].sort(), [...documentedCloses].sort());
+});
+
+test.run();
