@@ -12,3 +12,4 @@ export * from "./router-host.ts";
 export * from "./wit/world.ts";
 export * from "./wit/host-dispatch.ts";
 export * from "./scenario.ts";
+export * from "./report.ts";

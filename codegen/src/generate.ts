@@ -16,6 +16,7 @@ export const SCHEMA_PATH = "contract/protocol.schema.json";
 export const WIT_PATH = "contract/tool.wit";
 export const SCENARIO_SCHEMA_PATH = "contract/conformance-scenario.schema.json";
 export const EXAMPLES_DIR = "contract/examples";
+export const REPORT_SCHEMA_PATH = "contract/conformance-report.schema.json";
 export const GUIDE_PATH = "contract/protocol-guide.md";
 export const DIGEST_VECTORS_PATH = "contract/digest-vectors.json";
 
@@ -62,6 +63,11 @@ export const WIT_SOURCE: string = ${JSON.stringify(witText)};
   const scenarioHeader = header("emit-scenario", { path: SCENARIO_SCHEMA_PATH, text: scenarioText }, "//");
   out.set("generated/scenario.ts", emitScenario(JSON.parse(scenarioText) as ScenarioSchema, schema as ProtocolSchema & { $id: string }, scenarioHeader));
 
+  const reportText = readFileSync(join(root, REPORT_SCHEMA_PATH), "utf8");
+  out.set("generated/report.ts", header("generate", { path: REPORT_SCHEMA_PATH, text: reportText }, "//") + `
+/** The JSON Schema of a \`brain-conformance --report\` file (${REPORT_SCHEMA_PATH}); the runner validates each report against it. */
+export const CONFORMANCE_REPORT_SCHEMA: Record<string, unknown> = ${JSON.stringify(JSON.parse(reportText), null, 2)};
+`);
   out.set("generated/index.ts", fromSchema("generate") + `
 export * from "./schemas.ts";
 export * from "./validators.ts";
@@ -73,6 +79,7 @@ export * from "./router-host.ts";
 export * from "./wit/world.ts";
 export * from "./wit/host-dispatch.ts";
 export * from "./scenario.ts";
+export * from "./report.ts";
 `);
 
   const guide = readFileSync(join(root, GUIDE_PATH), "utf8");

@@ -3,7 +3,8 @@ import { readFileSync, writeFileSync, existsSync, mkdtempSync, rmSync } from "no
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startBrain } from "@aexhq/brain-runtime";
+import { startBrain, validateSchema } from "@aexhq/brain-runtime";
+import { CONFORMANCE_REPORT_SCHEMA } from "@aexhq/brain-protocol";
 import type { ToolContract, PlacedTool } from "@aexhq/brain-protocol";
 import { appliesTo, journalOf, loadScenarios, matches, type Scenario, type SubjectKind } from "./scenario.ts";
 import { RuntimeApi } from "./http.ts";
@@ -202,12 +203,28 @@ export function formatTable(report: ConformanceReport): string {
   return lines.join("\n");
 }
 
+/** The --report document (results without their journals), checked against the contract's report schema. */
+export function reportDocument(report: ConformanceReport): unknown {
+  const doc = { ...report, results: report.results.map(({ records, ...r }) => r) };
+  const issues = validateSchema(CONFORMANCE_REPORT_SCHEMA, doc);
+  if (issues.length) throw new Error(`the report does not match contract/conformance-report.schema.json: ${issues.map((i) => `${i.path} ${i.message}`).join("; ")}`);
+  return doc;
+}
+
+/** A positive integer option (milliseconds or bytes), or undefined when absent. */
+function positiveInteger(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} must be a positive integer, got ${JSON.stringify(text)}`);
+  return n;
+}
+
 /** The `brain-conformance` command: runs, prints the table and returns the exit code (0, 1 or 2). */
 export async function main(args: string[]): Promise<number> {
   const value = (flag: string) => { const i = args.indexOf(flag); return i >= 0 ? args[i + 1] : undefined; };
   const subject = value("--subject");
   if (!subject) {
-    console.error('usage: brain-conformance --subject node|deno|command:"<shell command>"|component:<file.wasm>|http|http-command:"<shell command>" [--only <pattern>] [--report <file.json>] [--expected-failures <file.json>] [--scenarios <dir>]');
+    console.error('usage: brain-conformance --subject node|deno|command:"<shell command>"|component:<file.wasm>|http|http-command:"<shell command>" [--only <pattern>] [--report <file.json>] [--expected-failures <file.json>] [--scenarios <dir>] [--scenario-timeout <ms>] [--connect-timeout <ms>] [--max-emitted-bytes <n>]');
     return 2;
   }
   const failuresFile = value("--expected-failures");
@@ -215,7 +232,13 @@ export async function main(args: string[]): Promise<number> {
   let report: ConformanceReport;
   try {
     const scenariosDir = value("--scenarios");
-    report = await runConformance({ subject, only: value("--only"), expectedFailures, log: () => {}, ...(scenariosDir ? { scenariosDir: resolve(scenariosDir) } : {}) });
+    const limits = {
+      scenarioTimeoutMs: positiveInteger("--scenario-timeout", value("--scenario-timeout")),
+      connectTimeoutMs: positiveInteger("--connect-timeout", value("--connect-timeout")),
+      maxEmittedBytes: positiveInteger("--max-emitted-bytes", value("--max-emitted-bytes")),
+    };
+    const set = Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined));
+    report = await runConformance({ subject, only: value("--only"), expectedFailures, log: () => {}, ...set, ...(scenariosDir ? { scenariosDir: resolve(scenariosDir) } : {}) });
   } catch (e) {
     // A bad scenario file or subject argument: a usage error, not a failing subject.
     console.error(`brain-conformance: ${(e as Error).message}`);
@@ -223,7 +246,7 @@ export async function main(args: string[]): Promise<number> {
   }
   console.log(formatTable(report));
   const reportFile = value("--report");
-  if (reportFile) writeFileSync(reportFile, JSON.stringify({ ...report, results: report.results.map(({ records, ...r }) => r) }, null, 2));
+  if (reportFile) writeFileSync(reportFile, JSON.stringify(reportDocument(report), null, 2));
   return report.ok ? 0 : 1;
 }
 

@@ -4,7 +4,9 @@ import { join } from "node:path";
 import { mkdtempSync, rmSync, writeFileSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { spawnSync } from "node:child_process";
-import { runConformance, formatTable } from "../src/cli.ts";
+import { runConformance, formatTable, reportDocument } from "../src/cli.ts";
+import { validateSchema } from "@aexhq/brain-runtime";
+import { CONFORMANCE_REPORT_SCHEMA } from "@aexhq/brain-protocol";
 import { repoRoot } from "../src/subject.ts";
 import { loadScenarios, ScenarioFileError } from "../src/scenario.ts";
 
@@ -108,6 +110,30 @@ test("the CLI exits 2 on a malformed scenario file, naming the file and the path
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("--report writes a document that matches contract/conformance-report.schema.json; n/a is pass true with na true", () => {
+  const dir = mkdtempSync(join(tmpdir(), "brain-report-"));
+  const file = join(dir, "report.json");
+  try {
+    const r = spawnSync(process.execPath, ["--conditions=brain-source", "--import", "tsx", join(repoRoot, "conformance/src/cli.ts"), "--subject", "http", "--only", "emit-sequences-before-result", "--report", file, "--scenario-timeout", "5000", "--connect-timeout", "20000"], { encoding: "utf8" });
+    assert.is(r.status, 0, r.stderr + r.stdout);
+    const doc = JSON.parse(readFileSync(file, "utf8"));
+    assert.equal(validateSchema(CONFORMANCE_REPORT_SCHEMA, doc), []);
+    assert.equal(doc.results, [{ name: "emit-sequences-before-result", pass: true, na: true, detail: "n/a for http subjects", ms: 0 }]);
+    assert.is(doc.ok, true);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a report that does not match the report schema is refused, and the limits are checked", () => {
+  const good = { subject: "node", results: [{ name: "a", pass: false, detail: "x", ms: 3, records: [] }], unexpectedFailures: ["a"], staleExpectedFailures: [], ok: false };
+  assert.equal((reportDocument(good as never) as { results: unknown[] }).results, [{ name: "a", pass: false, detail: "x", ms: 3 }]);
+  assert.throws(() => reportDocument({ ...good, results: [{ name: "a", pass: "no", ms: 1 }] } as never), /conformance-report\.schema\.json/);
+  const r = spawnSync(process.execPath, ["--conditions=brain-source", "--import", "tsx", join(repoRoot, "conformance/src/cli.ts"), "--subject", "node", "--scenario-timeout", "soon"], { encoding: "utf8" });
+  assert.is(r.status, 2);
+  assert.match(r.stderr, "--scenario-timeout must be a positive integer");
 });
 
 test.run();

@@ -17,3 +17,5 @@ export { ModelCallError } from "./models/provider.ts";
 export { BrainRuntimeError, CallRejectedError } from "./errors.ts";
 export { contractDigest, canonicalJson } from "./hosts/digest.ts";
 export { checkOutcome } from "./dispatch/outcome.ts";
+export { validateSchema } from "./environments/json-schema.ts";
+export type { SchemaIssue } from "./environments/json-schema.ts";
