@@ -56,7 +56,7 @@ test("runtime layers: a lower folder may not import a higher one", () => {
   rejects("runtime/src/models/a.ts", `import { SessionManager } from "../sessions/manager.ts";`, /higher layer sessions/);
   rejects("runtime/src/dispatch/a.ts", `import type { HostEnvironment } from "../environments/host.ts";`, /higher layer environments/);
   rejects("runtime/src/environments/component/a.ts", `import { environmentPlugins } from "../../server.ts";`, /higher layer the top files/);
-  rejects("runtime/src/errors.ts", `import { x } from "./journal/store.ts";`, /runtime layer errors.ts \+ json-limits.ts may not import/);
+  rejects("runtime/src/errors.ts", `import { x } from "./journal/store.ts";`, /runtime layer errors.ts \+ json-limits.ts \+ redact.ts may not import/);
   rejects("runtime/src/json-limits.ts", `import { x } from "./hosts/registry.ts";`, /may not import the higher layer hosts/);
   accepts("runtime/src/sessions/a.ts", `import { SessionState } from "../journal/session.ts";\nimport { Agentloop } from "../agentloop/loop.ts";\nimport { b } from "./b.ts";`);
   accepts("runtime/src/environments/component/a.ts", `import { sendJson } from "../../http/respond.ts";\nimport { BrainRuntimeError } from "../../errors.ts";`);
