@@ -5,7 +5,7 @@ import { denoPlatform } from "./platform.ts";
 
 export { tool, hostEnv, brainEnv, httpEnv, httpTools, component, Session, BrainError, ProtocolError, SdkError, toOutcome } from "@aexhq/brain-core";
 export type {
-  ToolDefinition, ToolFactory, PlacedToolSpec, DeclaredTool, Environment, HostEnvironment, BrainEnvironment, HttpEnvironment, HttpToolsOptions, Component,
+  ToolDefinition, ToolFactory, PlacedToolSpec, DeclaredTool, ToolOutput, RunResult, OutputOf, Environment, HostEnvironment, BrainEnvironment, HttpEnvironment, HttpToolsOptions, Component,
   ToolContext, EnvironmentControl, BrainOptions, CreateSessionOptions, Outcome, JournalRecord, ModelRequest, ModelResult, ModelConfig, ErrorInfo,
 } from "@aexhq/brain-core";
 

@@ -1,7 +1,11 @@
 import type { ModelRequest, ModelResult } from "@aexhq/brain-protocol";
+import type { ToolOutput } from "./outcome.ts";
 
-/** The second argument of `run`. */
-export interface ToolContext<Options = Record<string, unknown>> {
+/**
+ * The second argument of `run`. `Output` is what the tool's output schema accepts (`z.input` of
+ * `output`; `unknown` without one): `emitResult` and `finish` take it or an explicit Outcome envelope.
+ */
+export interface ToolContext<Options = Record<string, unknown>, Output = unknown> {
   /** The factory options, parsed once and frozen. */
   readonly options: Options;
   /** The owning session. */
@@ -15,9 +19,9 @@ export interface ToolContext<Options = Record<string, unknown>> {
   /** Appends a durable extension event; resolves with its committed journal sequence. */
   emit(kind: string, data: unknown): Promise<number>;
   /** Appends a validated result, optionally with model-facing text; resolves with its sequence. */
-  emitResult(value: unknown, opts?: { content?: string }): Promise<number>;
+  emitResult(value: ToolOutput<Output>, opts?: { content?: string }): Promise<number>;
   /** Optionally appends a result, then commits completion. */
-  finish(value?: unknown, opts?: { content?: string }): Promise<void>;
+  finish(value?: ToolOutput<Output>, opts?: { content?: string }): Promise<void>;
   /** Calls the session's model with explicit messages. */
   model(request: ModelRequest): Promise<ModelResult>;
   /** Environment control, limited to what the placement authorizes. */

@@ -1,7 +1,8 @@
 // The runtime-neutral SDK. Runtime adapters (sdk-node, sdk-deno) bind `Brain` to their Platform and
 // re-export the rest unchanged.
 export { tool } from "./tool.ts";
-export type { ToolDefinition, ToolFactory, PlacedToolSpec, DeclaredTool } from "./tool.ts";
+export type { ToolDefinition, ToolFactory, PlacedToolSpec, DeclaredTool, RunResult, OutputOf } from "./tool.ts";
+export type { ToolOutput } from "./outcome.ts";
 export { hostEnv, brainEnv, httpEnv } from "./env.ts";
 export type { Environment, HostEnvironment, BrainEnvironment, HttpEnvironment } from "./env.ts";
 export { httpTools } from "./http/handler.ts";

@@ -1,9 +1,27 @@
 import type { z } from "zod";
-import { validate, issues, RESERVED_STATUSES, type Outcome, type ErrorOutcome } from "@aexhq/brain-protocol";
+import {
+  validate,
+  issues,
+  RESERVED_STATUSES,
+  type Outcome,
+  type ErrorOutcome,
+  type TimeoutOutcome,
+  type CancelledOutcome,
+  type UnknownOutcome,
+} from "@aexhq/brain-protocol";
 import { notJsonReason } from "./json.ts";
 import { issuesOf } from "./schema.ts";
 
 const reserved = new Set<string>(RESERVED_STATUSES);
+
+/**
+ * What a tool may publish (`ctx.emitResult`, `ctx.finish`, `return`) when its output schema
+ * accepts `T`: the value itself, or an explicit Outcome envelope whose `ok` value is a `T`.
+ * `T` is the schema's input type (`z.input`): the value goes through `parseAsync`, so defaults
+ * and `.transform(...).pipe(...)` apply before it reaches Brain; for schemas without them it is
+ * `z.infer`. A tool without an output schema publishes any JSON (`T` = `unknown`).
+ */
+export type ToolOutput<T> = T | { status: "ok"; value: T } | ErrorOutcome | TimeoutOutcome | CancelledOutcome | UnknownOutcome;
 
 export function invalidOutput(message: string, details?: unknown): ErrorOutcome {
   return { status: "error", error: { code: "invalid_output", message, ...(details !== undefined ? { details } : {}) } };

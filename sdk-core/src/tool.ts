@@ -7,13 +7,20 @@ import type { Environment } from "./env.ts";
 import { isComponent, type Component } from "./component.ts";
 import { notJsonReason } from "./json.ts";
 import { deepFreeze } from "./freeze.ts";
+import type { ToolOutput } from "./outcome.ts";
 
 const NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
 
 type Options<O> = O extends z.ZodType ? z.output<O> : Record<string, never>;
 
-/** What `run` may return: ordinary output, an Outcome envelope, or nothing (see the spec's return rules). */
-export type RunResult = unknown;
+/** What the output schema accepts (`z.input`, see ToolOutput); any JSON without an output schema. */
+export type OutputOf<O> = O extends z.ZodType ? z.input<O> : unknown;
+
+/**
+ * What `run` may return: ordinary output typed by the output schema, an Outcome envelope, or
+ * nothing (`return ctx.finish(...)` is nothing: a Promise of void). See the spec's return rules.
+ */
+export type RunResult<T = unknown> = ToolOutput<T> | void;
 
 export interface ToolDefinition<I extends z.ZodType, O extends z.ZodType | undefined, P extends z.ZodType | undefined> {
   name: string;
@@ -21,7 +28,7 @@ export interface ToolDefinition<I extends z.ZodType, O extends z.ZodType | undef
   input: I;
   output?: O;
   options?: P;
-  run?: (input: z.output<I>, ctx: ToolContext<Options<P>>) => RunResult | Promise<RunResult>;
+  run?: (input: z.output<I>, ctx: ToolContext<Options<P>, OutputOf<O>>) => RunResult<OutputOf<O>> | Promise<RunResult<OutputOf<O>>>;
   implementation?: Component | ((options: Options<P>) => unknown);
 }
 

@@ -47,7 +47,7 @@ const lookup = tool({
 });
 const returns = tool({ name: "returns", description: "Return a value.", input: z.object({}), output: z.object({ n: z.number() }), run: async () => ({ n: 1 }) });
 const silent = tool({ name: "silent", description: "Return nothing.", input: z.object({}), run: async () => undefined });
-const broken = tool({ name: "broken", description: "Throw or break the output.", input: z.object({ how: z.enum(["throw", "output"]) }), output: z.object({ n: z.number() }), run: async ({ how }) => (how === "throw" ? Promise.reject(new Error("boom")) : { n: "not a number" }) });
+const broken = tool({ name: "broken", description: "Throw or break the output.", input: z.object({ how: z.enum(["throw", "output"]) }), output: z.object({ n: z.number() }), run: async ({ how }) => (how === "throw" ? Promise.reject(new Error("boom")) : { n: "not a number" } as never) }); // wrong on purpose: the runtime check, past the type check
 const slow = tool({
   name: "slow", description: "Wait for the signal.", input: z.object({}),
   run: async (_i, ctx) => {

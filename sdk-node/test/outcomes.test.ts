@@ -56,7 +56,8 @@ test("3. output that fails the output schema → invalid_output; non-success out
   await withBrain(async (brain) => {
     const typed = tool({
       name: "typed", description: "typed output", input: z.object({ mode: z.enum(["bad", "error", "good"]) }), output: z.object({ value: z.string() }),
-      run: async ({ mode }, ctx) => ctx.finish(mode === "bad" ? { value: 1 } : mode === "error" ? { status: "error", error: { code: "upstream", message: "down" } } : { value: "x", extra: 1 }),
+      // Casts: wrong on purpose (a number; an extra key the schema strips), to reach the runtime checks past the output type.
+      run: async ({ mode }, ctx) => ctx.finish(mode === "bad" ? ({ value: 1 } as never) : mode === "error" ? { status: "error", error: { code: "upstream", message: "down" } } : ({ value: "x", extra: 1 } as { value: string })),
     });
     const { all, ids } = await runStep(brain, [typed()], ["bad", "error", "good"].map((mode) => ({ name: "typed", input: { mode } })));
     const [bad, error, good] = ids.map((id) => lastOf(all, id));

@@ -88,7 +88,7 @@ test("2. content is kept beside structured output and never changes status", asy
 
 test("2. content does not bypass output validation", async () => {
   await withBrain(async (brain) => {
-    const t = tool({ name: "t", description: "d", input: z.object({}), output: z.number(), run: async (_i, ctx) => ctx.finish("nope", { content: "42" }) });
+    const t = tool({ name: "t", description: "d", input: z.object({}), output: z.number(), run: async (_i, ctx) => ctx.finish("nope" as never, { content: "42" }) });
     const { all, ids } = await runStep(brain, [t()], [{ name: "t", input: {} }]);
     const call = ofCall(all, ids[0]!) as any[];
     assert.is(call.at(-1).data.status, "error");
