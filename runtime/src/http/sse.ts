@@ -2,6 +2,9 @@ import type { ServerResponse } from "node:http";
 import type { JournalRecord } from "@aexhq/brain-protocol";
 import type { SessionJournal } from "../sessions/journal-readers.ts";
 
+/** Records read and written at a time while a stream catches up with its backlog. */
+const BACKLOG_SLICE = 256;
+
 /**
  * Streams committed records with sequence > `after` as SSE (id = sequence, data = record JSON),
  * then every later commit, until the client goes away or the session is deleted.
@@ -18,7 +21,11 @@ export function streamEvents(res: ServerResponse, session: SessionJournal, after
     res.write(`id: ${r.sequence}\ndata: ${JSON.stringify(r)}\n\n`);
     if (r.type === "session.deleted") end();
   };
-  const unsubscribe = session.onCommit(write);
+  // The backlog goes out in slices read one at a time, so the first records leave at once and a
+  // long journal neither holds the event loop nor sits in memory whole; commits that arrive
+  // meanwhile are read with the last slice.
+  let caughtUp = false;
+  const unsubscribe = session.onCommit((r) => caughtUp && write(r));
   const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), 15000);
   heartbeat.unref();
   const end = () => {
@@ -29,7 +36,18 @@ export function streamEvents(res: ServerResponse, session: SessionJournal, after
     res.end();
   };
   res.on("close", end);
-  for (const r of session.after(after)) write(r);
+  const backlog = session.lastSequence;
+  const slice = () => {
+    if (ended) return;
+    if (last + BACKLOG_SLICE < backlog) {
+      const records = session.after(last, last + BACKLOG_SLICE);
+      for (const r of records) write(r);
+      if (records.length > 0) return void setImmediate(slice);
+    }
+    for (const r of session.after(last)) write(r);
+    caughtUp = true;
+  };
+  slice();
   // A deleted session's journal is closed: write() ended the stream at its session.deleted.
   return end;
 }

@@ -5,8 +5,8 @@ import { RequestExpander } from "../agentloop/messages.ts";
 /** What readers (the events route, SSE) need of a session's committed records. */
 export interface SessionJournal {
   readonly lastSequence: number;
-  /** Committed records with a sequence above `sequence`. */
-  after(sequence: number): JournalRecord[];
+  /** Committed records with a sequence above `sequence` (and at most `through`, when given). */
+  after(sequence: number, through?: number): JournalRecord[];
   /** Called for every later commit, in order; returns the unsubscribe function. */
   onCommit(listener: (r: JournalRecord) => void): () => void;
 }
@@ -18,8 +18,8 @@ export class StoredJournal implements SessionJournal {
     private sessionId: string,
     readonly lastSequence: number,
   ) {}
-  after(sequence: number): JournalRecord[] {
-    return this.store.read(this.sessionId, sequence, this.lastSequence);
+  after(sequence: number, through = this.lastSequence): JournalRecord[] {
+    return this.store.read(this.sessionId, sequence, Math.min(through, this.lastSequence));
   }
   onCommit(): () => void {
     return () => {};
@@ -42,18 +42,20 @@ export class ExpandedJournal implements SessionJournal {
   get lastSequence(): number {
     return this.base.lastSequence;
   }
-  after(sequence: number): JournalRecord[] {
+  after(sequence: number, through?: number): JournalRecord[] {
     if (sequence < this.expander.through) this.expander = new RequestExpander(this.created);
     const out: JournalRecord[] = [];
-    for (const r of this.base.after(this.expander.through)) {
+    for (const r of this.base.after(this.expander.through, through)) {
       const e = this.expander.next(r);
       if (r.sequence > sequence) out.push(e);
     }
     return out;
   }
   onCommit(listener: (r: JournalRecord) => void): () => void {
+    // Only the record right after those expanded so far: a reader still reading its backlog in
+    // slices (SSE) gets the records in between from after(), in order.
     return this.base.onCommit((r) => {
-      if (r.sequence > this.expander.through) listener(this.expander.next(r));
+      if (r.sequence === this.expander.through + 1) listener(this.expander.next(r));
     });
   }
 }
