@@ -1,16 +1,18 @@
 // Part of `npm run build`: tsc emits only the .ts sources, but worker threads load these plain .mjs
-// files next to the compiled modules (new URL("./worker.mjs", import.meta.url)), so they are copied
-// into dist/ at the same relative paths.
+// files next to the compiled modules (new URL("./worker.mjs", import.meta.url)), and the /ui page's
+// static files (src/ui/assets/: HTML, CSS, the page's own ES module) are read next to
+// ui/routes.js, so both are copied into dist/ at the same relative paths.
 import { cpSync, readdirSync } from "node:fs";
-import { join, relative } from "node:path";
+import { join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const src = join(here, "src");
 const dist = join(here, "dist");
 for (const entry of readdirSync(src, { recursive: true, withFileTypes: true })) {
-  if (!entry.isFile() || !entry.name.endsWith(".mjs")) continue;
   const from = join(entry.parentPath ?? entry.path, entry.name);
+  const asset = relative(src, from).split(sep).slice(0, 2).join("/") === "ui/assets";
+  if (!entry.isFile() || !(entry.name.endsWith(".mjs") || asset)) continue;
   cpSync(from, join(dist, relative(src, from)));
   console.log(`copied ${relative(here, from)}`);
 }

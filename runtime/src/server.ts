@@ -20,6 +20,7 @@ import { handle } from "./http/routes.ts";
 import { requestUrl } from "./http/path.ts";
 import type { RouteDeps } from "./http/routes.ts";
 import { hostsRoute } from "./environments/host-route.ts";
+import { uiRoute } from "./ui/routes.ts";
 import { KeyRing } from "./credentials/keys.ts";
 import { Redactor } from "./redact.ts";
 import { modelSettingsFromEnv } from "./models/select.ts";
@@ -112,7 +113,8 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
 
   const streams = new Set<() => void>();
   const extra: RouteDeps["extra"] = [hostsRoute(registry, hostEnv, sessions)];
-  const open: RouteDeps["open"] = [];
+  // The session viewer (/ui) logs in with what the API accepts, and reads the API with it.
+  const open: RouteDeps["open"] = [uiRoute({ accepts: (credential) => keys.authenticate(credential) !== undefined })];
   // Assigned once the server listens; HTTP tool calls only start after that.
   let url = "";
   const internals: BrainInternals = { store, dataDir: memory ? undefined : dataDir, workspaceRoot: opts.workspaceRoot, components: opts.components !== false, descriptorEnvironments: opts.descriptorEnvironments ?? {}, sessions, dispatcher, environments, routes: extra, openRoutes: open, httpToolOrigins: opts.httpToolOrigins ?? [], publicUrl: () => opts.publicUrl ?? url };

@@ -1,0 +1,190 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { BrainRuntimeError } from "../errors.ts";
+import type { Route } from "../http/routes.ts";
+import { sendError } from "../http/respond.ts";
+
+/**
+ * The session viewer at /ui: a login form, the page shell and its static assets (plain HTML, CSS
+ * and an ES module, no build step; docs/decisions/ui.md). The page reads the ordinary HTTP API
+ * (GET /v1/sessions, GET /v1/sessions/:id, its events over SSE) with the credential the person
+ * logged in with, so it sees exactly what that credential sees through the API.
+ *
+ * The credential (an API key or the operator token) is posted once by the login form and kept
+ * server-side; the browser holds only an opaque id in an HttpOnly, SameSite=Strict cookie. For GET
+ * requests under /v1/sessions that carry that cookie and no Authorization header, this route fills
+ * in `Authorization: Bearer <credential>` and lets the API handle the request as usual: the cookie
+ * is never accepted for anything that changes state.
+ */
+
+export const UI_COOKIE = "brain_ui";
+const ASSETS = new URL("./assets/", import.meta.url);
+const ASSET_TYPES: Record<string, string> = {
+  "app.js": "text/javascript; charset=utf-8",
+  "app.css": "text/css; charset=utf-8",
+  "favicon.svg": "image/svg+xml",
+};
+const SECURITY_HEADERS = {
+  "content-security-policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "same-origin",
+};
+const MAX_LOGIN_BODY = 16 * 1024;
+const DEFAULT_TTL_MS = 12 * 60 * 60 * 1000;
+const MAX_LOGINS = 10_000;
+/** Where a login may send the browser back to: the list or one session's page. */
+const PAGE = /^\/ui(?:\/sessions\/[^/?#]+)?$/;
+
+export interface UiOptions {
+  /** Whether a credential is one the API accepts (the operator token or an API key). */
+  accepts(credential: string): boolean;
+  /** How long a login lasts; default 12 hours. */
+  ttlMs?: number;
+}
+
+interface Login {
+  credential: string;
+  expiresAt: number;
+}
+
+/** The /ui routes and the cookie bridge; goes in the server's `open` route list (it authorizes its requests itself). */
+export function uiRoute(opts: UiOptions): Route {
+  const ttl = opts.ttlMs ?? DEFAULT_TTL_MS;
+  /** Login id (the cookie value) → credential; insertion order is age, so the oldest go first when full. */
+  const logins = new Map<string, Login>();
+  const cache = new Map<string, Buffer>();
+  const asset = (name: string): Buffer => {
+    let b = cache.get(name);
+    if (b === undefined) cache.set(name, (b = readFileSync(new URL(name, ASSETS))));
+    return b;
+  };
+
+  const loginOf = (req: IncomingMessage): Login | undefined => {
+    const id = cookie(req, UI_COOKIE);
+    if (id === undefined) return undefined;
+    const login = logins.get(id);
+    if (login === undefined) return undefined;
+    if (login.expiresAt <= Date.now()) {
+      logins.delete(id);
+      return undefined;
+    }
+    if (!opts.accepts(login.credential)) {
+      // A key deleted since the login: the login goes with it.
+      logins.delete(id);
+      return undefined;
+    }
+    return login;
+  };
+
+  const page = (res: ServerResponse, status: number, html: string): void => {
+    res.writeHead(status, { ...SECURITY_HEADERS, "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "content-length": Buffer.byteLength(html) });
+    res.end(html);
+  };
+  const loginPage = (res: ServerResponse, status: number, next: string, message?: string): void => {
+    const html = asset("login.html")
+      .toString("utf8")
+      .replace("{{next}}", escapeHtml(next))
+      .replace("{{message}}", message === undefined ? "" : `<p class="message" role="alert" id="login-error">${escapeHtml(message)}</p>`);
+    page(res, status, html);
+  };
+
+  return async (req, res, url) => {
+    const method = req.method ?? "GET";
+    const path = url.pathname;
+
+    // The cookie bridge: reads of the sessions API from the page.
+    if ((path === "/v1/sessions" || path.startsWith("/v1/sessions/")) && method === "GET" && req.headers.authorization === undefined) {
+      const login = loginOf(req);
+      if (login !== undefined) req.headers.authorization = `Bearer ${login.credential}`;
+      return false;
+    }
+    if (path !== "/ui" && !path.startsWith("/ui/")) return false;
+    try {
+      const bare = path.replace(/\/+$/, "") || "/";
+      if (bare.startsWith("/ui/assets/")) {
+        const name = bare.slice("/ui/assets/".length);
+        const type = ASSET_TYPES[name];
+        if (type === undefined || method !== "GET") throw new BrainRuntimeError("not_found", `no route ${method} ${path}`);
+        const body = asset(name);
+        res.writeHead(200, { ...SECURITY_HEADERS, "content-type": type, "cache-control": "no-cache", "content-length": body.length });
+        res.end(body);
+        return true;
+      }
+      if (bare === "/ui/login") {
+        if (method !== "POST") throw new BrainRuntimeError("not_found", `no route ${method} ${path}`);
+        sameOrigin(req);
+        const form = await readForm(req);
+        const next = PAGE.test(form.get("next") ?? "") ? form.get("next")! : "/ui";
+        const credential = (form.get("credential") ?? "").trim();
+        if (credential === "" || !opts.accepts(credential)) {
+          loginPage(res, credential === "" ? 400 : 401, next, credential === "" ? "Enter an API key or the operator token." : "That key or token is not accepted.");
+          return true;
+        }
+        const id = randomBytes(32).toString("base64url");
+        logins.set(id, { credential, expiresAt: Date.now() + ttl });
+        if (logins.size > MAX_LOGINS) logins.delete(logins.keys().next().value!);
+        res.writeHead(303, { ...SECURITY_HEADERS, location: next, "cache-control": "no-store", "set-cookie": `${UI_COOKIE}=${id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${Math.floor(ttl / 1000)}`, "content-length": 0 });
+        res.end();
+        return true;
+      }
+      if (bare === "/ui/logout") {
+        if (method !== "POST") throw new BrainRuntimeError("not_found", `no route ${method} ${path}`);
+        sameOrigin(req);
+        const id = cookie(req, UI_COOKIE);
+        if (id !== undefined) logins.delete(id);
+        res.writeHead(303, { ...SECURITY_HEADERS, location: "/ui", "cache-control": "no-store", "set-cookie": `${UI_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`, "content-length": 0 });
+        res.end();
+        return true;
+      }
+      if (PAGE.test(bare)) {
+        if (method !== "GET") throw new BrainRuntimeError("not_found", `no route ${method} ${path}`);
+        if (loginOf(req) === undefined) loginPage(res, 200, bare);
+        else page(res, 200, asset("app.html").toString("utf8"));
+        return true;
+      }
+      throw new BrainRuntimeError("not_found", `no route ${method} ${path}`);
+    } catch (e) {
+      sendError(res, e);
+      return true;
+    }
+  };
+}
+
+function cookie(req: IncomingMessage, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? "").split(";")) {
+    const eq = part.indexOf("=");
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim() || undefined;
+  }
+  return undefined;
+}
+
+/** A form post from another site (login or logout CSRF) is refused; browsers send Origin with every POST. */
+function sameOrigin(req: IncomingMessage): void {
+  const origin = req.headers.origin;
+  if (origin === undefined) return;
+  let host: string;
+  try {
+    host = new URL(origin).host;
+  } catch {
+    throw new BrainRuntimeError("forbidden", `a form posted from origin ${JSON.stringify(origin)} is not accepted`);
+  }
+  if (host !== req.headers.host) throw new BrainRuntimeError("forbidden", `a form posted from ${origin} is not accepted`);
+}
+
+async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
+  const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== "application/x-www-form-urlencoded") throw new BrainRuntimeError("invalid_request", `the login form is sent as application/x-www-form-urlencoded, got ${JSON.stringify(type)}`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_LOGIN_BODY) throw new BrainRuntimeError("body_too_large", `the login form is over ${MAX_LOGIN_BODY} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  return new URLSearchParams(Buffer.concat(chunks).toString("utf8"));
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
