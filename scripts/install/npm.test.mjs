@@ -60,6 +60,11 @@ test("npx @aexhq/brain-runtime serve starts with its SQLite journal in ./.brain 
   const s = serve(npx, ["--offline", "@aexhq/brain-runtime", "serve"]);
   const [, url] = await s.out.waitFor(/brain listening on (http:\/\/\S+)/);
   assert.is((await fetch(`${url}/healthz`)).status, 200);
+  // The session viewer's page and its static files ship in the package (dist/ui/assets).
+  assert.match(await (await fetch(`${url}/ui`)).text(), /name="credential"/);
+  const page = await fetch(`${url}/ui/assets/app.js`);
+  assert.is(page.status, 200);
+  assert.match(await page.text(), /EventSource/);
   assert.match(s.out.text(), /journal: .*\.brain\/journal\.sqlite/);
   assert.ok(existsSync(join(app, ".brain/operator.token")));
   ctrlC(s.child);

@@ -541,7 +541,7 @@ function toolDetail(c, facts, key) {
       ["Runs on", placementLabel(c.placement)],
       ["Turn", String(c.activation)],
       ["Started", fmtTime(c.at)],
-      ["Deadline", typeof c.deadlineAt === "number" ? [fmtTime(c.deadlineAt), " ", c.status === "running" ? deadlineEl(c.deadlineAt) : null] : "none"],
+      ["Deadline", typeof c.deadlineAt === "number" ? [fmtTime(c.deadlineAt), c.status === "running" ? [" (", deadlineEl(c.deadlineAt), ")"] : null] : "none"],
       c.endAt && ["Duration", fmtDur(c.endAt - c.at)],
       c.background && ["Background", "its turn ended while it was still running"],
     ]),
