@@ -20,7 +20,8 @@ import { fileURLToPath } from "node:url";
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const CACHE = process.env.BRAIN_COMPONENT_CACHE ?? join(ROOT, "node_modules", ".cache", "brain-components");
 const TOOL_WIT = join(ROOT, "contract", "tool.wit");
-const RUSTC = process.env.BRAIN_RUSTC ?? "/usr/bin/rustc";
+import { RUSTC, rustUnavailable } from "./rust-toolchain.mjs";
+export { rustUnavailable };
 // Bumped when the build steps themselves change, so old cache entries are not reused.
 const RECIPE = "2";
 
@@ -59,9 +60,8 @@ async function embedAndNew(core) {
 export async function buildRust() {
   const src = join(ROOT, "examples", "inspect-rust", "src", "lib.rs");
   return cached("inspect-rust", hashOf([src, TOOL_WIT]), async () => {
-    if (!existsSync(RUSTC)) {
-      throw new Error(`${RUSTC} not found: install Debian's rustc and libstd-rust-dev-wasm32 (see .ci/run)`);
-    }
+    const missing = rustUnavailable();
+    if (missing) throw new Error(missing);
     const dir = mkdtempSync(join(tmpdir(), "brain-rust-"));
     try {
       const core = join(dir, "inspect.core.wasm");
@@ -143,18 +143,19 @@ export async function buildFixtures({ js = true } = {}) {
   return out;
 }
 
-export async function buildComponents({ js = true } = {}) {
+/** `{ rust: false }` skips the Rust example (a machine without rustc: see rust-toolchain.mjs). */
+export async function buildComponents({ js = true, rust: withRust = true } = {}) {
   const t0 = Date.now();
-  const rust = await buildRust();
+  const rust = withRust ? await buildRust() : undefined;
   const t1 = Date.now();
   const jsBuilt = js ? await buildJs() : undefined;
   const t2 = Date.now();
   const fixtures = await buildFixtures({ js });
   return {
-    rust: rust.path,
+    rust: rust?.path,
     js: jsBuilt?.path,
     fixtures,
-    timings: { rustMs: t1 - t0, jsMs: t2 - t1, rustCached: rust.cached, jsCached: jsBuilt?.cached },
+    timings: { rustMs: t1 - t0, jsMs: t2 - t1, rustCached: rust?.cached, jsCached: jsBuilt?.cached },
   };
 }
 

@@ -7,29 +7,33 @@ const plain = (text) => text.replace(ANSI, "");
 /**
  * uvu prints `Total: N`, `Passed: N`, `Skipped: N`. uvu's Total already leaves out skipped tests
  * (test.skip and tests not selected by test.only), so failed = total - passed; subtracting Skipped
- * again would hide real failures in a suite that also skips.
+ * again would hide real failures in a suite that also skips. Skipped is reported beside them.
  */
 export function parseUvuSummary(output) {
   const text = plain(output);
   const totals = [...text.matchAll(/^\s*Total:\s+(\d+)\s*$/gm)];
   const passes = [...text.matchAll(/^\s*Passed:\s+(\d+)\s*$/gm)];
+  const skips = [...text.matchAll(/^\s*Skipped:\s+(\d+)\s*$/gm)];
   if (!totals.length || !passes.length) return undefined;
   let total = 0;
   let passed = 0;
+  let skipped = 0;
   // Sum every block so a script like `uvu a && uvu b` is counted whole.
   for (const m of totals) total += Number(m[1]);
   for (const m of passes) passed += Number(m[1]);
-  return { passed, failed: Math.max(0, total - passed) };
+  for (const m of skips) skipped += Number(m[1]);
+  return { passed, failed: Math.max(0, total - passed), skipped };
 }
 
-/** Deno ends with `ok | 5 passed | 0 failed (12ms)` or `FAILED | 4 passed | 1 failed (…)`. */
+/** Deno ends with `ok | 5 passed | 0 failed (12ms)` or `FAILED | 4 passed | 1 failed | 2 ignored (…)`; ignored tests are skipped. */
 export function parseDenoSummary(output) {
   const lines = plain(output).split("\n").filter((line) => /^(ok|FAILED)\s+\|/.test(line.trim()));
   const last = lines.at(-1);
   if (!last) return undefined;
   const passed = Number(/(\d+)\s+passed/.exec(last)?.[1] ?? 0);
   const failed = Number(/(\d+)\s+failed/.exec(last)?.[1] ?? 0);
-  return { passed, failed };
+  const skipped = Number(/(\d+)\s+ignored/.exec(last)?.[1] ?? 0);
+  return { passed, failed, skipped };
 }
 
 /**
@@ -38,10 +42,38 @@ export function parseDenoSummary(output) {
  * suite is always a failure, and so is one that exits leaving its children running.
  */
 export function countSuite(run, summary) {
+  const counts = countRun(run, summary);
+  return { skipped: summary?.skipped ?? 0, ...counts };
+}
+
+/**
+ * The lines a suite printed to say why it skipped tests (scripts/rust-toolchain.mjs skipNotice):
+ * `brain-test-skip: <count> Rust-built tests in <where>: <reason>` → { count, where, reason }.
+ */
+export function parseSkipNotices(output) {
+  return [...plain(output).matchAll(/^brain-test-skip: (\d+) Rust-built tests? in (\S+): (.*)$/gm)].map((m) => ({ count: Number(m[1]), where: m[2], reason: m[3].trim() }));
+}
+
+/**
+ * The root runner's closing line: `N passed, N failed, N skipped`, and when tests were skipped, why
+ * (the distinct reasons the suites printed, and how many skips had none).
+ */
+export function closingLine({ passed, failed, skipped }, notices) {
+  const base = `${passed} passed, ${failed} failed, ${skipped} skipped`;
+  if (!skipped) return base;
+  const explained = notices.reduce((n, x) => n + x.count, 0);
+  const reasons = [...new Set(notices.map((x) => x.reason))];
+  const parts = [];
+  if (explained) parts.push(`${Math.min(explained, skipped)} Rust-built: ${reasons.join("; ")}`);
+  if (skipped > explained) parts.push(`${skipped - explained} by test.skip/ignore in the suites`);
+  return `${base} (${parts.join("; ")})`;
+}
+
+function countRun(run, summary) {
   if (run.timedOut) return { passed: summary?.passed ?? 0, failed: Math.max(1, summary?.failed ?? 0), note: "timed out" };
   if (run.leftovers) return { passed: summary?.passed ?? 0, failed: (summary?.failed ?? 0) + 1, note: "exited but left processes holding its output open" };
   if (run.error) return { passed: 0, failed: 1, note: "did not start" };
   if (!summary) return run.code === 0 ? { passed: 1, failed: 0 } : { passed: 0, failed: 1, note: `exit ${run.code}` };
   if (run.code !== 0 && summary.failed === 0) return { passed: summary.passed, failed: 1, note: `exit ${run.code} with no failed test` };
-  return { ...summary };
+  return { passed: summary.passed, failed: summary.failed };
 }

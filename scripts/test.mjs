@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // Root `npm test`: runs every suite in turn, streams its output live, keeps going after a failure,
-// and ends with exactly one plain line `N passed, N failed` summing all of them.
+// and ends with exactly one plain line `N passed, N failed, N skipped` summing all of them; when
+// tests were skipped (Rust-built tests on a machine without rustc), the line says how many and why.
+// Under CI=true (.ci/run) a skipped test counts as a failure: CI installs everything, so runs them all.
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseUvuSummary, parseDenoSummary, countSuite } from "./test-summary.mjs";
+import { parseUvuSummary, parseDenoSummary, countSuite, parseSkipNotices, closingLine } from "./test-summary.mjs";
 import { runSuite } from "./run-suite.mjs";
 
 // Tools (uvu, deno) come from this checkout; the suites are discovered under BRAIN_TEST_ROOT when
@@ -103,17 +105,28 @@ for (const suite of suites) {
   const counts = countSuite(run, suite.parse(run.output));
   if (run.timedOut) console.log(`!!! ${suite.name}: killed after ${SUITE_TIMEOUT_MS} ms`);
   if (run.error) console.log(`!!! ${suite.name}: could not start: ${run.error.message}`);
-  results.push({ name: suite.name, ...counts });
+  results.push({ name: suite.name, ...counts, skips: parseSkipNotices(run.output) });
 }
 
+const ci = process.env.CI === "true";
 let passed = 0;
 let failed = 0;
+let skipped = 0;
+const skips = [];
 console.log("\n=== summary");
 for (const notice of notices) console.log(`  --   ${notice}`);
 for (const r of results) {
   passed += r.passed;
   failed += r.failed;
-  console.log(`  ${r.failed ? "FAIL" : "ok  "} ${r.name}: ${r.passed} passed, ${r.failed} failed${r.note ? ` (${r.note})` : ""}`);
+  skipped += r.skipped;
+  skips.push(...r.skips);
+  const skippedText = r.skipped ? `, ${r.skipped} skipped` : "";
+  console.log(`  ${r.failed || (ci && r.skipped) ? "FAIL" : "ok  "} ${r.name}: ${r.passed} passed, ${r.failed} failed${skippedText}${r.note ? ` (${r.note})` : ""}`);
 }
-console.log(`${passed} passed, ${failed} failed`);
+for (const s of skips) console.log(`  skip ${s.count} in ${s.where}: ${s.reason}`);
+if (ci && skipped) {
+  console.log(`!!! CI=true: ${skipped} skipped test${skipped === 1 ? "" : "s"} count as failed (CI must run every test; .ci/run installs what they need)`);
+  failed += skipped;
+}
+console.log(closingLine({ passed, failed, skipped }, skips));
 process.exitCode = failed ? 1 : 0;

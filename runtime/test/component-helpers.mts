@@ -5,8 +5,15 @@ import type { PlacedTool, ToolContract } from "@aexhq/brain-protocol";
 import { contractDigest } from "../src/index.ts";
 // @ts-ignore: a plain .mjs build script without declarations.
 import { buildComponents } from "../../scripts/build-components.mjs";
+// @ts-ignore: a plain .mjs script without declarations.
+import { rustUnavailable, skipNotice } from "../../scripts/rust-toolchain.mjs";
+
+/** Why the Rust example cannot be built on this machine, or undefined (see scripts/rust-toolchain.mjs). */
+export const rustMissing: string | undefined = rustUnavailable();
+export { skipNotice };
 
 export interface Built {
+  /** Absent when rustMissing. */
   rust: string;
   js: string;
   fixtures: Record<string, string>;
@@ -15,7 +22,7 @@ export interface Built {
 let built: Promise<Built> | undefined;
 /** Builds (or reuses from the cache) the example components and fixtures once per process. */
 export function components(): Promise<Built> {
-  return (built ??= buildComponents());
+  return (built ??= buildComponents({ rust: rustMissing === undefined }));
 }
 
 export function digestOf(path: string): string {

@@ -28,10 +28,11 @@ function fakeRepo(workspaces, { deno } = {}) {
   return dir;
 }
 
-function runRunner(dir) {
+function runRunner(dir, env = {}) {
   const result = spawnSync(process.execPath, [join(home, "scripts/test.mjs")], {
     cwd: dir,
-    env: { ...process.env, BRAIN_TEST_ROOT: dir },
+    // CI unset unless a test sets it: .ci/run exports CI=true, which makes a skip a failure.
+    env: { ...process.env, CI: "", BRAIN_TEST_ROOT: dir, ...env },
     encoding: "utf8",
     timeout: 120_000,
   });
@@ -53,7 +54,7 @@ test("sums passing, failing, summary-less and deno suites into one last line, ex
   try {
     const run = runRunner(dir);
     // alpha 2+0, beta 1+1, gamma 0+1, delta and epsilon not run, deno 1+1
-    assert.is(run.last, "4 passed, 3 failed", run.stdout);
+    assert.is(run.last, "4 passed, 3 failed, 1 skipped (1 by test.skip/ignore in the suites)", run.stdout);
     assert.ok(run.endsWithNewlineOnly, "something was printed after the summary line");
     assert.is(run.status, 1);
     assert.ok(run.stdout.includes("=== alpha") && run.stdout.includes("=== beta") && run.stdout.includes("=== sdk-deno"), "a suite header is missing");
@@ -69,8 +70,36 @@ test("all green exits 0", () => {
   const dir = fakeRepo({ alpha: { script: uvuTest, tests: { "a.test.mjs": passing(3) } } });
   try {
     const run = runRunner(dir);
-    assert.is(run.last, "3 passed, 0 failed", run.stdout);
+    assert.is(run.last, "3 passed, 0 failed, 0 skipped", run.stdout);
     assert.is(run.status, 0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// A suite that skips its Rust-built tests the way the real ones do (scripts/rust-toolchain.mjs).
+const rustSkipping = `import { test } from "uvu";\nimport { skipNotice } from "${join(home, "scripts/rust-toolchain.mjs")}";\nskipNotice(2, "alpha/test/r.test.mjs", "no rustc at /nonexistent; install Debian's rustc");\ntest("plain", () => {});\ntest.skip("rust 1", () => {});\ntest.skip("rust 2", () => {});\ntest.run();\n`;
+const denoIgnoring = `Deno.test("d1", () => {});\nDeno.test({ name: "d2", ignore: true, fn: () => {} });\n`;
+
+test("skipped tests are counted and explained in the closing line, and the run still passes", () => {
+  const dir = fakeRepo({ alpha: { script: uvuTest, tests: { "r.test.mjs": rustSkipping } } }, { deno: denoIgnoring });
+  try {
+    const run = runRunner(dir);
+    assert.is(run.last, "2 passed, 0 failed, 3 skipped (2 Rust-built: no rustc at /nonexistent; install Debian's rustc; 1 by test.skip/ignore in the suites)", run.stdout);
+    assert.is(run.status, 0);
+    assert.match(run.stdout, "skip 2 in alpha/test/r.test.mjs: no rustc at /nonexistent");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("under CI=true a skipped test is a failure", () => {
+  const dir = fakeRepo({ alpha: { script: uvuTest, tests: { "r.test.mjs": rustSkipping } } });
+  try {
+    const run = runRunner(dir, { CI: "true" });
+    assert.is(run.last, "1 passed, 2 failed, 2 skipped (2 Rust-built: no rustc at /nonexistent; install Debian's rustc)", run.stdout);
+    assert.is(run.status, 1);
+    assert.match(run.stdout, "CI=true: 2 skipped tests count as failed");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
