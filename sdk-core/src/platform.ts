@@ -11,6 +11,19 @@ export interface Platform {
   unreadableEnv?(name: string): string | undefined;
   /** Reads a file named by a file: URL (component bytes). */
   readFile(url: URL): Promise<Uint8Array>;
+  /**
+   * Optional: whether an open WebSocket keeps the process alive (Node: ref/unref its socket). The
+   * host connection holds it only while it has work (answers awaited, calls running, `serve`), so a
+   * script that forgets `brain.close()` can still exit.
+   */
+  keepAlive?(ws: WebSocketLike, keep: boolean): void;
+  /** Optional: lets a timer not keep the process alive (Node: timer.unref()). */
+  unrefTimer?(timer: ReturnType<typeof setTimeout>): void;
+  /**
+   * Optional: calls `fn` when the process is about to exit on its own (Node: "beforeExit") so a
+   * client left open can say so; returns the unsubscribe function.
+   */
+  onIdleExit?(fn: () => void): () => void;
 }
 
 /** The subset of the WHATWG WebSocket the host connection uses. */

@@ -35,6 +35,11 @@ export class HostConnection implements HostFrameHandler {
   private fatal: Error | undefined;
   private backoffMs = 50;
   private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Whether the open WebSocket currently keeps the process alive (see hold()). */
+  private held: boolean | undefined;
+  /** close() is running: hold until it is done, so code after `await brain.close()` runs. */
+  private closing = false;
+  private unsubscribeIdleExit: (() => void) | undefined;
   /** How many WebSockets this client opened (one, plus one per reconnection). */
   connections = 0;
 
@@ -72,6 +77,39 @@ export class HostConnection implements HostFrameHandler {
 
   serve(tools: PlacedToolSpec[]): void {
     for (const t of tools) this.shared.set(t.tool.name, t);
+    this.hold();
+  }
+
+  /**
+   * The socket keeps the process alive only while there is work: answers awaited (register, emits,
+   * finishes, model requests), calls running, tools served for any session (`serve`), or close()
+   * in progress. Idle, it does not, so a script that forgot `brain.close()` exits (with the hint
+   * of onIdleExit) instead of hanging; an awaited `session.send` keeps the process alive through
+   * its own HTTP request, and its tool calls through `running`.
+   */
+  private hold(): void {
+    const ws = this.ws;
+    if (!ws || !this.platform.keepAlive) return;
+    const keep = this.closing || this.pending.size > 0 || this.running.size > 0 || this.shared.size > 0;
+    if (keep === this.held) return;
+    this.held = keep;
+    this.platform.keepAlive(ws, keep);
+  }
+
+  /** Once per connection opened: a process exiting on its own with this client open gets one hint. */
+  private watchIdleExit(): void {
+    if (this.unsubscribeIdleExit || !this.platform.onIdleExit) return;
+    this.unsubscribeIdleExit = this.platform.onIdleExit(() => {
+      this.unsubscribeIdleExit?.();
+      this.unsubscribeIdleExit = undefined;
+      if (this.closed) return;
+      const sessions = this.sessions.size;
+      console.warn(
+        `brain: the process is exiting with a Brain client still open (host ${this.hostId}, ${sessions} session${sessions === 1 ? "" : "s"}): ` +
+          "call `await brain.close()` when you are done (in a finally); the open connection no longer keeps the process alive, " +
+          "so the runtime sees this host drop without a close.",
+      );
+    });
   }
 
   private connect(): Promise<void> {
@@ -84,6 +122,9 @@ export class HostConnection implements HostFrameHandler {
       this.connections++;
       ws.onopen = () => {
         opened = true;
+        this.held = undefined;
+        this.hold();
+        this.watchIdleExit();
         this.sendRegister().then(() => { this.backoffMs = 50; resolve(); }, reject);
       };
       ws.onmessage = (ev) => {
@@ -111,6 +152,8 @@ export class HostConnection implements HostFrameHandler {
       this.reconnectTimer = undefined;
       this.connect().catch(() => this.scheduleReconnect());
     }, delay);
+    // Only a client serving tools for any session keeps the process alive to reconnect.
+    if (this.shared.size === 0) this.platform.unrefTimer?.(this.reconnectTimer);
   }
 
   /** Connection loss: abort in-flight work (the runtime ends those calls `unknown`) and fail pending answers. */
@@ -119,6 +162,7 @@ export class HostConnection implements HostFrameHandler {
     this.running.clear();
     for (const p of this.pending.values()) p.reject(error);
     this.pending.clear();
+    this.hold();
   }
 
   private async sendRegister(): Promise<void> {
@@ -139,6 +183,7 @@ export class HostConnection implements HostFrameHandler {
     }
     return new Promise((resolve, reject) => {
       this.pending.set(ref, { resolve, reject });
+      this.hold();
       ws.send(text);
     });
   }
@@ -148,6 +193,7 @@ export class HostConnection implements HostFrameHandler {
     const p = this.pending.get(ref);
     if (!p) return;
     this.pending.delete(ref);
+    this.hold();
     fn(p);
   }
 
@@ -192,8 +238,12 @@ export class HostConnection implements HostFrameHandler {
       void this.request({ type: "finish", callId: f.callId, outcome: { status: "error", error: { code: "reattach_mismatch", message } } }).catch(() => undefined);
       return;
     }
-    const inv = new Invocation(f, spec, channel, () => this.running.delete(f.callId));
+    const inv = new Invocation(f, spec, channel, () => {
+      this.running.delete(f.callId);
+      this.hold();
+    });
     this.running.set(f.callId, inv);
+    this.hold();
     void inv.start().catch((e) => console.warn(`brain: invocation ${f.callId} failed locally: ${(e as Error).message}`));
   }
 
@@ -203,17 +253,22 @@ export class HostConnection implements HostFrameHandler {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.closing = true;
+    this.unsubscribeIdleExit?.();
+    this.unsubscribeIdleExit = undefined;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.lost(new SdkError("closed", "the Brain client is closed"));
     const ws = this.ws;
     this.ws = undefined;
     if (ws && ws.readyState <= OPEN) {
+      if (this.platform.keepAlive && this.held === false) this.platform.keepAlive(ws, true);
       await new Promise<void>((resolve) => {
         const prev = ws.onclose;
-        ws.onclose = (ev) => { prev?.(ev); resolve(); };
+        const timer = setTimeout(resolve, 1000);
+        ws.onclose = (ev) => { prev?.(ev); clearTimeout(timer); resolve(); };
         ws.close(1000, "client closed");
-        setTimeout(resolve, 1000);
       });
     }
+    this.closing = false;
   }
 }
