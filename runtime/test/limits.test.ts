@@ -12,6 +12,7 @@ import { startBrain } from "../src/index.ts";
 import { checkJsonTextDepth, jsonTextDepth, jsonValueDepth } from "../src/json-limits.ts";
 import { toolArguments } from "../src/models/http-failure.ts";
 import { checkGuestOutcome } from "../src/environments/component/outcome.ts";
+import { validateSchema } from "../src/environments/json-schema.ts";
 import { api, createSession, records, assertJournal } from "./helpers/brain.ts";
 import type { Brain } from "./helpers/brain.ts";
 import { contract, placed } from "./helpers/contract.ts";
@@ -227,6 +228,11 @@ test("a model's tool arguments and a component's outcome nested past the limit a
   assert.is(outcome.status, "error");
   assert.is(outcome.error.code, "invalid_output");
   assert.match(outcome.error.message, /outcome-json nests arrays\/objects deeper than maxJsonDepth/);
+});
+
+test("a tool schema's $ref with a bad percent-escape is an unresolvable $ref issue, not a thrown URIError", () => {
+  assert.equal(validateSchema({ $ref: "#/%" }, 1), [{ path: "", message: "unresolvable $ref #/%" }]);
+  assert.equal(validateSchema({ $ref: "#/%E0%A4%A" }, {}), [{ path: "", message: "unresolvable $ref #/%E0%A4%A" }]);
 });
 
 test.run();

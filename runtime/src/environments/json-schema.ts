@@ -45,7 +45,12 @@ function resolveRef(root: Schema, ref: string): Schema | undefined {
   if (!ref.startsWith("#/")) return undefined;
   let cur: unknown = root;
   for (const raw of ref.slice(2).split("/")) {
-    const key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
+    let key: string;
+    try {
+      key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
+    } catch {
+      return undefined; // a bad percent-escape in the pointer: unresolvable, like any other
+    }
     if (cur === null || typeof cur !== "object") return undefined;
     cur = (cur as Record<string, unknown>)[key];
   }
