@@ -32,7 +32,7 @@ export const RULES = {
   contract: { areas: [], node: false, wit: false, externals: [], neutral: true },
   codegen: { areas: ["contract"], node: true, wit: false, externals: ["ts-morph", "typescript", "@bytecodealliance/*", "@sinclair/typebox"], neutral: false },
   generated: { areas: [], node: false, wit: true, externals: ["@sinclair/typebox", "canonicalize"], neutral: true },
-  runtime: { areas: ["generated"], node: true, wit: false, externals: ["ws", "better-sqlite3", "@bytecodealliance/*", "@sinclair/typebox"], neutral: false },
+  runtime: { areas: ["generated"], node: true, wit: false, externals: ["ws", "better-sqlite3", "pg", "@bytecodealliance/*", "@sinclair/typebox"], neutral: false },
   "sdk-core": { areas: ["generated"], node: false, wit: false, externals: ["zod"], neutral: true },
   "sdk-node": { areas: ["sdk-core"], node: true, wit: false, externals: ["ws", "zod"], neutral: false },
   "sdk-deno": { areas: ["sdk-core"], node: false, wit: false, externals: ["zod", "@std/*"], neutral: false },
