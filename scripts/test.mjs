@@ -14,10 +14,13 @@ import { runSuite } from "./run-suite.mjs";
 const home = join(dirname(fileURLToPath(import.meta.url)), "..");
 const root = process.env.BRAIN_TEST_ROOT ?? home;
 const SUITE_TIMEOUT_MS = Number(process.env.BRAIN_SUITE_TIMEOUT_MS ?? 5 * 60_000);
+// The suites that pack and install every package, or run many real servers and a browser, take
+// minutes on a loaded machine; the timeout is a guard against hangs, not a speed limit.
+const LONG_SUITE_TIMEOUT_MS = Number(process.env.BRAIN_LONG_SUITE_TIMEOUT_MS ?? 15 * 60_000);
 
 const readJson = (path) => JSON.parse(readFileSync(path, "utf8"));
 
-/** @typedef {{ name: string, cwd: string, command: string, args: string[], parse: (out: string) => ({passed:number, failed:number} | undefined) }} Suite */
+/** @typedef {{ name: string, cwd: string, command: string, args: string[], timeoutMs?: number, parse: (out: string) => ({passed:number, failed:number} | undefined) }} Suite */
 
 /** Workspaces that were not run, and why; printed with the summary. */
 const notices = [];
@@ -52,6 +55,7 @@ function discoverSuites() {
   // fresh clone the packs are made with no prior build, as the packages' prepack promises.
   if (existsSync(join(root, "scripts/install"))) suites.push({
     name: "install as a user",
+    timeoutMs: LONG_SUITE_TIMEOUT_MS,
     cwd: root,
     command: process.execPath,
     args: [join(home, "node_modules/uvu/bin.js"), "scripts/install", "\\.test\\.mjs$"],
@@ -101,9 +105,10 @@ for (const suite of suites) {
   const where = relative(root, suite.cwd) || ".";
   const command = suite.command === process.execPath ? "node" : suite.command.startsWith(home) ? relative(home, suite.command) : suite.command;
   console.log(`\n=== ${suite.name} (in ${where}: ${[command, ...suite.args].join(" ")})`);
-  const run = await runSuite(suite, SUITE_TIMEOUT_MS);
+  const timeoutMs = suite.timeoutMs ?? (suite.name === "runtime" ? LONG_SUITE_TIMEOUT_MS : SUITE_TIMEOUT_MS);
+  const run = await runSuite(suite, timeoutMs);
   const counts = countSuite(run, suite.parse(run.output));
-  if (run.timedOut) console.log(`!!! ${suite.name}: killed after ${SUITE_TIMEOUT_MS} ms`);
+  if (run.timedOut) console.log(`!!! ${suite.name}: killed after ${timeoutMs} ms`);
   if (run.error) console.log(`!!! ${suite.name}: could not start: ${run.error.message}`);
   results.push({ name: suite.name, ...counts, skips: parseSkipNotices(run.output) });
 }
