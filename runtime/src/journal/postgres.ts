@@ -1,0 +1,297 @@
+import pg from "pg";
+import type { JournalRecord } from "@aexhq/brain-protocol";
+import { BrainRuntimeError } from "../errors.ts";
+import { deepFreeze } from "./freeze.ts";
+import { advanceHead, newHead } from "./head.ts";
+import type { SessionHead } from "./head.ts";
+import type { HostRow, KeyRow, StoreStats } from "./store.ts";
+
+/** Schema versions, applied in order inside one transaction each, recorded in brain_meta. */
+const MIGRATIONS: string[] = [
+  `CREATE TABLE journal (
+     session_id TEXT NOT NULL,
+     sequence INTEGER NOT NULL,
+     at BIGINT NOT NULL,
+     type TEXT NOT NULL,
+     data TEXT NOT NULL,
+     PRIMARY KEY (session_id, sequence)
+   );
+   CREATE TABLE sessions (
+     session_id TEXT PRIMARY KEY,
+     created_at BIGINT NOT NULL,
+     last_sequence INTEGER NOT NULL,
+     activations INTEGER NOT NULL,
+     model_requests INTEGER NOT NULL,
+     open_calls INTEGER NOT NULL,
+     open_model_requests INTEGER NOT NULL,
+     turn_open BOOLEAN NOT NULL,
+     deleted BOOLEAN NOT NULL,
+     owner TEXT
+   );
+   CREATE INDEX sessions_open_work ON sessions (session_id) WHERE NOT deleted AND (open_calls > 0 OR open_model_requests > 0 OR turn_open);
+   CREATE TABLE hosts (
+     host_id TEXT PRIMARY KEY,
+     salt TEXT NOT NULL,
+     hash TEXT NOT NULL,
+     contracts TEXT NOT NULL,
+     registered_at BIGINT NOT NULL,
+     owner TEXT
+   );
+   CREATE TABLE keys (
+     key_id TEXT PRIMARY KEY,
+     name TEXT NOT NULL,
+     hash TEXT NOT NULL,
+     created_at BIGINT NOT NULL,
+     revoked_at BIGINT
+   );`,
+];
+
+interface Pending {
+  record: JournalRecord;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
+
+interface HeadRow {
+  session_id: string;
+  created_at: string;
+  last_sequence: number;
+  activations: number;
+  model_requests: number;
+  open_calls: number;
+  open_model_requests: number;
+  turn_open: boolean;
+  deleted: boolean;
+  owner: string | null;
+}
+
+/**
+ * The journal on PostgreSQL (for several runtime nodes on one database, issue 20). The same
+ * contract as the SQLite store, with asynchronous reads:
+ * - Group commit: appends made while no commit is in flight go into one transaction on the next
+ *   turn of the event loop; appends made while one is in flight wait for it and form the next batch,
+ *   so a batch grows with the commit latency. `append` resolves only after COMMIT.
+ * - Records are keyed by (session, sequence): a read of one session is one index range scan of its
+ *   own rows. Record data is kept as the JSON text written (not jsonb), so it reads back byte-identical.
+ * - Each session's head (journal/head.ts) is written in the same transaction as its records, so the
+ *   sessions table is always exact: recovery asks it which sessions have open work.
+ * Not yet: session leases with fencing tokens (every insert proving its owner), routing, failover.
+ */
+export class PostgresStore {
+  readonly kind = "postgres" as const;
+  readonly stats: StoreStats = { transactions: 0, records: 0, rowsRead: 0, headsLoaded: 0 };
+  private pending: Pending[] = [];
+  private inFlight: Promise<void> | undefined;
+  private scheduled: NodeJS.Immediate | undefined;
+  /** Heads of the sessions this store wrote, as committed (loaded from the sessions table on first write). */
+  private heads = new Map<string, SessionHead>();
+  private closed = false;
+
+  private constructor(
+    /** One connection for the writer, so a batch's statements share its transaction. */
+    private writer: pg.Client,
+    private readers: pg.Pool,
+  ) {}
+
+  /** Connects, applies missing migrations, and returns the store. */
+  static async open(url: string): Promise<PostgresStore> {
+    const writer = new pg.Client({ connectionString: url });
+    await writer.connect();
+    try {
+      await migrate(writer);
+    } catch (e) {
+      await writer.end();
+      throw e;
+    }
+    const readers = new pg.Pool({ connectionString: url, max: 4 });
+    return new PostgresStore(writer, readers);
+  }
+
+  append(record: JournalRecord): Promise<void> {
+    if (this.closed) return Promise.reject(new BrainRuntimeError("internal", "the journal is closed"));
+    deepFreeze(record);
+    return new Promise((resolve, reject) => {
+      this.pending.push({ record, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.inFlight !== undefined || this.scheduled !== undefined || this.pending.length === 0) return;
+    // setImmediate: every append of this turn of the event loop joins the batch.
+    this.scheduled = setImmediate(() => {
+      this.scheduled = undefined;
+      const batch = this.pending;
+      this.pending = [];
+      this.inFlight = this.commit(batch).finally(() => {
+        this.inFlight = undefined;
+        this.schedule();
+      });
+    });
+  }
+
+  private async commit(batch: Pending[]): Promise<void> {
+    const records = batch.map((p) => p.record);
+    try {
+      const heads = await this.advance(records);
+      const sessions = [...heads.values()];
+      await this.writer.query("BEGIN");
+      try {
+        await this.writer.query(
+          "INSERT INTO journal (session_id, sequence, at, type, data) SELECT * FROM unnest($1::text[], $2::int[], $3::bigint[], $4::text[], $5::text[])",
+          [records.map((r) => r.sessionId), records.map((r) => r.sequence), records.map((r) => r.at), records.map((r) => r.type), records.map((r) => JSON.stringify(r.data))],
+        );
+        await this.writer.query(
+          `INSERT INTO sessions (session_id, created_at, last_sequence, activations, model_requests, open_calls, open_model_requests, turn_open, deleted, owner)
+           SELECT * FROM unnest($1::text[], $2::bigint[], $3::int[], $4::int[], $5::int[], $6::int[], $7::int[], $8::bool[], $9::bool[], $10::text[])
+           ON CONFLICT (session_id) DO UPDATE SET created_at = EXCLUDED.created_at, last_sequence = EXCLUDED.last_sequence,
+             activations = EXCLUDED.activations, model_requests = EXCLUDED.model_requests, open_calls = EXCLUDED.open_calls,
+             open_model_requests = EXCLUDED.open_model_requests, turn_open = EXCLUDED.turn_open, deleted = EXCLUDED.deleted, owner = EXCLUDED.owner`,
+          [
+            sessions.map((h) => h.sessionId), sessions.map((h) => h.createdAt), sessions.map((h) => h.lastSequence), sessions.map((h) => h.activations),
+            sessions.map((h) => h.modelRequests), sessions.map((h) => h.openCalls), sessions.map((h) => h.openModelRequests), sessions.map((h) => h.turnOpen),
+            sessions.map((h) => h.deleted), sessions.map((h) => h.owner ?? null),
+          ],
+        );
+        await this.writer.query("COMMIT");
+      } catch (e) {
+        await this.writer.query("ROLLBACK").catch(() => {});
+        throw e;
+      }
+      for (const h of sessions) this.heads.set(h.sessionId, h);
+      this.stats.transactions += 1;
+      this.stats.records += records.length;
+      for (const p of batch) p.resolve();
+    } catch (e) {
+      for (const p of batch) p.reject(e);
+    }
+  }
+
+  /** The heads after `records` (copies: nothing changes in memory until the batch committed); throws on a sequence out of order. */
+  private async advance(records: JournalRecord[]): Promise<Map<string, SessionHead>> {
+    const next = new Map<string, SessionHead>();
+    for (const r of records) {
+      let h = next.get(r.sessionId);
+      if (h === undefined) {
+        const known = this.heads.get(r.sessionId) ?? (await this.loadHead(r.sessionId));
+        next.set(r.sessionId, (h = known === undefined ? newHead(r.sessionId) : { ...known }));
+      }
+      if (r.sequence <= h.lastSequence) throw new BrainRuntimeError("internal", `journal: sequence ${r.sequence} of ${r.sessionId} is not after ${h.lastSequence}`);
+      advanceHead(h, r);
+    }
+    return next;
+  }
+
+  private async loadHead(sessionId: string): Promise<SessionHead | undefined> {
+    const { rows } = await this.readers.query<HeadRow>("SELECT * FROM sessions WHERE session_id = $1", [sessionId]);
+    this.stats.headsLoaded += 1;
+    return rows[0] === undefined ? undefined : headOf(rows[0]);
+  }
+
+  async read(sessionId: string, after = 0, through = Number.MAX_SAFE_INTEGER): Promise<JournalRecord[]> {
+    const upto = Math.min(through, 2 ** 31 - 1);
+    if (upto <= after) return [];
+    const { rows } = await this.readers.query<{ sequence: number; at: string; type: string; data: string }>(
+      "SELECT sequence, at, type, data FROM journal WHERE session_id = $1 AND sequence > $2 AND sequence <= $3 ORDER BY sequence",
+      [sessionId, after, upto],
+    );
+    this.stats.rowsRead += rows.length;
+    return rows.map((r) => ({ sessionId, sequence: r.sequence, at: Number(r.at), type: r.type, data: JSON.parse(r.data) }) as JournalRecord);
+  }
+
+  async head(sessionId: string): Promise<SessionHead | undefined> {
+    const mine = this.heads.get(sessionId);
+    if (mine !== undefined) return { ...mine };
+    return this.loadHead(sessionId);
+  }
+
+  async openWork(): Promise<string[]> {
+    const { rows } = await this.readers.query<{ session_id: string }>(
+      "SELECT session_id FROM sessions WHERE NOT deleted AND (open_calls > 0 OR open_model_requests > 0 OR turn_open) ORDER BY session_id",
+    );
+    return rows.map((r) => r.session_id);
+  }
+
+  async sessionIds(): Promise<string[]> {
+    const { rows } = await this.readers.query<{ session_id: string }>("SELECT session_id FROM sessions ORDER BY created_at DESC, session_id");
+    return rows.map((r) => r.session_id);
+  }
+
+  async saveHost(row: HostRow): Promise<void> {
+    await this.readers.query(
+      "INSERT INTO hosts (host_id, salt, hash, contracts, registered_at, owner) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (host_id) DO UPDATE SET contracts = EXCLUDED.contracts",
+      [row.hostId, row.salt, row.hash, JSON.stringify(row.contracts), row.registeredAt, row.owner ?? null],
+    );
+  }
+
+  async loadHosts(): Promise<HostRow[]> {
+    const { rows } = await this.readers.query<{ host_id: string; salt: string; hash: string; contracts: string; registered_at: string; owner: string | null }>("SELECT * FROM hosts");
+    return rows.map((r) => ({ hostId: r.host_id, salt: r.salt, hash: r.hash, contracts: JSON.parse(r.contracts), registeredAt: Number(r.registered_at), ...(r.owner === null ? {} : { owner: r.owner }) }));
+  }
+
+  async saveKey(row: KeyRow): Promise<void> {
+    await this.readers.query(
+      "INSERT INTO keys (key_id, name, hash, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (key_id) DO UPDATE SET revoked_at = EXCLUDED.revoked_at",
+      [row.keyId, row.name, row.hash, row.createdAt, row.revokedAt ?? null],
+    );
+  }
+
+  async loadKeys(): Promise<KeyRow[]> {
+    const { rows } = await this.readers.query<{ key_id: string; name: string; hash: string; created_at: string; revoked_at: string | null }>("SELECT * FROM keys");
+    return rows.map((r) => ({ keyId: r.key_id, name: r.name, hash: r.hash, createdAt: Number(r.created_at), ...(r.revoked_at === null ? {} : { revokedAt: Number(r.revoked_at) }) }));
+  }
+
+  /** Resolves once everything appended so far is committed (or failed). */
+  async flush(): Promise<void> {
+    while (this.inFlight !== undefined || this.scheduled !== undefined || this.pending.length > 0) {
+      if (this.inFlight === undefined && this.scheduled === undefined) this.schedule();
+      await (this.inFlight ?? new Promise((r) => setImmediate(r)));
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+    this.closed = true;
+    await this.writer.end();
+    await this.readers.end();
+  }
+}
+
+async function migrate(client: pg.Client): Promise<void> {
+  // One migrator at a time across nodes: an advisory lock held for the migration.
+  await client.query("SELECT pg_advisory_lock(4242001)");
+  try {
+    await client.query("CREATE TABLE IF NOT EXISTS brain_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+    const { rows } = await client.query<{ value: string }>("SELECT value FROM brain_meta WHERE key = 'schema_version'");
+    const version = rows[0] === undefined ? 0 : Number(rows[0].value);
+    if (version > MIGRATIONS.length) throw new BrainRuntimeError("unsupported", `the database's Brain schema is version ${version}, newer than this runtime's ${MIGRATIONS.length}`);
+    for (let v = version; v < MIGRATIONS.length; v++) {
+      await client.query("BEGIN");
+      try {
+        await client.query(MIGRATIONS[v]!);
+        await client.query("INSERT INTO brain_meta (key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", [String(v + 1)]);
+        await client.query("COMMIT");
+      } catch (e) {
+        await client.query("ROLLBACK").catch(() => {});
+        throw e;
+      }
+    }
+  } finally {
+    await client.query("SELECT pg_advisory_unlock(4242001)");
+  }
+}
+
+function headOf(row: HeadRow): SessionHead {
+  return {
+    sessionId: row.session_id,
+    createdAt: Number(row.created_at),
+    lastSequence: row.last_sequence,
+    activations: row.activations,
+    modelRequests: row.model_requests,
+    openCalls: row.open_calls,
+    openModelRequests: row.open_model_requests,
+    turnOpen: row.turn_open,
+    deleted: row.deleted,
+    ...(row.owner === null ? {} : { owner: row.owner }),
+  };
+}
