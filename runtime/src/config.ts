@@ -41,6 +41,9 @@ function absoluteUrl(name: string, value: string): string {
 /** `brain serve` options from the environment (BRAIN_PORT, BRAIN_HOST, BRAIN_DATA_DIR, ...). */
 export function configFromEnv(env: NodeJS.ProcessEnv): BrainOptions & { tokenFile?: string } {
   const journal = env.BRAIN_JOURNAL ?? "sqlite";
+  if (/^postgres(ql)?:\/\//.test(journal)) {
+    throw new BrainRuntimeError("unsupported", "BRAIN_JOURNAL=postgres://…: the PostgreSQL journal store exists and passes the store contract tests, but the runtime cannot run on it yet (its session layer reads the journal synchronously; several nodes also need session leases); use sqlite for now");
+  }
   if (journal !== "sqlite" && journal !== "memory") throw new BrainRuntimeError("invalid_request", `BRAIN_JOURNAL must be sqlite or memory, got ${journal}`);
   const port = Number(env.BRAIN_PORT ?? 3210);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new BrainRuntimeError("invalid_request", `BRAIN_PORT must be a port number, got ${env.BRAIN_PORT}`);
