@@ -16,6 +16,7 @@ import { PostgresStore } from "../src/journal/postgres.ts";
 import type { SessionHead } from "../src/journal/head.ts";
 import type { HostRow, KeyRow, StoreStats } from "../src/journal/store.ts";
 import { startPgCluster } from "./helpers/pg-cluster.ts";
+import { refusedServe } from "./helpers/cli.ts";
 import type { PgCluster } from "./helpers/pg-cluster.ts";
 
 /** What the contract needs of a store, reads awaited (the SQLite and memory stores answer at once). */
@@ -223,6 +224,12 @@ test("postgres: two stores on one database (two nodes) append to different sessi
     await a.close();
     await b.close();
   }
+});
+
+test("brain serve refuses BRAIN_JOURNAL=postgres://… with a clear error until the runtime runs on it", async () => {
+  const { code, out } = await refusedServe({ BRAIN_JOURNAL: cluster.url });
+  assert.is(code, 1);
+  assert.match(out, /the runtime cannot run on it yet/);
 });
 
 test.run();
