@@ -21,7 +21,7 @@ export const CLOSE = { unauthorized: 4401, replaced: 4409, registerTimeout: 4408
 
 /** How a silent host is found out: a WebSocket ping every `timeoutMs / PINGS_PER_TIMEOUT`; that many unanswered in a row close it. */
 export const PINGS_PER_TIMEOUT = 3;
-export const DEFAULT_HOST_TIMEOUT_MS = 6000;
+export const DEFAULT_HOST_TIMEOUT_MS = LIMITS.defaultHostTimeoutMs;
 
 export interface ConnectionDeps {
   /** Secrets never leave in an error, rejection or model answer. */
