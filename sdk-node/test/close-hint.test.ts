@@ -75,7 +75,7 @@ test("a client serving tools (brain.serve) keeps the process alive", async () =>
       const check = () => (run.stdout.includes("serving") ? resolve() : setTimeout(check, 20));
       check();
     }), 30_000, "the script started serving");
-    const early = await Promise.race([run.exit, new Promise<undefined>((r) => setTimeout(r, 2000))]);
+    const early = await Promise.race([run.exit, new Promise<undefined>((r) => setTimeout(() => r(undefined), 2000))]);
     assert.is(early, undefined, `the serving process exited: ${run.stderr}`);
     assert.is(run.child.exitCode, null);
   } finally {
