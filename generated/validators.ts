@@ -3,11 +3,12 @@
 // Regenerate: npm run codegen
 
 import { TypeCompiler } from "@sinclair/typebox/compiler";
+import type { TypeCheck } from "@sinclair/typebox/compiler";
 import * as S from "./schemas.ts";
 import type { DefName } from "./schemas.ts";
 
 /** Compiled TypeBox validators, one per def: `validate.Outcome.Check(value)`. */
-export const validate = {
+export const validate: { readonly [K in DefName]: TypeCheck<(typeof S)[K]> } = {
     ApiKey: TypeCompiler.Compile(S.ApiKey),
     CancelFrame: TypeCompiler.Compile(S.CancelFrame),
     CancelRequest: TypeCompiler.Compile(S.CancelRequest),
@@ -84,7 +85,7 @@ export const validate = {
     TurnFailedRecord: TypeCompiler.Compile(S.TurnFailedRecord),
     TurnStartedRecord: TypeCompiler.Compile(S.TurnStartedRecord),
     UnknownOutcome: TypeCompiler.Compile(S.UnknownOutcome),
-  } as const;
+  };
 
 /** One reason a value does not match a def: a JSON pointer and a message. */
 export interface ValidationIssue {

@@ -1,6 +1,6 @@
 import { VariableDeclarationKind } from "ts-morph";
 import { type ExternalSchemas, type ProtocolSchema, type SchemaNode, assertSupported, refName, topologicalOrder } from "./json-schema.ts";
-import { typeboxExpression } from "./typebox-expression.ts";
+import { TYPEBOX_TYPES, typeboxExpression, typeboxType } from "./typebox-expression.ts";
 import { newSourceFile, render, jsdoc } from "./ts-file.ts";
 
 /** contract/conformance-scenario.schema.json: a root `$ref` and `$defs` that may point into the protocol by its `$id`. */
@@ -26,7 +26,7 @@ export function emitScenario(scenario: ScenarioSchema, protocol: ProtocolSchema 
 
   const file = newSourceFile("scenario.ts");
   file.addImportDeclaration({ moduleSpecifier: "@sinclair/typebox", namedImports: ["Type"] });
-  file.addImportDeclaration({ moduleSpecifier: "@sinclair/typebox", namedImports: ["Static"], isTypeOnly: true });
+  file.addImportDeclaration({ moduleSpecifier: "@sinclair/typebox", namedImports: ["Static", ...TYPEBOX_TYPES], isTypeOnly: true });
   file.addImportDeclaration({ moduleSpecifier: "@sinclair/typebox/compiler", namedImports: ["TypeCompiler", "ValueErrorType"] });
   file.addImportDeclaration({ moduleSpecifier: "@sinclair/typebox/errors", namedImports: ["ValueError"], isTypeOnly: true });
   file.addImportDeclaration({ moduleSpecifier: "./schemas.ts", namespaceImport: "P" });
@@ -38,7 +38,7 @@ export function emitScenario(scenario: ScenarioSchema, protocol: ProtocolSchema 
       isExported: true,
       declarationKind: VariableDeclarationKind.Const,
       docs: jsdoc(def.description),
-      declarations: [{ name, initializer: typeboxExpression(def, external) }],
+      declarations: [{ name, type: typeboxType(def, external), initializer: typeboxExpression(def, external) }],
     });
     file.addTypeAlias({ isExported: true, name, type: `Static<typeof ${name}>`, docs: jsdoc(def.description) });
   }

@@ -1,13 +1,13 @@
 import { VariableDeclarationKind } from "ts-morph";
 import { type ProtocolSchema, type SchemaNode, assertSupported, topologicalOrder, refName } from "./json-schema.ts";
-import { typeboxExpression } from "./typebox-expression.ts";
+import { TYPEBOX_TYPES, typeboxExpression, typeboxType } from "./typebox-expression.ts";
 import { newSourceFile, render, jsdoc } from "./ts-file.ts";
 
 /** generated/schemas.ts: one TypeBox constant and one static type per $defs entry. */
 export function emitSchemas(schema: ProtocolSchema, headerText: string): string {
   const file = newSourceFile("schemas.ts");
   file.addImportDeclaration({ moduleSpecifier: "@sinclair/typebox", namedImports: ["Type"] });
-  file.addImportDeclaration({ moduleSpecifier: "@sinclair/typebox", namedImports: ["Static"], isTypeOnly: true });
+  file.addImportDeclaration({ moduleSpecifier: "@sinclair/typebox", namedImports: ["Static", ...TYPEBOX_TYPES], isTypeOnly: true });
   for (const name of topologicalOrder(schema.$defs)) {
     const def = schema.$defs[name]!;
     assertSupported(def, name);
@@ -15,7 +15,7 @@ export function emitSchemas(schema: ProtocolSchema, headerText: string): string 
       isExported: true,
       declarationKind: VariableDeclarationKind.Const,
       docs: jsdoc(def.description),
-      declarations: [{ name, initializer: typeboxExpression(def) }],
+      declarations: [{ name, type: typeboxType(def), initializer: typeboxExpression(def) }],
     });
     file.addTypeAlias({ isExported: true, name, type: `Static<typeof ${name}>`, docs: jsdoc(def.description) });
   }
@@ -34,6 +34,7 @@ export function emitValidators(schema: ProtocolSchema, headerText: string): stri
   const names = Object.keys(schema.$defs).sort();
   const file = newSourceFile("validators.ts");
   file.addImportDeclaration({ moduleSpecifier: "@sinclair/typebox/compiler", namedImports: ["TypeCompiler"] });
+  file.addImportDeclaration({ moduleSpecifier: "@sinclair/typebox/compiler", namedImports: ["TypeCheck"], isTypeOnly: true });
   file.addImportDeclaration({ moduleSpecifier: "./schemas.ts", namespaceImport: "S" });
   file.addImportDeclaration({ moduleSpecifier: "./schemas.ts", namedImports: ["DefName"], isTypeOnly: true });
   file.addVariableStatement({
@@ -42,7 +43,8 @@ export function emitValidators(schema: ProtocolSchema, headerText: string): stri
     docs: jsdoc("Compiled TypeBox validators, one per def: `validate.Outcome.Check(value)`."),
     declarations: [{
       name: "validate",
-      initializer: `{\n${names.map((n) => `  ${n}: TypeCompiler.Compile(S.${n}),`).join("\n")}\n} as const`,
+      type: `{ readonly [K in DefName]: TypeCheck<(typeof S)[K]> }`,
+      initializer: `{\n${names.map((n) => `  ${n}: TypeCompiler.Compile(S.${n}),`).join("\n")}\n}`,
     }],
   });
   file.addInterface({

@@ -47,3 +47,38 @@ function options(node: SchemaNode, keys: (keyof SchemaNode)[] = []): string {
   for (const key of keys) if (node[key] !== undefined) picked[key] = node[key];
   return Object.keys(picked).length === 0 ? "" : `, ${JSON.stringify(picked)}`;
 }
+
+/** The TypeBox types `typeboxType` may name; emitters import them (type-only) from @sinclair/typebox. */
+export const TYPEBOX_TYPES = ["TArray", "TBoolean", "TInteger", "TLiteral", "TNull", "TNumber", "TObject", "TOptional", "TString", "TUnion", "TUnknown"];
+
+/**
+ * The declared type of `typeboxExpression(node)`, written out so every exported constant has an
+ * explicit type (JSR's "no slow types"): it mirrors the expression node for node, and a one-member
+ * union is the member itself, as `Type.Union` returns it.
+ */
+export function typeboxType(node: SchemaNode, external?: ExternalSchemas): string {
+  const union = (members: string[]) => (members.length === 1 ? members[0]! : `TUnion<[${members.join(", ")}]>`);
+  if (node.$ref) return `typeof ${refExpression(node.$ref, external)}`;
+  if (node.oneOf || node.anyOf) return union((node.oneOf ?? node.anyOf)!.map((m) => typeboxType(m, external)));
+  if ("const" in node) return `TLiteral<${JSON.stringify(node.const)}>`;
+  if (node.enum) return union(node.enum.map((v) => `TLiteral<${JSON.stringify(v)}>`));
+  if (Array.isArray(node.type)) return union(node.type.map((t) => typeboxType({ ...node, type: t, description: undefined }, external)));
+  switch (node.type) {
+    case undefined: return "TUnknown";
+    case "string": return "TString";
+    case "integer": return "TInteger";
+    case "number": return "TNumber";
+    case "boolean": return "TBoolean";
+    case "null": return "TNull";
+    case "array": return `TArray<${typeboxType(node.items!, external)}>`;
+    case "object": {
+      const required = new Set(node.required ?? []);
+      const props = Object.entries(node.properties ?? {}).map(([key, child]) => {
+        const t = typeboxType(child, external);
+        return `${JSON.stringify(key)}: ${required.has(key) ? t : `TOptional<${t}>`}`;
+      });
+      return `TObject<{ ${props.join("; ")} }>`;
+    }
+    default: throw new Error(`unsupported type ${String(node.type)}`);
+  }
+}
