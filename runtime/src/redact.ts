@@ -14,11 +14,13 @@ export class Redactor {
   /** Adds a secret; for `Scheme value` header values (Bearer, Basic, ...) the value alone too. */
   add(secret: string | undefined): void {
     if (secret === undefined) return;
+    let added = false;
     for (const s of [secret, secret.replace(/^[A-Za-z-]+\s+/, "")]) {
-      if (s.length >= MIN_SECRET_LENGTH && !this.secrets.includes(s)) this.secrets.push(s);
+      if (s.length >= MIN_SECRET_LENGTH && !this.secrets.includes(s)) added = this.secrets.push(s) > 0;
     }
-    // Longest first, so a secret that contains another is replaced whole.
-    this.secrets.sort((a, b) => b.length - a.length);
+    // Longest first, so a secret that contains another is replaced whole. Every request with a
+    // known key comes through here, so nothing is done for a secret already held.
+    if (added) this.secrets.sort((a, b) => b.length - a.length);
   }
 
   get size(): number {

@@ -168,8 +168,9 @@ export class SessionManager {
    */
   authorize(id: string, principal: Principal): void {
     const resident = this.resident.get(id);
-    const owner = resident !== undefined ? resident.state.created.owner : this.store.head(id)?.owner;
-    if ((resident === undefined && this.store.head(id) === undefined) || !maySee(principal, owner)) throw new BrainRuntimeError("not_found", `no session ${id}`);
+    const head = resident === undefined ? this.store.head(id) : undefined;
+    const owner = resident !== undefined ? resident.state.created.owner : head?.owner;
+    if ((resident === undefined && head === undefined) || !maySee(principal, owner)) throw new BrainRuntimeError("not_found", `no session ${id}`);
   }
 
   /** `owner`: the API key creating the session (absent: the operator token). */
