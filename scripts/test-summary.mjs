@@ -77,3 +77,27 @@ function countRun(run, summary) {
   if (run.code !== 0 && summary.failed === 0) return { passed: summary.passed, failed: 1, note: `exit ${run.code} with no failed test` };
   return { passed: summary.passed, failed: summary.failed };
 }
+
+/**
+ * The failing tests a suite printed, one short line each, for the summary at the end of the run:
+ * CI keeps only the tail of a run's output, so a failure's name must be repeated there to be seen.
+ * uvu prints a file's name, its tick marks, then `FAIL  "<test>"` and the assertion's message;
+ * Deno ends with a FAILURES block of `<test> => ./file.ts:line:col` lines.
+ */
+export function parseFailures(output) {
+  const lines = plain(output).split("\n");
+  const failures = [];
+  let file = "";
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i].trim();
+    if (/^[\w./-]+\.m?[jt]s$/.test(line) && /^[✔✘\s]*\(/.test(lines[i + 1]?.trim() ?? "")) file = line;
+    const uvu = /^FAIL\s+(".*")$/.exec(line);
+    if (uvu) {
+      const why = lines.slice(i + 1, i + 6).map((l) => l.trim()).find((l) => l) ?? "";
+      failures.push(`${file ? `${file}: ` : ""}${uvu[1]}: ${why}`.slice(0, 300));
+    }
+    const deno = /^(.+) => (\.\/\S+:\d+:\d+)$/.exec(line);
+    if (deno) failures.push(`${deno[2]}: ${deno[1]}`.slice(0, 300));
+  }
+  return [...new Set(failures)];
+}

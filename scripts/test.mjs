@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseUvuSummary, parseDenoSummary, countSuite, parseSkipNotices, closingLine } from "./test-summary.mjs";
+import { parseUvuSummary, parseDenoSummary, countSuite, parseSkipNotices, parseFailures, closingLine } from "./test-summary.mjs";
 import { runSuite } from "./run-suite.mjs";
 
 // Tools (uvu, deno) come from this checkout; the suites are discovered under BRAIN_TEST_ROOT when
@@ -110,7 +110,7 @@ for (const suite of suites) {
   const counts = countSuite(run, suite.parse(run.output));
   if (run.timedOut) console.log(`!!! ${suite.name}: killed after ${timeoutMs} ms`);
   if (run.error) console.log(`!!! ${suite.name}: could not start: ${run.error.message}`);
-  results.push({ name: suite.name, ...counts, skips: parseSkipNotices(run.output) });
+  results.push({ name: suite.name, ...counts, skips: parseSkipNotices(run.output), failures: parseFailures(run.output) });
 }
 
 const ci = process.env.CI === "true";
@@ -128,6 +128,7 @@ for (const r of results) {
   const skippedText = r.skipped ? `, ${r.skipped} skipped` : "";
   console.log(`  ${r.failed || (ci && r.skipped) ? "FAIL" : "ok  "} ${r.name}: ${r.passed} passed, ${r.failed} failed${skippedText}${r.note ? ` (${r.note})` : ""}`);
 }
+for (const r of results) for (const f of r.failures) console.log(`  fail ${r.name}: ${f}`);
 for (const s of skips) console.log(`  skip ${s.count} in ${s.where}: ${s.reason}`);
 if (ci && skipped) {
   console.log(`!!! CI=true: ${skipped} skipped test${skipped === 1 ? "" : "s"} count as failed (CI must run every test; .ci/run installs what they need)`);

@@ -2,7 +2,7 @@
 // codes become `N passed, N failed`.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { closingLine, countSuite, parseDenoSummary, parseSkipNotices, parseUvuSummary } from "../test-summary.mjs";
+import { closingLine, countSuite, parseDenoSummary, parseFailures, parseSkipNotices, parseUvuSummary } from "../test-summary.mjs";
 
 const uvu = (total, passed, skipped) =>
   `\u001b[32m✔\u001b[39m  (3 / 3)\n\n  Total:     ${total}\n\u001b[32m  Passed:    ${passed}\u001b[39m\n  Skipped:   ${skipped}\n  Duration:  4.2ms\n\n`;
@@ -50,6 +50,14 @@ test("skip notices are read from a suite's output, and the closing line says how
   assert.is(closingLine({ passed: 10, failed: 1, skipped: 7 }, notices), "10 passed, 1 failed, 7 skipped (7 Rust-built: no rustc at /x; install it)");
   assert.is(closingLine({ passed: 10, failed: 0, skipped: 9 }, notices), "10 passed, 0 failed, 9 skipped (7 Rust-built: no rustc at /x; install it; 2 by test.skip/ignore in the suites)");
   assert.is(closingLine({ passed: 10, failed: 0, skipped: 1 }, []), "10 passed, 0 failed, 1 skipped (1 by test.skip/ignore in the suites)");
+});
+
+test("failing tests are named for the summary (CI keeps only the tail of the output)", () => {
+  const uvuOut = "a.test.mjs\n\u001b[31m✘\u001b[39m ✔   (1 / 2)\n\n   FAIL  \"one thing works\"\n    numbers differ  (is)\n\n        ++2    (Expected)\n";
+  assert.equal(parseFailures(uvuOut), ['a.test.mjs: "one thing works": numbers differ  (is)']);
+  const denoOut = " ERRORS \n\nboom => ./test/x_test.ts:3:6\nerror: Error: no\n\n FAILURES \n\nboom => ./test/x_test.ts:3:6\n\nFAILED | 0 passed | 1 failed (5ms)\n";
+  assert.equal(parseFailures(denoOut), ["./test/x_test.ts:3:6: boom"]);
+  assert.equal(parseFailures(uvu(3, 3, 0)), []);
 });
 
 test.run();
