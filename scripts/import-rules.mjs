@@ -220,7 +220,7 @@ function extensionViolation(rel, specifier, exists) {
  * runtime/src (server, config, index, cli) are the top.
  */
 export const RUNTIME_FLOOR = ["errors.ts", "json-limits.ts", "redact.ts"];
-export const RUNTIME_LAYERS = [RUNTIME_FLOOR, "journal", "credentials", "models", "dispatch", "hosts", "agentloop", "sessions", "http", "ui", "environments"];
+export const RUNTIME_LAYERS = [RUNTIME_FLOOR, "journal", "credentials", "models", "dispatch", "hosts", "agentloop", "sessions", "http", "ui", "environments", "cluster"];
 const RUNTIME_SRC = "runtime/src/";
 const layerName = (layer) => (Array.isArray(layer) ? layer.join(" + ") : layer);
 

@@ -41,10 +41,8 @@ function absoluteUrl(name: string, value: string): string {
 /** `brain serve` options from the environment (BRAIN_PORT, BRAIN_HOST, BRAIN_DATA_DIR, ...). */
 export function configFromEnv(env: NodeJS.ProcessEnv): BrainOptions & { tokenFile?: string } {
   const journal = env.BRAIN_JOURNAL ?? "sqlite";
-  if (/^postgres(ql)?:\/\//.test(journal)) {
-    throw new BrainRuntimeError("unsupported", "BRAIN_JOURNAL=postgres://…: the PostgreSQL journal store exists and passes the store contract tests, but the runtime cannot run on it yet (its session layer reads the journal synchronously; several nodes also need session leases); use sqlite for now");
-  }
-  if (journal !== "sqlite" && journal !== "memory") throw new BrainRuntimeError("invalid_request", `BRAIN_JOURNAL must be sqlite or memory, got ${journal}`);
+  const postgres = /^postgres(ql)?:\/\//.test(journal);
+  if (!postgres && journal !== "sqlite" && journal !== "memory") throw new BrainRuntimeError("invalid_request", `BRAIN_JOURNAL must be sqlite, memory or a postgres:// URL, got ${journal}`);
   const port = Number(env.BRAIN_PORT ?? 3210);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new BrainRuntimeError("invalid_request", `BRAIN_PORT must be a port number, got ${env.BRAIN_PORT}`);
   const maxEmitted = env.BRAIN_MAX_EMITTED_BYTES === undefined ? undefined : Number(env.BRAIN_MAX_EMITTED_BYTES);
@@ -55,7 +53,17 @@ export function configFromEnv(env: NodeJS.ProcessEnv): BrainOptions & { tokenFil
   componentMemoryMb(env);
   const descriptorEnvironments = httpEnvironments(env);
   const dataDir = resolve(env.BRAIN_DATA_DIR ?? "./.brain");
-  const opts: BrainOptions & { tokenFile?: string } = { dataDir, journal, port, host: env.BRAIN_HOST ?? "127.0.0.1" };
+  const opts: BrainOptions & { tokenFile?: string } = { dataDir, journal: journal as BrainOptions["journal"], port, host: env.BRAIN_HOST ?? "127.0.0.1" };
+  if (postgres) {
+    const leaseMs = env.BRAIN_LEASE_MS === undefined ? undefined : Number(env.BRAIN_LEASE_MS);
+    if (leaseMs !== undefined && (!Number.isInteger(leaseMs) || leaseMs < 300)) throw new BrainRuntimeError("invalid_request", `BRAIN_LEASE_MS must be an integer of at least 300 (ms), got ${env.BRAIN_LEASE_MS}`);
+    if (leaseMs !== undefined) opts.leaseMs = leaseMs;
+    if (env.BRAIN_NODE_ID) {
+      if (!/^[A-Za-z0-9_.-]{1,64}$/.test(env.BRAIN_NODE_ID)) throw new BrainRuntimeError("invalid_request", `BRAIN_NODE_ID must be 1-64 letters, digits, '_', '.' or '-', got ${JSON.stringify(env.BRAIN_NODE_ID)}`);
+      opts.nodeId = env.BRAIN_NODE_ID;
+    }
+    if (env.BRAIN_NODE_URL) opts.nodeUrl = absoluteUrl("BRAIN_NODE_URL", env.BRAIN_NODE_URL).replace(/\/$/, "");
+  }
   if (maxEmitted !== undefined) opts.maxEmittedBytes = maxEmitted;
   if (maxModelCalls !== undefined) opts.maxModelCalls = maxModelCalls;
   const resident = env.BRAIN_RESIDENT_SESSIONS === undefined ? undefined : Number(env.BRAIN_RESIDENT_SESSIONS);

@@ -9,6 +9,8 @@ const STATUS: Record<string, number> = {
   host_unavailable: 409,
   body_too_large: 413,
   internal: 500,
+  // Several nodes: the session's owner cannot be reached, or the session is changing hands; retry.
+  unavailable: 503,
 };
 
 /** A runtime failure with a stable contract `code`; crosses HTTP as an ErrorBody and the host channel as ErrorInfo. */

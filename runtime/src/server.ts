@@ -10,6 +10,10 @@ import type { Placement } from "@aexhq/brain-protocol";
 import type { JournalStore } from "./journal/store.ts";
 import { MemoryStore } from "./journal/memory.ts";
 import { SqliteStore } from "./journal/sqlite.ts";
+import { PostgresStore } from "./journal/postgres.ts";
+import { NodeJournal } from "./cluster/node-journal.ts";
+import { ClusterNode, DEFAULT_LEASE_MS } from "./cluster/node.ts";
+import { Leases } from "./cluster/leases.ts";
 import { HostRegistry } from "./hosts/registry.ts";
 import { HostConnection } from "./hosts/connection.ts";
 import { HostEnvironment } from "./environments/host.ts";
@@ -35,7 +39,20 @@ export type { BrainInternals };
 export interface BrainOptions {
   /** Data folder; ":memory:" means an in-memory journal. Default "./.brain". */
   dataDir?: string;
-  journal?: "sqlite" | "memory";
+  /**
+   * "sqlite" (default: `<dataDir>/journal.sqlite`), "memory", or a `postgres://` URL: this process
+   * is then one node of several sharing that database (issue 20; runtime/README "Several nodes").
+   */
+  journal?: "sqlite" | "memory" | `postgres://${string}` | `postgresql://${string}`;
+  /** With a PostgreSQL journal: this node's id (BRAIN_NODE_ID); default a random one per start. */
+  nodeId?: string;
+  /**
+   * With a PostgreSQL journal: how long a node keeps its sessions without renewing its lease
+   * (BRAIN_LEASE_MS, default 10000): a node that dies has its sessions taken over after this.
+   */
+  leaseMs?: number;
+  /** With a PostgreSQL journal: the URL the other nodes reach this one at (BRAIN_NODE_URL); default the listening URL. */
+  nodeUrl?: string;
   /** 0 = any free port. Default 3210. */
   port?: number;
   host?: string;
@@ -82,9 +99,23 @@ export interface BrainServer {
 /** Starts the Brain runtime: journal, recovery, HTTP API and the host WebSocket channel. */
 export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer & { internals: BrainInternals }> {
   const dataDir = opts.dataDir ?? "./.brain";
-  const memory = opts.journal === "memory" || dataDir === ":memory:";
+  const postgresUrl = typeof opts.journal === "string" && /^postgres(ql)?:\/\//.test(opts.journal) ? opts.journal : undefined;
+  const memory = postgresUrl === undefined && (opts.journal === "memory" || dataDir === ":memory:");
+  const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
+  const nodeId = opts.nodeId ?? `node_${randomBytes(6).toString("hex")}`;
   let store: JournalStore;
-  if (memory) store = new MemoryStore();
+  let nodeJournal: NodeJournal | undefined;
+  // Assigned once the session layer exists; a fenced write before that cannot happen (nothing ran).
+  let cluster: ClusterNode | undefined;
+  if (postgresUrl !== undefined) {
+    // Late-bound: the store proves this node's leases, which the node journal holds.
+    const fence = { nodeId, tokenOf: (id: string) => nodeJournal?.tokenOf(id), fenced: (ids: string[]) => nodeJournal?.fenced(ids) };
+    mkdirSync(dataDir, { recursive: true });
+    const pg = await PostgresStore.open(postgresUrl, { fence, idleTransactionTimeoutMs: leaseMs });
+    nodeJournal = new NodeJournal(pg, (id) => cluster?.lost(id));
+    await nodeJournal.loadCredentials();
+    store = nodeJournal;
+  } else if (memory) store = new MemoryStore();
   else {
     mkdirSync(dataDir, { recursive: true });
     store = new SqliteStore(join(dataDir, "journal.sqlite"));
@@ -109,7 +140,13 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
     (sessionId) => sessions.providerOf(sessionId),
   );
   sessions = new SessionManager(store, () => dispatcher, models, opts.residentSessions, redactor);
-  await sessions.recover();
+  if (nodeJournal !== undefined) {
+    const node = new ClusterNode({ journal: nodeJournal, leases: new Leases(nodeJournal.pg.readers, nodeId, leaseMs), sessions, keys, registry });
+    sessions.dropped = (id) => node.released(id);
+    cluster = node;
+  }
+  // A node of several recovers by taking over what dead nodes (its own earlier run included) left open.
+  else await sessions.recover();
 
   const streams = new Set<() => void>();
   const extra: RouteDeps["extra"] = [hostsRoute(registry, hostEnv, sessions)];
@@ -134,7 +171,10 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   // A revoked key's hosts are disconnected at once (their open calls end `unknown`).
   const revoked = (keyId: string) => hostEnv.disconnect(registry.ownedBy(keyId), `the API key ${keyId} was revoked`);
   const deps: RouteDeps = { keys, revoked, redactor, sessions, streams, extra, open };
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => void handle(req, res, deps));
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (cluster === undefined) void handle(req, res, deps);
+    else void cluster.route(req, res, (request) => handle(request, res, deps));
+  });
   // Frames up to 4x the limit still arrive, so they get a clear `frame_too_large` error frame and
   // the connection stays; beyond that ws closes with 1009 "Max payload size exceeded".
   const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.maxFrameBytes * 4 });
@@ -174,6 +214,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   const port = typeof address === "object" && address ? address.port : opts.port;
   const host = opts.host ?? "127.0.0.1";
   url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  await cluster?.start(opts.nodeUrl ?? url);
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -192,6 +233,8 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
         server.closeAllConnections();
       });
       await store.flush();
+      // After the last write: the lease ends now, so the other nodes take the open sessions at once.
+      await cluster?.stop();
       await store.close();
     })());
 

@@ -1,7 +1,6 @@
 // The journal store contract, run against every store: SQLite (the default), memory, and PostgreSQL
-// on a real server these tests start (initdb + pg_ctl in a temporary folder). The PostgreSQL store
-// is not yet selectable for the runtime (issue 20: the session layer reads synchronously today);
-// these tests hold it to the same behaviour first.
+// on a real server these tests start (initdb + pg_ctl in a temporary folder). Runtime nodes on the
+// PostgreSQL store (leases, fencing, routing, failover) are tested in cluster.test.ts.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -226,10 +225,19 @@ test("postgres: two stores on one database (two nodes) append to different sessi
   }
 });
 
-test("brain serve refuses BRAIN_JOURNAL=postgres://… with a clear error until the runtime runs on it", async () => {
-  const { code, out } = await refusedServe({ BRAIN_JOURNAL: cluster.url });
+test("brain serve on BRAIN_JOURNAL=postgres://… refuses a bad lease time or node id with a clear error", async () => {
+  for (const [env, message] of [
+    [{ BRAIN_LEASE_MS: "50" }, /BRAIN_LEASE_MS must be an integer of at least 300/],
+    [{ BRAIN_NODE_ID: "no spaces please" }, /BRAIN_NODE_ID must be 1-64 letters/],
+    [{ BRAIN_NODE_URL: "ftp://x" }, /BRAIN_NODE_URL must be absolute http\(s\) URLs/],
+  ] as const) {
+    const { code, out } = await refusedServe({ BRAIN_JOURNAL: cluster.url, ...env });
+    assert.is(code, 1, out);
+    assert.match(out, message);
+  }
+  const { code, out } = await refusedServe({ BRAIN_JOURNAL: "mysql://x" });
   assert.is(code, 1);
-  assert.match(out, /the runtime cannot run on it yet/);
+  assert.match(out, /BRAIN_JOURNAL must be sqlite, memory or a postgres:\/\/ URL/);
 });
 
 test.run();

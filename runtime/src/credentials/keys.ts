@@ -37,7 +37,17 @@ export class KeyRing {
     private redactor?: Redactor,
   ) {
     redactor?.add(operatorToken);
-    for (const row of store.loadKeys()) this.keys.set(row.keyId, row);
+    this.reload();
+  }
+
+  /** Resolves once every key written so far is stored (a node of several: visible to the other nodes). */
+  async saved(): Promise<void> {
+    await this.store.flush();
+  }
+
+  /** Reads the keys again (a node of several: keys issued or revoked by the other nodes). */
+  reload(): void {
+    this.keys = new Map(this.store.loadKeys().map((row) => [row.keyId, row]));
   }
 
   /** The principal a bearer token stands for, or undefined (unknown, malformed or revoked). */

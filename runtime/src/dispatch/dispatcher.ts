@@ -185,6 +185,17 @@ export class Dispatcher {
     return ended.filter((x): x is string => x !== undefined);
   }
 
+  /**
+   * Lets go of an open call without writing its end: its session is run by another node now, which
+   * ends it (`unknown`, after a takeover). Its deadline is disarmed and its Environment stops
+   * tracking it (no cancel is sent: whether the call is cancelled is not this node's to say).
+   */
+  abandon(call: ToolCall): void {
+    call.disarm?.();
+    this.calls.delete(call.callId);
+    call.handle?.stop("unknown");
+  }
+
   openCalls(sessionId: string, activation?: number): ToolCall[] {
     return [...this.calls.values()].filter((c) => c.callId.startsWith(`${sessionId}:`) && !c.finished && (activation === undefined || c.info.activation === activation));
   }

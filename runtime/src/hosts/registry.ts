@@ -17,7 +17,12 @@ export class HostRegistry {
     /** Host secrets seen at registration are redacted from what the server says and journals. */
     private redactor?: Redactor,
   ) {
-    for (const row of store.loadHosts()) this.hosts.set(row.hostId, row);
+    this.reload();
+  }
+
+  /** Reads the registrations again (a node of several: hosts registered through the other nodes). */
+  reload(): void {
+    this.hosts = new Map(this.store.loadHosts().map((row) => [row.hostId, row]));
   }
 
   /**

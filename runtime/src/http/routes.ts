@@ -123,6 +123,7 @@ async function keysRoute(req: IncomingMessage, res: ServerResponse, method: stri
     if (method === "POST") {
       const body = await readValid<CreateKeyRequest>(req, "CreateKeyRequest");
       const created: CreatedApiKey = deps.keys.create(body.name);
+      await deps.keys.saved();
       return sendJson(res, 201, created);
     }
     if (method === "GET") {
@@ -134,6 +135,7 @@ async function keysRoute(req: IncomingMessage, res: ServerResponse, method: stri
   const m = /^\/v1\/keys\/([0-9a-f]{12})$/.exec(path);
   if (!m || method !== "DELETE") throw new BrainRuntimeError("not_found", `no route ${method} ${path}`);
   const revoked = deps.keys.revoke(m[1]!);
+  await deps.keys.saved();
   deps.revoked?.(revoked.id);
   return sendJson(res, 200, revoked);
 }

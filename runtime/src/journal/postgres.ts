@@ -44,7 +44,43 @@ const MIGRATIONS: string[] = [
      created_at BIGINT NOT NULL,
      revoked_at BIGINT
    );`,
+  // Several nodes (issue 20): each node's liveness, and one lease per session. A lease belongs to
+  // its owner node while that node's row has not expired (one renewal keeps all of a node's leases);
+  // `token` is the fencing token, raised by every change of hands.
+  `CREATE TABLE nodes (
+     node_id TEXT PRIMARY KEY,
+     url TEXT NOT NULL,
+     expires_at TIMESTAMPTZ NOT NULL
+   );
+   CREATE TABLE leases (
+     session_id TEXT PRIMARY KEY,
+     owner TEXT NOT NULL,
+     token BIGINT NOT NULL
+   );
+   CREATE INDEX leases_owner ON leases (owner);`,
 ];
+
+/**
+ * What a node's writes must prove (issue 20): the node holds each session's lease with this token
+ * and its own lease has not expired, checked in the same transaction as the insert.
+ */
+export interface Fence {
+  nodeId: string;
+  /** The fencing token this node holds for the session; undefined: it holds none. */
+  tokenOf(sessionId: string): number | undefined;
+  /** Sessions whose records were refused because the fence failed (their owner is another node now). */
+  fenced(sessionIds: string[]): void;
+}
+
+export interface PostgresStoreOptions {
+  fence?: Fence;
+  /**
+   * A transaction left open longer than this is ended by the server (idle_in_transaction_session_timeout):
+   * a node stopped (SIGSTOP) inside a commit must not hold its lease rows' locks, and so a takeover,
+   * for longer than a lease.
+   */
+  idleTransactionTimeoutMs?: number;
+}
 
 interface Pending {
   record: JournalRecord;
@@ -75,7 +111,8 @@ interface HeadRow {
  *   own rows. Record data is kept as the JSON text written (not jsonb), so it reads back byte-identical.
  * - Each session's head (journal/head.ts) is written in the same transaction as its records, so the
  *   sessions table is always exact: recovery asks it which sessions have open work.
- * Not yet: session leases with fencing tokens (every insert proving its owner), routing, failover.
+ * - With a `fence` (several nodes, cluster/): every batch proves, in its own transaction, that this
+ *   node holds each session's lease (fenceBatch); records of a session it lost are refused.
  */
 export class PostgresStore {
   readonly kind = "postgres" as const;
@@ -90,21 +127,27 @@ export class PostgresStore {
   private constructor(
     /** One connection for the writer, so a batch's statements share its transaction. */
     private writer: pg.Client,
-    private readers: pg.Pool,
+    /** Reads, and the node's lease statements (cluster/leases.ts). */
+    readonly readers: pg.Pool,
+    private fence: Fence | undefined,
   ) {}
 
   /** Connects, applies missing migrations, and returns the store. */
-  static async open(url: string): Promise<PostgresStore> {
+  static async open(url: string, opts: PostgresStoreOptions = {}): Promise<PostgresStore> {
     const writer = new pg.Client({ connectionString: url });
+    // A failed connection (a server restarting) is reported by the next query; never an unhandled 'error'.
+    writer.on("error", () => {});
     await writer.connect();
     try {
       await migrate(writer);
+      if (opts.idleTransactionTimeoutMs !== undefined) await writer.query(`SET idle_in_transaction_session_timeout = ${Math.max(1, Math.floor(opts.idleTransactionTimeoutMs))}`);
     } catch (e) {
       await writer.end();
       throw e;
     }
     const readers = new pg.Pool({ connectionString: url, max: 4 });
-    return new PostgresStore(writer, readers);
+    readers.on("error", () => {});
+    return new PostgresStore(writer, readers, opts.fence);
   }
 
   append(record: JournalRecord): Promise<void> {
@@ -130,13 +173,15 @@ export class PostgresStore {
     });
   }
 
-  private async commit(batch: Pending[]): Promise<void> {
-    const records = batch.map((p) => p.record);
+  private async commit(all: Pending[]): Promise<void> {
+    let batch = all;
     try {
-      const heads = await this.advance(records);
-      const sessions = [...heads.values()];
       await this.writer.query("BEGIN");
       try {
+        if (this.fence !== undefined) batch = await this.fenceBatch(all, this.fence);
+        const records = batch.map((p) => p.record);
+        const heads = await this.advance(records);
+        const sessions = [...heads.values()];
         await this.writer.query(
           "INSERT INTO journal (session_id, sequence, at, type, data) SELECT * FROM unnest($1::text[], $2::int[], $3::bigint[], $4::text[], $5::text[])",
           [records.map((r) => r.sessionId), records.map((r) => r.sequence), records.map((r) => r.at), records.map((r) => r.type), records.map((r) => JSON.stringify(r.data))],
@@ -154,17 +199,56 @@ export class PostgresStore {
           ],
         );
         await this.writer.query("COMMIT");
+        for (const h of sessions) this.heads.set(h.sessionId, h);
+        this.stats.transactions += 1;
+        this.stats.records += records.length;
       } catch (e) {
         await this.writer.query("ROLLBACK").catch(() => {});
         throw e;
       }
-      for (const h of sessions) this.heads.set(h.sessionId, h);
-      this.stats.transactions += 1;
-      this.stats.records += records.length;
       for (const p of batch) p.resolve();
     } catch (e) {
       for (const p of batch) p.reject(e);
     }
+  }
+
+  /**
+   * Inside the batch's transaction: the records of sessions whose lease this node still holds
+   * (token equal, node unexpired, by the database's clock), the lease rows share-locked until COMMIT
+   * so no takeover can slip between the check and the insert. A new session's lease is created here,
+   * with token 1. The others' records are refused, and the fence is told.
+   */
+  private async fenceBatch(batch: Pending[], fence: Fence): Promise<Pending[]> {
+    const ids = [...new Set(batch.map((p) => p.record.sessionId))];
+    const fresh = [...new Set(batch.filter((p) => p.record.sequence === 1).map((p) => p.record.sessionId))];
+    if (fresh.length > 0) {
+      await this.writer.query("INSERT INTO leases (session_id, owner, token) SELECT unnest($1::text[]), $2, 1 ON CONFLICT (session_id) DO NOTHING", [fresh, fence.nodeId]);
+    }
+    const tokens = ids.map((id) => fence.tokenOf(id) ?? -1);
+    const { rows } = await this.writer.query<{ session_id: string }>(
+      `SELECT l.session_id FROM leases l
+         JOIN unnest($1::text[], $2::bigint[]) AS f(sid, tok) ON l.session_id = f.sid AND l.token = f.tok
+         JOIN nodes n ON n.node_id = l.owner
+       WHERE l.owner = $3 AND n.expires_at > clock_timestamp()
+       FOR SHARE OF l`,
+      [ids, tokens, fence.nodeId],
+    );
+    if (rows.length === ids.length) return batch;
+    const held = new Set(rows.map((r) => r.session_id));
+    const lost = ids.filter((id) => !held.has(id));
+    const kept: Pending[] = [];
+    for (const p of batch) {
+      if (held.has(p.record.sessionId)) kept.push(p);
+      else p.reject(new BrainRuntimeError("conflict", `session ${p.record.sessionId}: this node no longer holds its lease (taken over, or this node's lease expired); the record was not written`, { sessionId: p.record.sessionId }));
+    }
+    for (const id of lost) this.heads.delete(id);
+    fence.fenced(lost);
+    return kept;
+  }
+
+  /** Forgets a session's cached head: another node may have written it since (a takeover back). */
+  forgetHead(sessionId: string): void {
+    this.heads.delete(sessionId);
   }
 
   /** The heads after `records` (copies: nothing changes in memory until the batch committed); throws on a sequence out of order. */

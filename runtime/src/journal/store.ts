@@ -44,7 +44,7 @@ export interface StoreStats {
  * what a store needs for the sessions being written.
  */
 export interface JournalStore {
-  readonly kind: "sqlite" | "memory";
+  readonly kind: "sqlite" | "memory" | "postgres";
   readonly stats: StoreStats;
   append(record: JournalRecord): Promise<void>;
   /** Committed records of one session with `after < sequence <= through`, in sequence order. */

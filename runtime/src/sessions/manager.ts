@@ -40,6 +40,8 @@ export class SessionManager {
   /** Resident sessions, least recently touched first. */
   private resident = new Map<string, Entry>();
   private conversations = new ConversationCache();
+  /** Told of every session that stops being resident (a node of several lets go of its records). */
+  dropped: (id: string) => void = () => {};
 
   constructor(
     private store: JournalStore,
@@ -125,7 +127,14 @@ export class SessionManager {
     const sessionId = callId.slice(0, callId.lastIndexOf(":"));
     const seq = Number(callId.slice(sessionId.length + 1));
     if (!Number.isInteger(seq) || seq < 1) return undefined;
-    const r = this.resident.get(sessionId)?.state.callStarted(callId) ?? this.store.read(sessionId, seq - 1, seq)[0];
+    let r: JournalRecord | undefined;
+    try {
+      r = this.resident.get(sessionId)?.state.callStarted(callId) ?? this.store.read(sessionId, seq - 1, seq)[0];
+    } catch {
+      // A node of several reads only the sessions it holds: a frame for a call of a session another
+      // node runs now is answered as for a finished call (`call_finished`), never dispatched here.
+      return { placedOn: () => true };
+    }
     if (r?.type !== "tool.call_started" || r.data.callId !== callId) return undefined;
     const placement = r.data.placement;
     return { placedOn: (hostId) => placement.kind === "host" && placement.hostId === hostId };
@@ -139,6 +148,21 @@ export class SessionManager {
     this.resident.delete(id);
     this.dispatcher().forgetSession(id);
     this.conversations.drop(id);
+    this.dropped(id);
+  }
+
+  /**
+   * Stops running a session here without writing anything: another node holds its lease now (a
+   * write was fenced, or this node's lease expired). Its open calls are that node's to end.
+   */
+  evict(id: string): void {
+    const dispatcher = this.dispatcher();
+    for (const call of dispatcher.openCalls(id)) dispatcher.abandon(call);
+    this.drop(id);
+  }
+
+  isResident(id: string): boolean {
+    return this.resident.has(id);
   }
 
   /** Pages out settled sessions beyond the limit, least recently touched first; never `keep`, which a caller is about to use. */
@@ -228,12 +252,13 @@ export class SessionManager {
    * every other session pages in when touched. Calls left open by a crash end `unknown` (never
    * re-sent); model requests left open are answered `unknown`; a turn that was running ends
    * `turn.failed` (decided: not resumed, since its model call or its tools' results may be lost).
-   * Returns when those records are committed.
+   * Returns when those records are committed. A node of several recovers the sessions it takes
+   * over from a dead node the same way, one at a time (`ids`).
    */
-  async recover(): Promise<void> {
+  async recover(ids: string[] = this.store.openWork()): Promise<void> {
     const pending: Promise<unknown>[] = [];
     const recovered: Entry[] = [];
-    for (const id of this.store.openWork()) {
+    for (const id of ids) {
       const records = this.store.read(id);
       if (records[0]?.type !== "session.created") continue;
       const state = SessionState.fromRecords(id, records, this.store);

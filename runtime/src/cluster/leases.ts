@@ -1,0 +1,96 @@
+import type pg from "pg";
+
+/** Where a session lives now, by its lease row and its owner node's liveness (the database's clock). */
+export interface LeaseView {
+  owner: string;
+  token: number;
+  /** The owner node's HTTP URL, as it registered it. */
+  url: string | undefined;
+  /** The owner node's lease has not expired. */
+  alive: boolean;
+}
+
+/**
+ * A node's side of the lease tables (journal/postgres.ts migration 2). One row per node, renewed
+ * every third of the lease time, stands for all of the node's session leases: one UPDATE a beat, not
+ * one per session. Every time is the database's (`clock_timestamp()`), so the nodes' clocks may differ.
+ * A session changes hands only by raising its token (`acquire`), which the old owner's next insert
+ * fails to match (journal/postgres.ts fenceBatch).
+ */
+export class Leases {
+  constructor(
+    private pool: pg.Pool,
+    readonly nodeId: string,
+    readonly leaseMs: number,
+  ) {}
+
+  /** Starts (or restarts) this node's lease and says where it is reached. */
+  async join(url: string): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO nodes (node_id, url, expires_at) VALUES ($1, $2, clock_timestamp() + $3 * interval '1 millisecond')
+       ON CONFLICT (node_id) DO UPDATE SET url = EXCLUDED.url, expires_at = EXCLUDED.expires_at`,
+      [this.nodeId, url, this.leaseMs],
+    );
+  }
+
+  /**
+   * Extends this node's lease; false if it had already expired (the node was paused or cut off past
+   * its lease): then every lease it held may have been taken, and it must let all its sessions go.
+   */
+  async renew(): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      "UPDATE nodes SET expires_at = clock_timestamp() + $2 * interval '1 millisecond' WHERE node_id = $1 AND expires_at > clock_timestamp()",
+      [this.nodeId, this.leaseMs],
+    );
+    return rowCount === 1;
+  }
+
+  /** A clean stop: the lease ends now, so other nodes take this node's sessions at once. */
+  async leave(): Promise<void> {
+    await this.pool.query("UPDATE nodes SET expires_at = clock_timestamp() - interval '1 millisecond' WHERE node_id = $1", [this.nodeId]);
+  }
+
+  async lookup(sessionId: string): Promise<LeaseView | undefined> {
+    const { rows } = await this.pool.query<{ owner: string; token: string; url: string | null; alive: boolean | null }>(
+      `SELECT l.owner, l.token, n.url, n.expires_at > clock_timestamp() AS alive
+         FROM leases l LEFT JOIN nodes n ON n.node_id = l.owner WHERE l.session_id = $1`,
+      [sessionId],
+    );
+    const r = rows[0];
+    return r === undefined ? undefined : { owner: r.owner, token: Number(r.token), url: r.url ?? undefined, alive: r.alive === true };
+  }
+
+  /**
+   * Takes the session's lease for this node if it is still at `seen` (the token last looked up;
+   * undefined: no lease row yet, for a session written before leases existed): the new token, or
+   * undefined if another node moved first. Never takes a lease from a live node other than this one.
+   */
+  async acquire(sessionId: string, seen: LeaseView | undefined): Promise<number | undefined> {
+    if (seen === undefined) {
+      const { rows } = await this.pool.query<{ token: string }>(
+        "INSERT INTO leases (session_id, owner, token) SELECT $1, $2, 1 WHERE EXISTS (SELECT 1 FROM sessions WHERE session_id = $1) ON CONFLICT (session_id) DO NOTHING RETURNING token",
+        [sessionId, this.nodeId],
+      );
+      return rows[0] === undefined ? undefined : Number(rows[0].token);
+    }
+    const { rows } = await this.pool.query<{ token: string }>(
+      `UPDATE leases l SET owner = $2, token = l.token + 1
+        WHERE l.session_id = $1 AND l.token = $3
+          AND (l.owner = $2 OR NOT EXISTS (SELECT 1 FROM nodes n WHERE n.node_id = l.owner AND n.expires_at > clock_timestamp()))
+        RETURNING l.token`,
+      [sessionId, this.nodeId, seen.token],
+    );
+    return rows[0] === undefined ? undefined : Number(rows[0].token);
+  }
+
+  /** Sessions with open work whose owner's lease has expired: a dead node's, to be taken over. */
+  async orphaned(): Promise<Array<{ sessionId: string; view: LeaseView }>> {
+    const { rows } = await this.pool.query<{ session_id: string; owner: string; token: string }>(
+      `SELECT s.session_id, l.owner, l.token FROM sessions s JOIN leases l USING (session_id)
+        WHERE NOT s.deleted AND (s.open_calls > 0 OR s.open_model_requests > 0 OR s.turn_open)
+          AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.node_id = l.owner AND n.expires_at > clock_timestamp())
+        ORDER BY s.session_id`,
+    );
+    return rows.map((r) => ({ sessionId: r.session_id, view: { owner: r.owner, token: Number(r.token), url: undefined, alive: false } }));
+  }
+}

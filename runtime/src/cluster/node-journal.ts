@@ -1,0 +1,192 @@
+import type { JournalRecord } from "@aexhq/brain-protocol";
+import { BrainRuntimeError } from "../errors.ts";
+import { advanceHead, newHead } from "../journal/head.ts";
+import type { SessionHead } from "../journal/head.ts";
+import type { PostgresStore } from "../journal/postgres.ts";
+import type { HostRow, JournalStore, KeyRow, StoreStats } from "../journal/store.ts";
+
+/** A session this node holds: its lease token, its committed records and its head. */
+interface Held {
+  token: number;
+  records: JournalRecord[];
+  head: SessionHead;
+}
+
+/**
+ * The journal as one node of several sees it: the synchronous JournalStore the session layer reads,
+ * over the PostgreSQL store whose reads are asynchronous. What the session layer reads must be loaded
+ * first, by the node (cluster/node.ts), before it hands a request on:
+ * - the sessions this node holds a lease on, with their committed records (`hold`, after `acquire`);
+ *   a node holds the sessions it runs, and lets go of those that page out or that it lost;
+ * - the list of sessions with their heads and session.created records (`loadDirectory`), for listing;
+ * - API keys and host registrations (`loadCredentials`), refreshed every lease beat.
+ * Writes go through at once (keys, hosts) or by group commit (records, fenced by the held tokens).
+ */
+export class NodeJournal implements JournalStore {
+  readonly kind = "postgres" as const;
+  private held = new Map<string, Held>();
+  private directory: { ids: string[]; heads: Map<string, SessionHead>; created: Map<string, JournalRecord> } = { ids: [], heads: new Map(), created: new Map() };
+  private keys = new Map<string, KeyRow>();
+  private hosts = new Map<string, HostRow>();
+  private writes = new Set<Promise<unknown>>();
+  /** Sessions recovery should read: set by the node just before it runs the session layer's recovery. */
+  recovering: string[] = [];
+
+  constructor(
+    readonly pg: PostgresStore,
+    /** A session whose lease was found lost on a write: the node stops running it. */
+    private lost: (sessionId: string) => void = () => {},
+  ) {}
+
+  get stats(): StoreStats {
+    return this.pg.stats;
+  }
+
+  /** The fencing token held for a session (PostgresStore's fence). */
+  tokenOf(sessionId: string): number | undefined {
+    return this.held.get(sessionId)?.token;
+  }
+
+  holds(sessionId: string): boolean {
+    return this.held.has(sessionId);
+  }
+
+  get heldCount(): number {
+    return this.held.size;
+  }
+
+  /** Loads a session whose lease this node just took with `token`: its head and every committed record. */
+  async hold(sessionId: string, token: number): Promise<void> {
+    this.pg.forgetHead(sessionId);
+    const head = await this.pg.head(sessionId);
+    const records = head === undefined ? [] : await this.pg.read(sessionId);
+    this.held.set(sessionId, { token, records, head: head ?? newHead(sessionId) });
+  }
+
+  /** Lets go of a session (paged out, deleted, or lost to another node). */
+  release(sessionId: string): void {
+    this.held.delete(sessionId);
+  }
+
+  /** Lets go of every session (this node's own lease expired). */
+  releaseAll(): string[] {
+    const ids = [...this.held.keys()];
+    this.held.clear();
+    return ids;
+  }
+
+  /** Called by PostgresStore when a batch's fence failed for these sessions. */
+  fenced(sessionIds: string[]): void {
+    for (const id of sessionIds) {
+      if (!this.held.delete(id)) continue;
+      this.lost(id);
+    }
+  }
+
+  append(record: JournalRecord): Promise<void> {
+    // A new session is held from its first record on; its lease row is created with token 1 in
+    // the same transaction (PostgresStore.fenceBatch).
+    if (record.sequence === 1 && record.type === "session.created" && !this.held.has(record.sessionId)) {
+      this.held.set(record.sessionId, { token: 1, records: [], head: newHead(record.sessionId) });
+    }
+    return this.pg.append(record).then(() => {
+      const h = this.held.get(record.sessionId);
+      if (h === undefined) return;
+      h.records.push(record);
+      advanceHead(h.head, record);
+    });
+  }
+
+  read(sessionId: string, after = 0, through = Number.MAX_SAFE_INTEGER): JournalRecord[] {
+    const h = this.held.get(sessionId);
+    if (h !== undefined) {
+      // Sequences are gap-free from 1, so record n sits at index n - 1.
+      const out = h.records.slice(Math.max(0, after), Math.max(0, Math.min(through, h.records.length)));
+      this.pg.stats.rowsRead += out.length;
+      return out;
+    }
+    const created = this.directory.created.get(sessionId);
+    if (created !== undefined && after === 0 && through === 1) return [created];
+    throw new BrainRuntimeError("internal", `session ${sessionId} is not loaded on this node (a route did not place it first)`);
+  }
+
+  head(sessionId: string): SessionHead | undefined {
+    const h = this.held.get(sessionId)?.head ?? this.directory.heads.get(sessionId);
+    return h === undefined || h.lastSequence === 0 ? undefined : { ...h };
+  }
+
+  openWork(): string[] {
+    return this.recovering;
+  }
+
+  sessionIds(): string[] {
+    return this.directory.ids;
+  }
+
+  /** Every session's head and session.created record, for listing (O(sessions), as the SQLite list is). */
+  async loadDirectory(): Promise<void> {
+    const { rows } = await this.pg.readers.query<{ session_id: string; created_at: string; last_sequence: number; activations: number; model_requests: number; open_calls: number; open_model_requests: number; turn_open: boolean; deleted: boolean; owner: string | null; at: string; data: string }>(
+      `SELECT s.*, j.at, j.data FROM sessions s JOIN journal j ON j.session_id = s.session_id AND j.sequence = 1
+        ORDER BY s.created_at DESC, s.session_id`,
+    );
+    const heads = new Map<string, SessionHead>();
+    const created = new Map<string, JournalRecord>();
+    for (const r of rows) {
+      heads.set(r.session_id, {
+        sessionId: r.session_id, createdAt: Number(r.created_at), lastSequence: r.last_sequence, activations: r.activations, modelRequests: r.model_requests,
+        openCalls: r.open_calls, openModelRequests: r.open_model_requests, turnOpen: r.turn_open, deleted: r.deleted, ...(r.owner === null ? {} : { owner: r.owner }),
+      });
+      created.set(r.session_id, { sessionId: r.session_id, sequence: 1, at: Number(r.at), type: "session.created", data: JSON.parse(r.data) } as JournalRecord);
+    }
+    this.directory = { ids: rows.map((r) => r.session_id), heads, created };
+  }
+
+  /** The head and session.created record of one session into the directory (a route's ownership check). */
+  async loadHead(sessionId: string): Promise<SessionHead | undefined> {
+    const head = await this.pg.head(sessionId);
+    if (head === undefined) return undefined;
+    const first = (await this.pg.read(sessionId, 0, 1))[0];
+    this.directory.heads.set(sessionId, head);
+    if (first !== undefined) this.directory.created.set(sessionId, first);
+    return head;
+  }
+
+  /** API keys and host registrations, as every node wrote them. */
+  async loadCredentials(): Promise<void> {
+    const [keys, hosts] = await Promise.all([this.pg.loadKeys(), this.pg.loadHosts()]);
+    this.keys = new Map(keys.map((k) => [k.keyId, k]));
+    this.hosts = new Map(hosts.map((h) => [h.hostId, h]));
+  }
+
+  saveHost(row: HostRow): void {
+    this.hosts.set(row.hostId, row);
+    this.track(this.pg.saveHost(row));
+  }
+
+  loadHosts(): HostRow[] {
+    return [...this.hosts.values()];
+  }
+
+  saveKey(row: KeyRow): void {
+    this.keys.set(row.keyId, row);
+    this.track(this.pg.saveKey(row));
+  }
+
+  loadKeys(): KeyRow[] {
+    return [...this.keys.values()];
+  }
+
+  private track(p: Promise<unknown>): void {
+    const t = p.catch((e) => console.error(`brain: a registration write to PostgreSQL failed: ${e instanceof Error ? e.message : String(e)}`)).finally(() => this.writes.delete(t));
+    this.writes.add(t);
+  }
+
+  async flush(): Promise<void> {
+    await Promise.all([this.pg.flush(), ...this.writes]);
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+    await this.pg.close();
+  }
+}

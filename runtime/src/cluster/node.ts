@@ -1,0 +1,234 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { BrainRuntimeError } from "../errors.ts";
+import type { SessionManager } from "../sessions/manager.ts";
+import type { KeyRing } from "../credentials/keys.ts";
+import type { HostRegistry } from "../hosts/registry.ts";
+import { requestUrl } from "../http/path.ts";
+import { sendError } from "../http/respond.ts";
+import { FORWARDED_HEADER, buffered, forward } from "./forward.ts";
+import type { Leases } from "./leases.ts";
+import type { NodeJournal } from "./node-journal.ts";
+
+/** Default lease time (BRAIN_LEASE_MS): how long a silent node keeps its sessions before others take them. */
+export const DEFAULT_LEASE_MS = 10_000;
+
+type Place = { here: true } | { here: false; url: string };
+
+export interface ClusterParts {
+  journal: NodeJournal;
+  leases: Leases;
+  sessions: SessionManager;
+  keys: KeyRing;
+  registry: HostRegistry;
+}
+
+/**
+ * One runtime node of several on one PostgreSQL database (issue 20). Each session is run by the
+ * node holding its lease; this node:
+ * - serves a session request itself when it holds the session, passes it to the owner when another
+ *   live node holds it (`forward`), and takes the lease (raising its token) when nobody live does,
+ *   then loads the session and recovers its open work (open calls `unknown`, never re-sent);
+ * - renews its own lease every third of the lease time, and refreshes keys and host registrations;
+ *   finding its lease expired (it was paused or cut off), it lets every session go without a write;
+ * - takes over, every half lease, the sessions with open work whose owner's lease has expired.
+ * Every write proves the lease in its own transaction (journal/postgres.ts), so a node that was
+ * wrong about holding a session cannot write to it.
+ */
+export class ClusterNode {
+  private placing = new Map<string, Promise<Place>>();
+  /** Requests in progress per held session: a session is let go only when none reads it. */
+  private using = new Map<string, number>();
+  private timers: NodeJS.Timeout[] = [];
+  /** performance.now() of the last renewal that succeeded (sent before it, so on the safe side). */
+  private renewedAt = 0;
+  private url = "";
+  private stopped = false;
+  private takingOver: Promise<void> | undefined;
+
+  constructor(private parts: ClusterParts) {}
+
+  get nodeId(): string {
+    return this.parts.leases.nodeId;
+  }
+
+  /** Joins the cluster at `url`, takes over what dead nodes left open, and starts the beats. */
+  async start(url: string): Promise<void> {
+    this.url = url;
+    const sent = performance.now();
+    await this.parts.leases.join(url);
+    this.renewedAt = sent;
+    await this.takeOver();
+    const leaseMs = this.parts.leases.leaseMs;
+    const beat = setInterval(() => void this.beat(), Math.max(10, Math.floor(leaseMs / 3)));
+    const scan = setInterval(() => void this.takeOver(), Math.max(10, Math.floor(leaseMs / 2)));
+    beat.unref();
+    scan.unref();
+    this.timers.push(beat, scan);
+  }
+
+  /** Whether this node's own lease is surely still running, by its own clock. */
+  private get fresh(): boolean {
+    return performance.now() - this.renewedAt < this.parts.leases.leaseMs;
+  }
+
+  private async beat(): Promise<void> {
+    if (this.stopped) return;
+    const sent = performance.now();
+    try {
+      if (await this.parts.leases.renew()) this.renewedAt = sent;
+      else {
+        // Paused or cut off past the lease: another node may run these sessions now.
+        this.letGoOfAll("this node's lease expired");
+        await this.parts.leases.join(this.url);
+        this.renewedAt = sent;
+      }
+      await this.refreshCredentials();
+    } catch (e) {
+      console.error(`brain: lease renewal failed: ${e instanceof Error ? e.message : String(e)}`);
+      if (!this.fresh) this.letGoOfAll("this node could not renew its lease");
+    }
+  }
+
+  private letGoOfAll(why: string): void {
+    const ids = this.parts.journal.releaseAll();
+    for (const id of ids) this.parts.sessions.evict(id);
+    if (ids.length > 0) console.error(`brain: ${why}; let go of ${ids.length} session(s) without writing`);
+  }
+
+  /** A write found the session's lease taken: stop running it here, without writing. */
+  lost(sessionId: string): void {
+    this.parts.sessions.evict(sessionId);
+  }
+
+  async refreshCredentials(): Promise<void> {
+    await this.parts.journal.loadCredentials();
+    this.parts.keys.reload();
+    this.parts.registry.reload();
+  }
+
+  private takeOver(): Promise<void> {
+    return (this.takingOver ??= (async () => {
+      try {
+        if (this.stopped) return;
+        for (const { sessionId } of await this.parts.leases.orphaned()) {
+          if (this.stopped) return;
+          await this.place(sessionId).catch((e) => console.error(`brain: taking over ${sessionId} failed: ${e instanceof Error ? e.message : String(e)}`));
+        }
+      } catch (e) {
+        console.error(`brain: looking for sessions to take over failed: ${e instanceof Error ? e.message : String(e)}`);
+      } finally {
+        this.takingOver = undefined;
+      }
+    })());
+  }
+
+  /** Where a request for this session is served: here (the session is held and loaded), or at its owner. */
+  place(id: string): Promise<Place> {
+    if (this.parts.journal.holds(id) && this.fresh) return Promise.resolve({ here: true });
+    let p = this.placing.get(id);
+    if (p === undefined) {
+      p = this.acquire(id).finally(() => this.placing.delete(id));
+      this.placing.set(id, p);
+    }
+    return p;
+  }
+
+  private async acquire(id: string): Promise<Place> {
+    const { leases, journal, sessions } = this.parts;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const view = await leases.lookup(id);
+      if (view !== undefined && view.owner !== this.nodeId && view.alive && view.url !== undefined) return { here: false, url: view.url };
+      const token = await leases.acquire(id, view);
+      if (token === undefined) {
+        // No such session (the route answers 404), or another node moved first: look again.
+        if (view === undefined && (await journal.loadHead(id)) === undefined) return { here: true };
+        continue;
+      }
+      // A stale run of this session (lost earlier) must not mix with the one loaded now.
+      sessions.evict(id);
+      await journal.hold(id, token);
+      const head = journal.head(id);
+      if (head !== undefined && !head.deleted && (head.openCalls > 0 || head.openModelRequests > 0 || head.turnOpen)) {
+        await sessions.recover([id]);
+      }
+      return { here: true };
+    }
+    throw new BrainRuntimeError("unavailable", `session ${id} is changing hands between nodes; retry`, undefined, true);
+  }
+
+  /**
+   * Places each request before the local routes see it: a session's routes are served by its owner,
+   * listings read the directory of every session first, and an unknown credential is looked up again
+   * (it may be a key another node issued a moment ago). An owner that cannot be reached is waited
+   * for, up to the lease time and a little more, until its lease runs out and this node takes over.
+   */
+  async route(req: IncomingMessage, res: ServerResponse, local: (req: IncomingMessage) => Promise<void>): Promise<void> {
+    let session: string | undefined;
+    try {
+      const url = requestUrl(req);
+      const path = url.pathname.replace(/\/+$/, "") || "/";
+      await this.knowCredential(req);
+      const m = /^\/v1\/sessions\/([^/]+)/.exec(path);
+      if (m) {
+        let id: string;
+        try {
+          id = decodeURIComponent(m[1]!);
+        } catch {
+          return await local(req);
+        }
+        // A body is read before placing, so the request can be passed on, tried again, or served here.
+        const request = req.method === "GET" || req.method === "HEAD" ? () => req : await buffered(req);
+        const until = performance.now() + this.parts.leases.leaseMs + 2_000;
+        for (;;) {
+          const place = await this.place(id);
+          if (place.here) break;
+          if (req.headers[FORWARDED_HEADER] !== undefined) throw new BrainRuntimeError("unavailable", `session ${id} is changing hands between nodes; retry`, undefined, true);
+          try {
+            return await forward(request(), res, place.url, this.nodeId, this.parts.leases.leaseMs);
+          } catch (e) {
+            if (!(e instanceof BrainRuntimeError) || e.code !== "unavailable" || performance.now() > until) throw e;
+            await new Promise((r) => setTimeout(r, 100));
+          }
+        }
+        session = id;
+        this.using.set(id, (this.using.get(id) ?? 0) + 1);
+        return await local(request());
+      }
+      if (path === "/v1/sessions" || path.startsWith("/v1/hosts/") || path === "/ui" || path.startsWith("/ui/")) {
+        await this.parts.journal.loadDirectory();
+      }
+      await local(req);
+    } catch (e) {
+      if (!res.headersSent) sendError(res, e);
+      else res.destroy();
+    } finally {
+      if (session !== undefined) this.done(session);
+    }
+  }
+
+  private done(id: string): void {
+    const n = (this.using.get(id) ?? 1) - 1;
+    if (n > 0) return void this.using.set(id, n);
+    this.using.delete(id);
+    // A session read once and not run here is not kept: its records are the database's.
+    if (!this.parts.sessions.isResident(id)) this.parts.journal.release(id);
+  }
+
+  /** A session the session layer stopped running (paged out, deleted): let go of it unless a request reads it. */
+  released(id: string): void {
+    if (!this.using.has(id)) this.parts.journal.release(id);
+  }
+
+  private async knowCredential(req: IncomingMessage): Promise<void> {
+    const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "");
+    if (m && this.parts.keys.authenticate(m[1]!.trim()) === undefined) await this.refreshCredentials();
+  }
+
+  /** A clean stop: the lease ends now, so the other nodes take this node's open sessions at once. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.timers) clearInterval(t);
+    await this.takingOver;
+    await this.parts.leases.leave().catch(() => {});
+  }
+}

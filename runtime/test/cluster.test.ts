@@ -1,0 +1,163 @@
+// Several runtime nodes on one PostgreSQL server (issue 20), as real subprocesses on a real server
+// these tests start (initdb + pg_ctl in a temporary folder): any node serves any session (the owner
+// runs it), SIGKILL of an owner hands its sessions to a survivor (open calls `unknown` exactly once,
+// never re-sent), and a node stopped (SIGSTOP) past its lease writes nothing once resumed.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import pg from "pg";
+import type { JournalRecord } from "@aexhq/brain-protocol";
+import { api, records, waitFor, assertJournal, ofType } from "./helpers/brain.ts";
+import type { Brain } from "./helpers/brain.ts";
+import { contract, placed } from "./helpers/contract.ts";
+import { TestHost } from "./helpers/host.ts";
+import { startPgCluster } from "./helpers/pg-cluster.ts";
+import type { PgCluster } from "./helpers/pg-cluster.ts";
+import { freshDatabase, kill9, killAll, startNode } from "./helpers/nodes.ts";
+
+const TOKEN = "cluster-operator-token-0001";
+const LEASE_MS = 1500;
+const echo = contract("echo");
+let cluster: PgCluster;
+let databases = 0;
+
+test.before(async () => {
+  cluster = await startPgCluster();
+});
+
+test.after(async () => {
+  await killAll();
+  await cluster?.stop();
+});
+
+const nodeEnv = { BRAIN_LEASE_MS: String(LEASE_MS), BRAIN_HOST_TIMEOUT_MS: "60000" };
+const as = (n: { url: string }) => ({ url: n.url, token: TOKEN }) as Brain;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function twoNodes() {
+  const db = await freshDatabase(cluster.url, `nodes_${++databases}`);
+  const a = await startNode(db, TOKEN, { ...nodeEnv, BRAIN_NODE_ID: "node-a" });
+  const b = await startNode(db, TOKEN, { ...nodeEnv, BRAIN_NODE_ID: "node-b" });
+  return { db, a, b };
+}
+
+async function sessionWithCall(node: { url: string }, host: TestHost, script = [{ toolCalls: [{ name: "echo", input: { n: 1 } }] }, { text: "done" }]) {
+  const r = await api(as(node), "POST", "/v1/sessions", { model: { provider: "scripted", script }, tools: [placed(echo, host.hostId)] });
+  assert.is(r.status, 201, JSON.stringify(r.body));
+  return r.body.id as string;
+}
+
+async function rows(db: string, sql: string, params: unknown[] = []): Promise<any[]> {
+  const c = new pg.Client({ connectionString: db });
+  await c.connect();
+  try {
+    return (await c.query(sql, params)).rows;
+  } finally {
+    await c.end();
+  }
+}
+
+test("two nodes on one PostgreSQL: either node serves a session (the owner runs it), one journal, one lease", async () => {
+  const { db, a, b } = await twoNodes();
+  const host = await TestHost.register(as(a), [echo], { hostId: "host-a", secret: "host-a-secret-0001" });
+  const id = await sessionWithCall(a, host);
+  // A message through node B reaches the owner (A), whose host gets the call.
+  const sent = await api(as(b), "POST", `/v1/sessions/${id}/messages`, { text: "go" });
+  assert.is(sent.status, 202, JSON.stringify(sent.body));
+  const invoke = await host.invoke();
+  assert.is((await host.request({ type: "emit_result", callId: invoke.callId, outcome: { status: "ok", value: { n: 1 } } })).type, "committed");
+  const viaB = await waitFor(as(b), id, (r) => r.type === "turn.completed");
+  const viaA = await records(as(a), id);
+  assert.equal(viaA, viaB);
+  assertJournal(viaB);
+  // Both nodes list it; a session unknown to both is 404 on both.
+  for (const n of [a, b]) {
+    const list = await api(as(n), "GET", "/v1/sessions");
+    assert.ok(list.body.sessions.some((s: { id: string }) => s.id === id));
+    assert.is((await api(as(n), "GET", "/v1/sessions/ses_00000000000000000000")).status, 404);
+  }
+  const lease = await rows(db, "SELECT owner, token FROM leases WHERE session_id = $1", [id]);
+  assert.equal(lease, [{ owner: "node-a", token: "1" }]);
+  // A session created through B is B's.
+  const host2 = await TestHost.register(as(b), [echo], { hostId: "host-b", secret: "host-b-secret-0001" });
+  const id2 = await sessionWithCall(b, host2, [{ text: "hello" }]);
+  assert.is((await api(as(a), "POST", `/v1/sessions/${id2}/messages`, { text: "hi" })).status, 202);
+  await waitFor(as(a), id2, (r) => r.type === "turn.completed");
+  assert.equal(await rows(db, "SELECT owner FROM leases WHERE session_id = $1", [id2]), [{ owner: "node-b" }]);
+  // An API key issued through one node works on the other at once.
+  const key = await api(as(a), "POST", "/v1/keys", { name: "app" });
+  assert.is(key.status, 201);
+  assert.is((await api(as(b), "GET", "/v1/sessions", undefined, { token: key.body.key })).status, 200);
+  await host.close();
+  await host2.close();
+});
+
+test("SIGKILL the owner: after the lease a survivor ends its open call unknown exactly once, never re-sent; the host moves over and new turns work", async () => {
+  const { db, a, b } = await twoNodes();
+  let host = await TestHost.register(as(a), [echo], { hostId: "host-k", secret: "host-k-secret-0001" });
+  const id = await sessionWithCall(a, host, [{ toolCalls: [{ name: "echo", input: { n: 1 } }] }, { toolCalls: [{ name: "echo", input: { n: 2 } }] }, { text: "second done" }]);
+  assert.is((await api(as(a), "POST", `/v1/sessions/${id}/messages`, { text: "go" })).status, 202);
+  const first = await host.invoke();
+  assert.is((await host.request({ type: "emit", callId: first.callId, kind: "progress", data: { half: true } })).type, "committed");
+  const killedAt = Date.now();
+  await kill9(a.child);
+  await host.closed;
+  // Node B takes the session over by itself (its scan for orphaned open work), within lease + 1 s or so.
+  const all = await waitFor(as(b), id, (r) => r.type === "tool.finished", LEASE_MS * 4);
+  const finished = ofType(all, "tool.finished");
+  assert.is(finished.length, 1);
+  assert.is(finished[0]!.data.status, "unknown");
+  assert.ok(Date.now() - killedAt < LEASE_MS * 4, `taken over after ${Date.now() - killedAt} ms`);
+  assert.equal(await rows(db, "SELECT owner, token FROM leases WHERE session_id = $1", [id]), [{ owner: "node-b", token: "2" }]);
+  // The host reconnects to the survivor; the open call is never sent again, a new turn's call is.
+  host = await TestHost.register(as(b), [echo], { hostId: "host-k", secret: "host-k-secret-0001" });
+  assert.is((await api(as(b), "POST", `/v1/sessions/${id}/messages`, { text: "again" })).status, 202);
+  const second = await host.invoke();
+  assert.is.not(second.callId, first.callId);
+  assert.equal(second.input, { n: 2 });
+  assert.is((await host.request({ type: "emit_result", callId: second.callId, outcome: { status: "ok", value: { n: 2 } } })).type, "committed");
+  // The first turn failed at the takeover (it is not resumed); the second ran on node B.
+  const end = await waitFor(as(b), id, (r) => r.type === "turn.completed");
+  assert.is(ofType(end, "turn.failed").length, 1);
+  assertJournal(end);
+  assert.is(ofType(end, "tool.call_started").length, 2);
+  assert.is(ofType(end, "tool.finished").filter((f) => f.data.callId === first.callId).length, 1);
+  assert.is(host.frames.filter((f) => f.type === "invoke").length, 0);
+  await host.close();
+});
+
+test("SIGSTOP the owner past its lease: the survivor takes over; resumed, the old owner cannot write a single record", async () => {
+  const { db, a, b } = await twoNodes();
+  const host = await TestHost.register(as(a), [echo], { hostId: "host-s", secret: "host-s-secret-0001" });
+  // The call's deadline passes while A is stopped: on resume, A's deadline timer tries to journal
+  // tool.finished(timeout), and the emit the host sent meanwhile tries to journal an event.
+  const r = await api(as(a), "POST", "/v1/sessions", {
+    model: { provider: "scripted", script: [{ toolCalls: [{ name: "echo", input: { n: 1 }, deadlineMs: LEASE_MS }] }, { text: "done" }] },
+    tools: [placed(echo, host.hostId)],
+  });
+  assert.is(r.status, 201, JSON.stringify(r.body));
+  const id = r.body.id as string;
+  assert.is((await api(as(a), "POST", `/v1/sessions/${id}/messages`, { text: "go" })).status, 202);
+  const call = await host.invoke();
+  a.child.kill("SIGSTOP");
+  try {
+    const all = await waitFor(as(b), id, (x) => x.type === "tool.finished", LEASE_MS * 4);
+    assert.is(ofType(all, "tool.finished")[0]!.data.status, "unknown");
+    host.send({ type: "emit", ref: host.nextRef(), callId: call.callId, kind: "progress", data: { late: true } });
+  } finally {
+    a.child.kill("SIGCONT");
+  }
+  const answer = await host.next((f) => f.type === "rejected" || f.type === "committed", 10000);
+  assert.is(answer.type, "rejected", JSON.stringify(answer));
+  await sleep(LEASE_MS);
+  const after = await records(as(b), id);
+  assertJournal(after);
+  assert.is(ofType(after, "tool.finished").length, 1, "no timeout written by the resumed node");
+  assert.is(ofType(after, "tool.event").length, 0, "no event written by the resumed node");
+  // The resumed node rejoined: it still serves requests, forwarding this session to its owner.
+  const viaA = await records(as(a), id);
+  assert.equal(viaA, await records(as(b), id));
+  assert.equal(await rows(db, "SELECT owner FROM leases WHERE session_id = $1", [id]), [{ owner: "node-b" }]);
+  await host.close();
+});
+
+test.run();

@@ -1,0 +1,72 @@
+// Runtime nodes as real subprocesses (`cli.ts serve`) sharing one PostgreSQL database, for the
+// tests of several nodes: they are killed with SIGKILL and stopped with SIGSTOP like real servers.
+import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+
+const runtimeDir = fileURLToPath(new URL("../..", import.meta.url));
+const live = new Set<ChildProcess>();
+
+export interface NodeProcess {
+  child: ChildProcess;
+  url: string;
+  token: string;
+  /** Everything it printed so far. */
+  output(): string;
+}
+
+/** A fresh database on the cluster; its URL. */
+export async function freshDatabase(clusterUrl: string, name: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: clusterUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  return clusterUrl.replace(/\/postgres$/, `/${name}`);
+}
+
+/** Starts one node on `database`; resolves once it listens. */
+export function startNode(database: string, token: string, env: Record<string, string> = {}): Promise<NodeProcess> {
+  const child = spawn(process.execPath, ["--conditions=brain-source", "--import", "tsx", "src/cli.ts", "serve"], {
+    cwd: runtimeDir,
+    env: { ...process.env, BRAIN_JOURNAL: database, BRAIN_DATA_DIR: mkdtempSync(join(tmpdir(), "brain-node-")), BRAIN_PORT: "0", BRAIN_TOKEN: token, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  live.add(child);
+  child.on("exit", () => live.delete(child));
+  let out = "";
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (out += d));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no listening line in 30 s: ${out}`)), 30000);
+    const onData = () => {
+      const m = /brain listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        child.stdout!.off("data", onData);
+        resolve({ child, url: m[1]!, token, output: () => out });
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.on("exit", (code) => reject(new Error(`exited ${code}: ${out}`)));
+  });
+}
+
+export function kill9(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once("exit", () => resolve());
+    child.kill("SIGKILL");
+  });
+}
+
+/** Kills every node still running (test.after). */
+export async function killAll(): Promise<void> {
+  for (const c of [...live]) {
+    c.kill("SIGCONT");
+    await kill9(c);
+  }
+}
