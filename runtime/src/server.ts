@@ -14,6 +14,8 @@ import { PostgresStore } from "./journal/postgres.ts";
 import { NodeJournal } from "./cluster/node-journal.ts";
 import { ClusterNode, DEFAULT_LEASE_MS } from "./cluster/node.ts";
 import { Leases } from "./cluster/leases.ts";
+import { HostRelay } from "./cluster/host-relay.ts";
+import { LINK_PATH, PeerLink } from "./cluster/peer-link.ts";
 import { HostRegistry } from "./hosts/registry.ts";
 import { HostConnection } from "./hosts/connection.ts";
 import { HostEnvironment } from "./environments/host.ts";
@@ -140,10 +142,15 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
     (sessionId) => sessions.providerOf(sessionId),
   );
   sessions = new SessionManager(store, () => dispatcher, models, opts.residentSessions, redactor);
+  // Assigned once the server listens.
+  let url = "";
+  let relay: HostRelay | undefined;
   if (nodeJournal !== undefined) {
     const node = new ClusterNode({ journal: nodeJournal, leases: new Leases(nodeJournal.pg.readers, nodeId, leaseMs), sessions, keys, registry });
     sessions.dropped = (id) => node.released(id);
     cluster = node;
+    relay = new HostRelay(nodeJournal.pg.readers, nodeId, token, () => opts.nodeUrl ?? url, hostEnv, () => dispatcher, () => node.refreshCredentials());
+    hostEnv.remote = relay;
   }
   // A node of several recovers by taking over what dead nodes (its own earlier run included) left open.
   else await sessions.recover();
@@ -152,8 +159,6 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   const extra: RouteDeps["extra"] = [hostsRoute(registry, hostEnv, sessions)];
   // The session viewer (/ui) logs in with what the API accepts, and reads the API with it.
   const open: RouteDeps["open"] = [uiRoute({ accepts: (credential) => keys.authenticate(credential) !== undefined })];
-  // Assigned once the server listens; HTTP tool calls only start after that.
-  let url = "";
   const internals: BrainInternals = { store, dataDir: memory ? undefined : dataDir, workspaceRoot: opts.workspaceRoot, components: opts.components !== false, descriptorEnvironments: opts.descriptorEnvironments ?? {}, sessions, dispatcher, environments, routes: extra, openRoutes: open, httpToolOrigins: opts.httpToolOrigins ?? [], publicUrl: () => opts.publicUrl ?? url };
   try {
     for (const plugin of environmentPlugins) await plugin(internals);
@@ -168,6 +173,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   }
 
   const connections = new Set<HostConnection>();
+  const links = new Set<PeerLink>();
   // A revoked key's hosts are disconnected at once (their open calls end `unknown`).
   const revoked = (keyId: string) => hostEnv.disconnect(registry.ownedBy(keyId), `the API key ${keyId} was revoked`);
   const deps: RouteDeps = { keys, revoked, redactor, sessions, streams, extra, open };
@@ -185,6 +191,21 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
     } catch {
       path = "";
     }
+    if (path === LINK_PATH && relay !== undefined) {
+      // Node-to-node relay links: only the operator token every node shares opens one.
+      const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "")?.[1]?.trim();
+      if (bearer === undefined || keys.authenticate(bearer)?.kind !== "operator") {
+        socket.end("HTTP/1.1 401 Unauthorized\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+        return;
+      }
+      const handler = relay;
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        const link = new PeerLink(ws, (m) => handler.handle(m));
+        links.add(link);
+        link.onClosed(() => links.delete(link));
+      });
+      return;
+    }
     if (path !== "/v1/hosts/connect") {
       socket.end("HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
       return;
@@ -196,10 +217,14 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
         hostTimeoutMs: opts.hostTimeoutMs,
         registry,
         dispatcher: () => dispatcher,
-        attach: (hostId, c) => hostEnv.attach(hostId, c),
+        attach: (hostId, c) => {
+          hostEnv.attach(hostId, c);
+          return relay?.linked(hostId);
+        },
         detach: (c) => {
           hostEnv.detach(c);
           connections.delete(c);
+          if (relay !== undefined && c.hostId !== undefined && hostEnv.connection(c.hostId) === undefined) void relay.unlinked(c.hostId).catch(() => {});
         },
       });
       connections.add(conn);
@@ -225,6 +250,8 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
       sessions.close();
       hostEnv.close();
       for (const c of connections) c.close();
+      relay?.close();
+      for (const l of links) l.close();
       for (const end of streams) end();
       wss.close();
       for (const env of environments.values()) await env.close?.();

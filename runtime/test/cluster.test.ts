@@ -91,6 +91,37 @@ test("two nodes on one PostgreSQL: either node serves a session (the owner runs 
   await host2.close();
 });
 
+test("a host connected to one node serves sessions another node owns: calls go through the host's node, answers are journaled by the owner", async () => {
+  const { a, b } = await twoNodes();
+  // The host is connected to A only; the session is created through B, so B owns it.
+  const host = await TestHost.register(as(a), [echo], { hostId: "host-r", secret: "host-r-secret-0001" });
+  const id = await sessionWithCall(b, host, [{ toolCalls: [{ name: "echo", input: { n: 1 } }] }, { toolCalls: [{ name: "echo", input: { n: 2 } }] }, { text: "done" }]);
+  assert.is((await api(as(b), "POST", `/v1/sessions/${id}/messages`, { text: "go" })).status, 202);
+  const call = await host.invoke();
+  assert.equal(call.input, { n: 1 });
+  const ev = await host.request({ type: "emit", callId: call.callId, kind: "progress", data: { half: true } });
+  assert.is(ev.type, "committed", JSON.stringify(ev));
+  const res = await host.request({ type: "emit_result", callId: call.callId, outcome: { status: "ok", value: { n: 1 } } });
+  assert.is(res.type, "committed", JSON.stringify(res));
+  // The sequences the host was given are the owner's journal's.
+  const second = await host.invoke(10000);
+  let all = await records(as(b), id);
+  const event = all.find((r) => r.type === "tool.event");
+  assert.is(event?.sequence, (ev as { sequence: number }).sequence);
+  assert.equal(event?.data, { callId: call.callId, kind: "progress", data: { half: true } });
+  assert.is((await host.request({ type: "finish", callId: call.callId })).type, "committed");
+  // A late frame for a finished call is refused as a local host's would be.
+  const late = await host.request({ type: "emit", callId: call.callId, kind: "late", data: {} });
+  assert.is(late.type, "rejected");
+  assert.is((late as { error: { code: string } }).error.code, "call_finished");
+  // The host's node dies with the second call open: the owner ends it `unknown` (it may have run).
+  await kill9(a.child);
+  all = await waitFor(as(b), id, (r) => r.type === "tool.finished" && (r.data as { callId: string }).callId === second.callId, LEASE_MS * 4);
+  const finished = ofType(all, "tool.finished").find((f) => f.data.callId === second.callId)!;
+  assert.is(finished.data.status, "unknown");
+  assertJournal(await records(as(b), id));
+});
+
 test("SIGKILL the owner: after the lease a survivor ends its open call unknown exactly once, never re-sent; the host moves over and new turns work", async () => {
   const { db, a, b } = await twoNodes();
   let host = await TestHost.register(as(a), [echo], { hostId: "host-k", secret: "host-k-secret-0001" });

@@ -5,10 +5,23 @@ import type { HostRegistry } from "../hosts/registry.ts";
 import { CLOSE } from "../hosts/connection.ts";
 import type { HostConnection } from "../hosts/connection.ts";
 
+/**
+ * Hosts connected to other nodes of several (cluster/host-relay.ts): admission asks whether the host
+ * is connected anywhere, and a call for a host that is not connected here goes through its node.
+ */
+export interface RemoteHosts {
+  /** Reads host registrations again (one may have been made through another node a moment ago). */
+  refresh(): Promise<void>;
+  connected(hostId: string): Promise<boolean>;
+  start(call: CallInvocation, sink: CallSink): Promise<CallHandle>;
+}
+
 /** Tools placed on a connected host process: one invoke frame per call on the host's current connection. */
 export class HostEnvironment implements Environment {
   readonly kind = "host" as const;
   private connections = new Map<string, HostConnection>();
+  /** Set on a node of several. */
+  remote: RemoteHosts | undefined;
 
   constructor(private registry: HostRegistry) {}
 
@@ -16,22 +29,24 @@ export class HostEnvironment implements Environment {
    * A host registered under an API key is placed only in that key's sessions (to any other session
    * it does not exist); one registered with the operator token may be placed in any session.
    */
-  admit(tool: PlacedTool, _sessionId: string, owner?: string): ErrorInfo | undefined {
+  async admit(tool: PlacedTool, _sessionId: string, owner?: string): Promise<ErrorInfo | undefined> {
     const p = tool.placement;
     if (p.kind !== "host") return { code: "invalid_request", message: "not a host placement" };
+    if (this.remote !== undefined && !this.registry.hasDigest(p.hostId, tool.contract.digest)) await this.remote.refresh();
     const row = this.registry.get(p.hostId);
     if (row === undefined || (row.owner !== undefined && row.owner !== owner)) return { code: "not_registered", message: `host ${p.hostId} is not registered` };
     if (!this.registry.hasDigest(p.hostId, tool.contract.digest)) {
       return { code: "not_registered", message: `host ${p.hostId} did not register tool ${tool.contract.name} with digest ${tool.contract.digest}` };
     }
-    if (!this.connections.has(p.hostId)) return { code: "host_unavailable", message: `host ${p.hostId} is not connected` };
+    if (!this.connections.has(p.hostId) && !(await this.remote?.connected(p.hostId))) return { code: "host_unavailable", message: `host ${p.hostId} is not connected` };
     return undefined;
   }
 
-  start(call: CallInvocation, sink: CallSink): CallHandle {
+  start(call: CallInvocation, sink: CallSink): CallHandle | Promise<CallHandle> {
     const p = call.tool.placement;
     if (p.kind !== "host") throw new BrainRuntimeError("internal", "not a host placement");
     const conn = this.connections.get(p.hostId);
+    if (conn === undefined && this.remote !== undefined) return this.remote.start(call, sink);
     if (conn === undefined) throw new BrainRuntimeError("host_unavailable", `host ${p.hostId} is not connected; the call was not sent`);
     if (!conn.advertises(call.tool.contract.digest)) {
       // The host came back without this contract (restarted with other schemas): never send it a

@@ -32,7 +32,8 @@ export interface ConnectionDeps {
   hostTimeoutMs?: number;
   registry: HostRegistry;
   dispatcher: () => Dispatcher;
-  attach(hostId: string, conn: HostConnection): void;
+  /** Resolves (when it returns a promise) once the host can be found through every node (several nodes). */
+  attach(hostId: string, conn: HostConnection): void | Promise<void>;
   detach(conn: HostConnection): void;
 }
 
@@ -131,11 +132,16 @@ export class HostConnection implements RuntimeFrameHandler {
     }
     clearTimeout(this.registerTimer);
     for (const t of f.tools) this.advertised.add(t.digest);
+    let attached: void | Promise<void> = undefined;
     if (this.hostId === undefined) {
       this.hostId = f.hostId;
-      this.deps.attach(f.hostId, this);
+      attached = this.deps.attach(f.hostId, this);
     }
-    this.send({ type: "registered", ref: f.ref, hostId: f.hostId, digests });
+    const registered = () => this.send({ type: "registered", ref: f.ref, hostId: f.hostId, digests });
+    // `registered` means sessions may place the host: on a node of several, only once every node can
+    // see the registration and where the host is connected.
+    if (attached === undefined && !this.deps.registry.persistsLater) return registered();
+    void Promise.all([attached, this.deps.registry.saved()]).then(registered, (e) => this.send({ type: "error", ref: f.ref, error: toErrorInfo(e) }));
   }
 
   emit(f: EmitFrame): void {
@@ -183,6 +189,9 @@ export class HostConnection implements RuntimeFrameHandler {
     const dispatcher = this.deps.dispatcher();
     const call = dispatcher.getCall(callId);
     if (call === undefined) {
+      // A call relayed here by the node that owns its session (several nodes): its sink answers.
+      const relayed = this.calls.get(callId);
+      if (relayed !== undefined) return relayed;
       const past = dispatcher.findPastCall(callId);
       if (past === undefined) throw new CallRejectedError("unknown_call", `no call ${callId}`);
       if (!past.placedOn(this.hostId)) throw new CallRejectedError("forbidden", `call ${callId} is not placed on host ${this.hostId}`);

@@ -20,6 +20,16 @@ export class HostRegistry {
     this.reload();
   }
 
+  /** Whether registrations reach the store after `register` returns (a node of several: PostgreSQL). */
+  get persistsLater(): boolean {
+    return this.store.kind === "postgres";
+  }
+
+  /** Resolves once every registration so far is stored. */
+  async saved(): Promise<void> {
+    await this.store.flush();
+  }
+
   /** Reads the registrations again (a node of several: hosts registered through the other nodes). */
   reload(): void {
     this.hosts = new Map(this.store.loadHosts().map((row) => [row.hostId, row]));

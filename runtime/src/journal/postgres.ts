@@ -58,6 +58,12 @@ const MIGRATIONS: string[] = [
      token BIGINT NOT NULL
    );
    CREATE INDEX leases_owner ON leases (owner);`,
+  // Which node each host is connected to, so a session's owner reaches it through that node.
+  `CREATE TABLE host_links (
+     host_id TEXT PRIMARY KEY,
+     node_id TEXT NOT NULL,
+     url TEXT NOT NULL
+   );`,
 ];
 
 /**
