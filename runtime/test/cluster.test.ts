@@ -13,6 +13,8 @@ import { TestHost } from "./helpers/host.ts";
 import { startPgCluster } from "./helpers/pg-cluster.ts";
 import type { PgCluster } from "./helpers/pg-cluster.ts";
 import { freshDatabase, kill9, killAll, startNode } from "./helpers/nodes.ts";
+import { PostgresStore } from "../src/journal/postgres.ts";
+import { Leases } from "../src/cluster/leases.ts";
 
 const TOKEN = "cluster-operator-token-0001";
 const LEASE_MS = 1500;
@@ -55,6 +57,57 @@ async function rows(db: string, sql: string, params: unknown[] = []): Promise<an
     await c.end();
   }
 }
+
+test("the fence: a write proves its lease in its own transaction; a lease is never taken from a live node; an expired node writes nothing", async () => {
+  const db = await freshDatabase(cluster.url, `nodes_${++databases}`);
+  const node = async (nodeId: string) => {
+    const tokens = new Map<string, number>();
+    const fenced: string[] = [];
+    const store = await PostgresStore.open(db, { fence: { nodeId, tokenOf: (id) => tokens.get(id), fenced: (ids) => fenced.push(...ids) } });
+    const leases = new Leases(store.readers, nodeId, 60_000);
+    await leases.join(`http://${nodeId}.invalid`);
+    return { store, leases, tokens, fenced };
+  };
+  const a = await node("fence-a");
+  const b = await node("fence-b");
+  const rec = (sessionId: string, sequence: number, type = "tool.returned", data: unknown = { callId: `${sessionId}:1` }) => ({ sessionId, sequence, at: Date.now(), type, data }) as JournalRecord;
+  const created = (id: string) => rec(id, 1, "session.created", { model: { provider: "scripted", script: [] }, tools: [] });
+  try {
+    // A new session's lease is made with its first record, token 1.
+    a.tokens.set("s1", 1);
+    await a.store.append(created("s1"));
+    assert.equal(await rows(db, "SELECT owner, token FROM leases WHERE session_id = 's1'"), [{ owner: "fence-a", token: "1" }]);
+    // B may not take it while A is alive, nor write to it.
+    const view = await b.leases.lookup("s1");
+    assert.equal({ owner: view?.owner, alive: view?.alive }, { owner: "fence-a", alive: true });
+    assert.is(await b.leases.acquire("s1", view), undefined);
+    b.tokens.set("s1", 1);
+    await b.store.append(rec("s1", 2)).then(() => assert.unreachable("B wrote without the lease"), (e) => assert.is(e.code, "conflict"));
+    assert.equal(b.fenced, ["s1"]);
+    // A's lease runs out (as if A were stopped): B takes the session with token 2; A's write is refused.
+    await rows(db, "UPDATE nodes SET expires_at = clock_timestamp() - interval '1 second' WHERE node_id = 'fence-a'");
+    assert.is(await b.leases.acquire("s1", await b.leases.lookup("s1")), 2);
+    b.tokens.set("s1", 2);
+    await a.store.append(rec("s1", 2)).then(() => assert.unreachable("A wrote after losing the lease"), (e) => assert.is(e.code, "conflict"));
+    assert.equal(a.fenced, ["s1"]);
+    await b.store.append(rec("s1", 2));
+    // A finds out at its next renewal; a session nobody took is not A's to write either while A is expired.
+    assert.is(await a.leases.renew(), false);
+    a.tokens.set("s2", 1);
+    await a.store.append(created("s2")).then(() => assert.unreachable("an expired node wrote"), (e) => assert.is(e.code, "conflict"));
+    // One batch, two sessions, one of them lost: only the lost one's record is refused.
+    await a.leases.join("http://fence-a.invalid");
+    a.tokens.set("s3", 1);
+    a.tokens.set("s1", 1);
+    const results = await Promise.allSettled([a.store.append(created("s3")), a.store.append(rec("s1", 3))]);
+    assert.equal(results.map((r) => r.status), ["fulfilled", "rejected"]);
+    const journal = await rows(db, "SELECT session_id, sequence FROM journal ORDER BY session_id, sequence");
+    assert.equal(journal, [{ session_id: "s1", sequence: 1 }, { session_id: "s1", sequence: 2 }, { session_id: "s3", sequence: 1 }]);
+  } finally {
+    await a.store.close();
+    await b.store.close();
+  }
+});
 
 test("two nodes on one PostgreSQL: either node serves a session (the owner runs it), one journal, one lease", async () => {
   const { db, a, b } = await twoNodes();
