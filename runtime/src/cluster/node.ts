@@ -194,9 +194,8 @@ export class ClusterNode {
         this.using.set(id, (this.using.get(id) ?? 0) + 1);
         return await local(request());
       }
-      if (path === "/v1/sessions" || path.startsWith("/v1/hosts/") || path === "/ui" || path.startsWith("/ui/")) {
-        await this.parts.journal.loadDirectory();
-      }
+      // Listings (sessions, a host's placed sessions) read every session's head from the database.
+      if (req.method === "GET" && (path === "/v1/sessions" || path.startsWith("/v1/hosts/"))) await this.parts.journal.loadDirectory();
       await local(req);
     } catch (e) {
       if (!res.headersSent) sendError(res, e);
