@@ -2,8 +2,13 @@
 export interface Component {
   readonly kind: "component";
   readonly url: URL;
-  /** Set once the runtime admitted these bytes (by digest), so later sessions skip the upload. */
+  /** The bytes' digest, once a runtime admitted them. */
   admittedDigest?: string;
+  /**
+   * The servers (base URLs) that admitted these bytes, so later sessions on them skip the upload; a
+   * server that answers it does not know them (another server, a restarted in-memory one) gets them again.
+   */
+  admittedBy?: Set<string>;
 }
 
 export function component(url: URL | string): Component {

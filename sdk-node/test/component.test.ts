@@ -15,7 +15,7 @@ import { records, scripted } from "./helpers/brain.mts";
 
 // The first test needs the Rust inspect example: on a machine without rustc it is skipped, and counted.
 const rustMissing: string | undefined = rustUnavailable();
-if (rustMissing) skipNotice(1, "sdk-node/test/component.test.ts", rustMissing);
+if (rustMissing) skipNotice(2, "sdk-node/test/component.test.ts", rustMissing);
 const built: { rust: string } | undefined = rustMissing ? undefined : { rust: (await buildRust()).path };
 
 function inspectTool(url: URL) {
@@ -54,6 +54,64 @@ function inspectTool(url: URL) {
     rmSync(wasm);
     const second = await brain.sessions.create({ model: script, tools: [inspect({ env: reader, depth: 1 })] });
     assert.is(await second.send("again"), "inspected");
+  } finally {
+    await brain.close();
+    await runtime.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+(built ? test : test.skip)("a component admitted by one server is uploaded again to another, and to a restarted in-memory server at the same URL", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "brain-sdk-component-"));
+  const wasm = join(dir, "inspect.wasm");
+  copyFileSync(built!.rust, wasm);
+  const inspect = inspectTool(pathToFileURL(wasm));
+  const placed = () => inspect({ env: brainEnv({ name: "reader" }), depth: 1 });
+  const model = scripted({ text: "x" });
+  const token = "component-reupload-token-0001";
+  let first = await startBrain({ dataDir: ":memory:", port: 0, token });
+  const second = await startBrain({ dataDir: ":memory:", port: 0, token });
+  try {
+    const a = new Brain({ url: first.url, token });
+    await a.sessions.create({ model, tools: [placed()] });
+    const b = new Brain({ url: second.url, token });
+    const onSecond = await b.sessions.create({ model, tools: [placed()] });
+    assert.ok(onSecond.id.startsWith("ses_"), "the second server got the bytes too");
+    // The first server restarts in memory on the same port: it forgot the bytes; the client uploads again.
+    const port = Number(new URL(first.url).port);
+    await first.close();
+    first = await startBrain({ dataDir: ":memory:", port, token });
+    // fetch's pool may still hold a connection the old server closed; a GET takes that error, not the test.
+    await fetch(`${first.url}/healthz`).catch(() => {});
+    const again = await a.sessions.create({ model, tools: [placed()] });
+    assert.ok(again.id.startsWith("ses_"));
+    assert.equal([...(inspect.tool.implementation as { admittedBy?: Set<string> }).admittedBy!].sort(), [first.url, second.url].sort());
+    await a.close();
+    await b.close();
+  } finally {
+    await first.close();
+    await second.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a server without the component environment answers unsupported through the SDK", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "brain-sdk-component-"));
+  const runtime = await startBrain({ dataDir: ":memory:", port: 0, components: false });
+  const brain = new Brain({ url: runtime.url, token: runtime.token });
+  try {
+    const bytes = join(dir, "any.wasm");
+    writeFileSync(bytes, new Uint8Array([0, 97, 115, 109, 13, 0, 1, 0]));
+    const inspect = inspectTool(pathToFileURL(bytes));
+    await brain.sessions.create({ model: scripted({ text: "x" }), tools: [inspect({ env: brainEnv({ name: "reader" }), depth: 1 })] }).then(
+      () => assert.unreachable("a component placed on a server without components"),
+      (e) => {
+        assert.instance(e, ProtocolError);
+        assert.is(e.code, "unsupported");
+        assert.is(e.status, 400);
+        assert.match(e.message, "without the component environment");
+      },
+    );
   } finally {
     await brain.close();
     await runtime.close();

@@ -4,9 +4,9 @@ import type { PlacedToolSpec } from "../tool.ts";
 import { HostConnection } from "../host/connection.ts";
 import { HttpClient } from "./http.ts";
 import { Session } from "./session.ts";
-import { SdkError } from "../errors.ts";
+import { ProtocolError, SdkError } from "../errors.ts";
 import { isComponent } from "../component.ts";
-import { ensureAdmitted } from "./components.ts";
+import { ensureAdmitted, forgetAdmission } from "./components.ts";
 
 export interface BrainOptions {
   /** Default: BRAIN_URL, else http://127.0.0.1:3210. */
@@ -118,15 +118,28 @@ export class BrainClient {
   private async create(o: CreateSessionOptions): Promise<Session> {
     if (!Array.isArray(o?.tools)) throw new TypeError("sessions.create: tools must be an array of placed tools (call the tool factory)");
     this.token(); // no token: say so (and why, e.g. a missing permission) before connecting anywhere
-    const tools = await Promise.all(o.tools.map((t) => this.placed(t)));
+    let tools = await Promise.all(o.tools.map((t) => this.placed(t)));
     const mine = o.tools.filter((_, i) => this.isMine(tools[i]!));
     if (mine.length) await this.connection.register(tools.filter((t) => this.isMine(t)).map((t) => t.contract));
-    const view = await this.http.request<SessionView>("POST", "/v1/sessions", {
-      model: o.model,
-      tools,
-      ...(o.system !== undefined ? { system: o.system } : {}),
-      ...(o.deadlineMs !== undefined ? { deadlineMs: o.deadlineMs } : {}),
-    });
+    const post = () =>
+      this.http.request<SessionView>("POST", "/v1/sessions", {
+        model: o.model,
+        tools,
+        ...(o.system !== undefined ? { system: o.system } : {}),
+        ...(o.deadlineMs !== undefined ? { deadlineMs: o.deadlineMs } : {}),
+      });
+    let view: SessionView;
+    try {
+      view = await post();
+    } catch (e) {
+      // The server does not know a component this client uploaded before (a restarted in-memory
+      // server, another node): upload again, once, and create the session again.
+      const components = o.tools.map((t) => t.tool.implementation).filter(isComponent);
+      if (!(e instanceof ProtocolError) || e.code !== "not_found" || !/component [0-9a-f]{64}/.test(e.message) || components.length === 0) throw e;
+      for (const c of components) forgetAdmission(this.url, c);
+      tools = await Promise.all(o.tools.map((t) => this.placed(t)));
+      view = await post();
+    }
     this.connection.addSession(view.id, mine);
     return new Session(view.id, this.http, () => this.connection.releaseSession(view.id));
   }

@@ -8,10 +8,10 @@ import { ProtocolError } from "../errors.ts";
 /**
  * Makes sure the runtime has admitted the component's bytes and returns their digest. Upload is by
  * digest: HEAD first, PUT only when the runtime does not know it, and a successful admission is
- * cached on the Component object so later sessions send nothing.
+ * cached on the Component object per server, so later sessions on that server send nothing.
  */
 export async function ensureAdmitted(platform: Platform, base: string, token: string, component: Component): Promise<string> {
-  if (component.admittedDigest) return component.admittedDigest;
+  if (component.admittedDigest && component.admittedBy?.has(base)) return component.admittedDigest;
   const bytes = await platform.readFile(component.url);
   const digest = await sha256Hex(bytes);
   const path = `/v1/components/${digest}`;
@@ -24,5 +24,11 @@ export async function ensureAdmitted(platform: Platform, base: string, token: st
     }
   }
   component.admittedDigest = digest;
+  (component.admittedBy ??= new Set()).add(base);
   return digest;
+}
+
+/** Forgets that `base` admitted the component (it answered that it does not know the bytes). */
+export function forgetAdmission(base: string, component: Component): void {
+  component.admittedBy?.delete(base);
 }

@@ -5,7 +5,10 @@ import { environmentPlugins } from "../plugins.ts";
 import type { BrainInternals } from "../plugins.ts";
 import { ComponentEnvironment } from "./environment.ts";
 import { componentMemoryMb } from "./memory-setting.ts";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { componentRoute } from "./upload-route.ts";
+import { BrainRuntimeError } from "../../errors.ts";
+import { sendError } from "../../http/respond.ts";
 
 /**
  * Plugs the component Environment and its upload route into startBrain. Components live under
@@ -31,4 +34,18 @@ export function installComponents(internals: BrainInternals): ComponentEnvironme
 
 environmentPlugins.push((internals) => {
   if (internals.components) installComponents(internals);
+  else internals.routes.push(componentsDisabledRoute);
 });
+
+/** Without the component environment, its upload route exists and says why it cannot be used. */
+async function componentsDisabledRoute(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+  if (!/^\/v1\/components(\/|$)/.test(url.pathname)) return false;
+  const error = new BrainRuntimeError("unsupported", "this runtime runs without the component environment (startBrain({ components: false })): components cannot be uploaded or placed");
+  // The body (component bytes) is drained unread: the answer does not depend on it.
+  req.resume();
+  if (req.method === "HEAD") {
+    res.writeHead(error.status, { "content-length": 0, connection: "close" });
+    res.end();
+  } else sendError(res, error);
+  return true;
+}
