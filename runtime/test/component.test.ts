@@ -410,9 +410,11 @@ test("unsupported runtime: a server started without the component environment re
     assert.is(r.body.error.code, "unsupported");
     assert.match(r.body.error.message, "does not run the component environment (tool inspect)");
     assert.equal(r.body.error.details, { tool: "inspect", placement: "component" });
-    // Nor is there anywhere to upload one.
+    // Nor can one be uploaded: the route says why.
     const put = await upload(plain, anyBuilt());
-    assert.is(put.status, 404);
+    assert.is(put.status, 400);
+    assert.is(put.body.error.code, "unsupported");
+    assert.match(put.body.error.message, "without the component environment");
   } finally {
     await plain.close();
   }
