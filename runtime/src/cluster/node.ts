@@ -12,6 +12,9 @@ import type { NodeJournal } from "./node-journal.ts";
 /** Default lease time (BRAIN_LEASE_MS): how long a silent node keeps its sessions before others take them. */
 export const DEFAULT_LEASE_MS = 10_000;
 
+/** Wrong tokens re-read the keys at most this often. */
+const REFRESH_GAP_MS = 250;
+
 type Place = { here: true } | { here: false; url: string };
 
 export interface ClusterParts {
@@ -44,6 +47,8 @@ export class ClusterNode {
   private url = "";
   private stopped = false;
   private takingOver: Promise<void> | undefined;
+  private credentialRefresh: Promise<void> | undefined;
+  private credentialsReadAt = -Infinity;
 
   constructor(private parts: ClusterParts) {}
 
@@ -218,9 +223,19 @@ export class ClusterNode {
     if (!this.using.has(id)) this.parts.journal.release(id);
   }
 
+  /**
+   * An unknown bearer token may be a key another node issued a moment ago: read the keys again, at
+   * most once per REFRESH_GAP_MS however many wrong tokens arrive (they must not become queries).
+   */
   private async knowCredential(req: IncomingMessage): Promise<void> {
     const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "");
-    if (m && this.parts.keys.authenticate(m[1]!.trim()) === undefined) await this.refreshCredentials();
+    if (!m || this.parts.keys.authenticate(m[1]!.trim()) !== undefined) return;
+    if (this.credentialRefresh === undefined && performance.now() - this.credentialsReadAt < REFRESH_GAP_MS) return;
+    this.credentialRefresh ??= this.refreshCredentials().finally(() => {
+      this.credentialsReadAt = performance.now();
+      this.credentialRefresh = undefined;
+    });
+    await this.credentialRefresh;
   }
 
   /** A clean stop: the lease ends now, so the other nodes take this node's open sessions at once. */
