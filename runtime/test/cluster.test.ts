@@ -243,4 +243,23 @@ test("SIGSTOP the owner past its lease: the survivor takes over; resumed, the ol
   await host.close();
 });
 
+test("a node stopped cleanly (SIGTERM) ends its lease at once: another node takes its sessions when asked, without waiting for the lease", async () => {
+  const db = await freshDatabase(cluster.url, `nodes_${++databases}`);
+  // A lease far longer than this test waits: only the clean stop lets B in.
+  const env = { ...nodeEnv, BRAIN_LEASE_MS: "120000" };
+  const a = await startNode(db, TOKEN, { ...env, BRAIN_NODE_ID: "node-a" });
+  const b = await startNode(db, TOKEN, { ...env, BRAIN_NODE_ID: "node-b" });
+  const host = await TestHost.register(as(a), [echo], { hostId: "host-t", secret: "host-t-secret-0001" });
+  const id = await sessionWithCall(a, host);
+  assert.is((await api(as(a), "POST", `/v1/sessions/${id}/messages`, { text: "go" })).status, 202);
+  await host.invoke();
+  const exited = new Promise((r) => a.child.once("exit", r));
+  a.child.kill("SIGTERM");
+  await exited;
+  assert.match(a.output(), /stopped/);
+  const all = await waitFor(as(b), id, (r) => r.type === "tool.finished", 20_000);
+  assert.is(ofType(all, "tool.finished")[0]!.data.status, "unknown");
+  assert.equal(await rows(db, "SELECT owner FROM leases WHERE session_id = $1", [id]), [{ owner: "node-b" }]);
+});
+
 test.run();
