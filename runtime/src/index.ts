@@ -10,6 +10,7 @@ export type { HttpJsonEnvironmentConfig } from "./environments/descriptor/http-j
 // Registers the HTTP tool Environment (the Application tool extension) and its callback route.
 import "./environments/http/plugin.ts";
 export { HttpToolEnvironment } from "./environments/http/environment.ts";
+export { PlainHttpEnvironment } from "./environments/http/plain.ts";
 export type { BrainOptions, BrainServer, BrainInternals } from "./server.ts";
 export type { Environment, CallInvocation, CallSink, CallHandle } from "./dispatch/environment.ts";
 export type { ModelProvider, ModelStreamEvent, ModelCallContext, ReplyHints } from "./models/provider.ts";

@@ -1,7 +1,7 @@
 import { BrainRuntimeError } from "../errors.ts";
 
 /** What a component placement may ask for, as the contract (ComponentPlacement) defines it. */
-const PLACEMENT_KINDS = ["host", "component", "descriptor", "http"];
+const PLACEMENT_KINDS = ["host", "component", "descriptor", "http", "http_plain"];
 const COMPONENT_KEYS = ["kind", "env", "digest", "filesystem"];
 const FILESYSTEM_GRANTS: Record<string, readonly string[]> = { workspace: ["read", "write"] };
 

@@ -1,10 +1,10 @@
-import { LIMITS } from "@aexhq/brain-protocol";
 import type { PlacedTool } from "@aexhq/brain-protocol";
 import type { CallHandle, CallInvocation, CallSink } from "../../dispatch/environment.ts";
 import type { DescriptorInterpreter } from "./environment.ts";
 import { validateSchema } from "../json-schema.ts";
+import { ERROR_BODY_CHARS, failure, jsonValueOutcome, readText } from "../json-answer.ts";
+import type { JsonOutcome as Outcome } from "../json-answer.ts";
 import { BrainRuntimeError } from "../../errors.ts";
-import { checkJsonTextDepth, tooDeepDetails } from "../../json-limits.ts";
 
 /** An operator-defined http_json Environment. */
 export interface HttpJsonEnvironmentConfig {
@@ -28,10 +28,6 @@ const DESCRIPTOR_KEYS = ["type", "method", "path"];
 const CONFIG_KEYS = ["type", "baseUrl", "headers"];
 // No "/" inside a placeholder: each one fills (part of) a single path segment.
 const PLACEHOLDER = /\{([^{}/]*)\}/g;
-// A response is read into memory to become the tool's value; the sink's emission budget is far
-// smaller by default, so this only stops an endless body from filling the runtime's memory.
-const MAX_RESPONSE_BYTES = LIMITS.maxBodyBytes;
-const ERROR_BODY_CHARS = 1000;
 
 const fail = (where: string, message: string) => new BrainRuntimeError("invalid_request", `${where}${message}`);
 
@@ -67,12 +63,6 @@ export function parseHttpJsonConfig(value: unknown, where: string): HttpJsonEnvi
   return { type: "http_json", baseUrl: def.baseUrl as string, ...(headers === undefined ? {} : { headers: { ...(headers as Record<string, string>) } }) };
 }
 
-type Outcome = { status: "ok"; value: unknown } | { status: "error"; error: { code: string; message: string; retryable?: boolean; details?: unknown } };
-
-function failure(code: string, message: string, details?: unknown, retryable?: boolean): Outcome {
-  return { status: "error", error: { code, message, ...(retryable === undefined ? {} : { retryable }), ...(details === undefined ? {} : { details }) } };
-}
-
 function inputProperties(tool: PlacedTool): Record<string, unknown> {
   const props = (tool.contract.inputSchema as { properties?: unknown }).properties;
   return props !== null && typeof props === "object" ? (props as Record<string, unknown>) : {};
@@ -88,25 +78,6 @@ function queryValues(v: unknown): string[] {
   if (Array.isArray(v)) return v.flatMap(queryValues);
   if (typeof v === "object") return [JSON.stringify(v)];
   return [String(v)];
-}
-
-/** The body's text, up to `maxBytes` (then `truncated`). */
-async function readText(res: Response, maxBytes: number): Promise<{ text: string; truncated: boolean }> {
-  if (res.body === null) return { text: "", truncated: false };
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => {});
-      return { text: new TextDecoder().decode(Buffer.concat(chunks).subarray(0, maxBytes)), truncated: true };
-    }
-  }
-  return { text: new TextDecoder().decode(Buffer.concat(chunks)), truncated: false };
 }
 
 /**
@@ -187,25 +158,7 @@ export class HttpJsonInterpreter implements DescriptorInterpreter {
       const { text } = await readText(res, ERROR_BODY_CHARS * 4);
       return this.end(sink, signal, failure("tool_error", `HTTP ${res.status} from ${this.env}`, { status: res.status, body: text.slice(0, ERROR_BODY_CHARS) }, res.status >= 500 || res.status === 429));
     }
-    const { text, truncated } = await readText(res, MAX_RESPONSE_BYTES);
-    if (truncated) return this.end(sink, signal, failure("tool_error", `the response from ${this.env} is larger than ${MAX_RESPONSE_BYTES} bytes`, { status: res.status }));
-    let value: unknown = null;
-    if (text.trim() !== "") {
-      const tooDeep = checkJsonTextDepth(text, `the response from ${this.env}`);
-      if (tooDeep !== undefined) return this.end(sink, signal, failure("invalid_output", tooDeep, { status: res.status, ...tooDeepDetails() }));
-      try {
-        value = JSON.parse(text);
-      } catch (e) {
-        const why = e instanceof Error ? e.message : String(e);
-        return this.end(sink, signal, failure("invalid_output", `HTTP ${res.status} from ${this.env} is not JSON: ${why}`, { status: res.status, body: text.slice(0, ERROR_BODY_CHARS) }));
-      }
-    }
-    const outputSchema = call.tool.contract.outputSchema;
-    if (outputSchema !== undefined) {
-      const found = validateSchema(outputSchema, value);
-      if (found.length > 0) return this.end(sink, signal, failure("invalid_output", "output does not match the tool's output schema", found));
-    }
-    return this.end(sink, signal, { status: "ok", value });
+    return this.end(sink, signal, await jsonValueOutcome(res, this.env, call.tool.contract.outputSchema));
   }
 
   /** The request for one call, or the error outcome that refuses it (nothing is sent then). */

@@ -5,6 +5,7 @@ import { invokeFrame } from "../../dispatch/environment.ts";
 import type { CallHandle, CallInvocation, CallSink, Environment } from "../../dispatch/environment.ts";
 import { BrainRuntimeError } from "../../errors.ts";
 import { tokensEqual } from "../../credentials/secret.ts";
+import { endpointProblem } from "./origins.ts";
 
 export interface HttpToolSettings {
   /** Origins (`scheme://host[:port]`) the operator lets HTTP tools be served from (BRAIN_HTTP_TOOL_ORIGINS). */
@@ -34,16 +35,7 @@ export class HttpToolEnvironment implements Environment {
 
   admit(tool: PlacedTool): ErrorInfo | undefined {
     if (tool.placement.kind !== "http") return { code: "internal", message: "not an http placement" };
-    let origin: string;
-    try {
-      origin = new URL(tool.placement.url).origin;
-    } catch {
-      return { code: "invalid_request", message: `tool ${tool.contract.name}: ${tool.placement.url} is not a URL` };
-    }
-    if (!this.settings.allowedOrigins.includes(origin)) {
-      return { code: "forbidden", message: `tool ${tool.contract.name}: this server does not call HTTP tools at ${origin} (the operator allows origins with BRAIN_HTTP_TOOL_ORIGINS)` };
-    }
-    return undefined;
+    return endpointProblem(tool.contract.name, tool.placement.url, this.settings.allowedOrigins);
   }
 
   start(call: CallInvocation, sink: CallSink): CallHandle {

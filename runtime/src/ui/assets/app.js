@@ -63,6 +63,7 @@ function placementLabel(p) {
     case "component": return `component ${String(p.digest ?? p.component ?? "").slice(0, 12)}`;
     case "descriptor": return `environment ${p.env}`;
     case "http": return `HTTP ${p.url ?? ""}`.trim();
+    case "http_plain": return `plain HTTP ${p.url ?? ""}`.trim();
     default: return p.kind;
   }
 }
