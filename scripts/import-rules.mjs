@@ -14,6 +14,7 @@ export const PACKAGE_AREA = {
   "@aexhq/brain": "sdk-node",
   "@aexhq/brain-conformance": "conformance",
   "@aexhq/brain-examples": "examples",
+  "@aexhq/example-text-tools": "examples",
 };
 
 const EVERY_AREA = ["contract", "codegen", "generated", "runtime", "sdk-core", "sdk-node", "sdk-deno", "conformance", "examples", "bench", "scripts"];
@@ -34,7 +35,8 @@ export const RULES = {
   generated: { areas: [], node: false, wit: true, externals: ["@sinclair/typebox", "canonicalize"], neutral: true },
   runtime: { areas: ["generated"], node: true, wit: false, externals: ["ws", "better-sqlite3", "pg", "@bytecodealliance/*", "@sinclair/typebox"], neutral: false },
   "sdk-core": { areas: ["generated"], node: false, wit: false, externals: ["zod"], neutral: true },
-  "sdk-node": { areas: ["sdk-core"], node: true, wit: false, externals: ["ws", "zod"], neutral: false },
+  // ts-morph: only the brain-tools publishing helper (an optional peer, loaded on demand).
+  "sdk-node": { areas: ["sdk-core"], node: true, wit: false, externals: ["ws", "zod", "ts-morph"], neutral: false },
   "sdk-deno": { areas: ["sdk-core"], node: false, wit: false, externals: ["zod", "@std/*"], neutral: false },
   conformance: { areas: ["runtime", "generated", "sdk-core", "sdk-node", "sdk-deno"], node: true, wit: true, externals: ["ws", "zod", "@bytecodealliance/*"], neutral: false },
   examples: { areas: ["sdk-node", "sdk-deno", "runtime"], node: true, wit: true, externals: ["zod", "@bytecodealliance/*"], neutral: false },

@@ -1,11 +1,15 @@
 // The runtime-neutral SDK. Runtime adapters (sdk-node, sdk-deno) bind `Brain` to their Platform and
 // re-export the rest unchanged.
 export { tool } from "./tool.ts";
-export type { ToolDefinition, ToolFactory, PlacedToolSpec, DeclaredTool, RunResult, OutputOf } from "./tool.ts";
+export type { ToolDefinition, ToolFactory, PlacedToolSpec, ExecutableReference, DeclaredTool, RunResult, OutputOf } from "./tool.ts";
 export type { ToolOutput } from "./outcome.ts";
 export { hostEnv, brainEnv, httpEnv } from "./env.ts";
 export type { Environment, HostEnvironment, BrainEnvironment, HttpEnvironment } from "./env.ts";
 export { httpTools } from "./http/handler.ts";
+export { http } from "./env.ts";
+export type { PlainHttpEnvironment } from "./env.ts";
+export { httpTool } from "./http/plain-tool.ts";
+export type { HttpToolDefinition } from "./http/plain-tool.ts";
 export type { HttpToolsOptions } from "./http/handler.ts";
 export { component } from "./component.ts";
 export type { Component } from "./component.ts";

@@ -48,6 +48,24 @@ export interface DeclaredTool {
   contract(): Promise<ToolContract>;
 }
 
+/**
+ * Where a packaged tool's code lives, so that another process can import it: `import(specifier)`
+ * where the specifier is `package` for `module` "." and `package + module.slice(1)` otherwise (an
+ * `exports` subpath), then take `export`. The `brain-tools` build helper records it on the factories
+ * a package exports (and in the package's `brain-tools.json`); tools declared in an application
+ * have none.
+ */
+export interface ExecutableReference {
+  /** The npm package name, as in its package.json. */
+  readonly package: string;
+  /** The package's version, as in its package.json. */
+  readonly version: string;
+  /** The `exports` subpath that exports the tool: "." or "./sub/path". */
+  readonly module: string;
+  /** The export name at that subpath ("default" for a default export). */
+  readonly export: string;
+}
+
 /** A tool configured by its factory: frozen options and where it runs. */
 export interface PlacedToolSpec {
   readonly tool: DeclaredTool;
@@ -55,6 +73,8 @@ export interface PlacedToolSpec {
   readonly env: Environment | undefined;
   /** A descriptor tool's `implementation(options)`, computed at the factory call: frozen JSON. */
   readonly descriptor?: unknown;
+  /** The factory's executable reference, when it came from a package built with `brain-tools`. */
+  readonly executable?: ExecutableReference;
 }
 
 /** What the factory takes: the options (as accepted before parsing) plus an optional `env`; only `env` without an options schema. */
@@ -62,6 +82,11 @@ export type FactoryConfig<P extends z.ZodType | undefined> = P extends z.ZodType
 
 export type ToolFactory<P extends z.ZodType | undefined> = ((config?: FactoryConfig<P>) => PlacedToolSpec) & {
   readonly tool: DeclaredTool;
+  /**
+   * Set on the `run` tools a package exports when the package was built with `brain-tools`
+   * (imported from the published package); undefined for a tool declared in the application.
+   */
+  readonly executable?: ExecutableReference;
 };
 
 /**
@@ -99,8 +124,9 @@ export function tool<I extends z.ZodType, O extends z.ZodType | undefined = unde
   if (!isZodSchema(def.input)) throw new TypeError(`tool ${def.name}: input must be a Zod schema`);
   if (def.output !== undefined && !isZodSchema(def.output)) throw new TypeError(`tool ${def.name}: output must be a Zod schema`);
   if (def.options !== undefined && !isZodSchema(def.options)) throw new TypeError(`tool ${def.name}: options must be a Zod schema`);
-  if ((def.run === undefined) === (def.implementation === undefined)) {
-    throw new TypeError(`tool ${def.name}: give exactly one of run or implementation`);
+  // Neither is a tool with only its contract, served by someone else's endpoint: see the factory.
+  if (def.run !== undefined && def.implementation !== undefined) {
+    throw new TypeError(`tool ${def.name}: give run or implementation, not both`);
   }
   if (def.run !== undefined && typeof def.run !== "function") throw new TypeError(`tool ${def.name}: run must be a function`);
   if (def.implementation !== undefined && typeof def.implementation !== "function" && !isComponent(def.implementation)) {
@@ -146,7 +172,17 @@ export function tool<I extends z.ZodType, O extends z.ZodType | undefined = unde
     }
     const frozen = deepFreeze(options);
     const placedEnv = env as Environment | undefined;
-    if (typeof def.implementation !== "function") return Object.freeze({ tool: declared, options: frozen, env: placedEnv });
+    if (placedEnv?.kind === "http_plain" && def.implementation !== undefined) {
+      throw new TypeError(`${def.name}(): a plain-JSON endpoint (http({ url })) serves the tool itself; component and descriptor implementations run in brainEnv`);
+    }
+    if (placedEnv?.kind !== "http_plain" && def.run === undefined && def.implementation === undefined) {
+      throw new TypeError(`${def.name}(): tool ${def.name} has only a contract (no run, no implementation), so an endpoint elsewhere serves it: place it with env: http({ url })`);
+    }
+    if (typeof def.implementation !== "function") {
+      // brain-tools defines `executable` on the factory after declaration (see ToolFactory).
+      const { executable } = factory as { executable?: ExecutableReference };
+      return Object.freeze({ tool: declared, options: frozen, env: placedEnv, ...(executable !== undefined ? { executable } : {}) });
+    }
     const descriptor = descriptorOf(def.name, def.implementation as (options: unknown) => unknown, placedEnv, frozen);
     return Object.freeze({ tool: declared, options: frozen, env: placedEnv, descriptor });
   };

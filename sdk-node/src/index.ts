@@ -4,9 +4,12 @@ import { nodePlatform } from "./platform.ts";
 
 export { tool, hostEnv, brainEnv, httpEnv, httpTools, component, Session, BrainError, ProtocolError, SdkError, toOutcome } from "@aexhq/brain-core";
 export type {
-  ToolDefinition, ToolFactory, PlacedToolSpec, DeclaredTool, ToolOutput, RunResult, OutputOf, Environment, HostEnvironment, BrainEnvironment, HttpEnvironment, HttpToolsOptions, Component,
+  ToolDefinition, ToolFactory, PlacedToolSpec, ExecutableReference, DeclaredTool, ToolOutput, RunResult, OutputOf, Environment, HostEnvironment, BrainEnvironment, HttpEnvironment, HttpToolsOptions, Component,
   ToolContext, EnvironmentControl, BrainOptions, CreateSessionOptions, Outcome, JournalRecord, ModelRequest, ModelResult, ModelConfig, ErrorInfo,
 } from "@aexhq/brain-core";
+// The v1 plain-JSON HTTP placements (docs/http-tools.md).
+export { http, httpTool } from "@aexhq/brain-core";
+export type { PlainHttpEnvironment, HttpToolDefinition } from "@aexhq/brain-core";
 
 /** A Brain client: sessions, and the one host connection its tools share. */
 export class Brain extends BrainClient {
