@@ -1,7 +1,7 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { z } from "zod";
-import { tool, hostEnv, brainEnv, component } from "../src/index.ts";
+import { tool, hostEnv, brainEnv, component, http } from "../src/index.ts";
 
 const base = { description: "d", input: z.object({}), run: async () => null };
 
@@ -12,11 +12,20 @@ test("bad names throw at declaration", () => {
   tool({ ...base, name: "ok_name-1" });
 });
 
-test("missing description, non-zod input, both or neither of run/implementation throw", () => {
+test("missing description, non-zod input, both run and implementation throw", () => {
   assert.throws(() => tool({ ...base, name: "x", description: "" }), TypeError);
   assert.throws(() => tool({ ...base, name: "x", input: { type: "object" } as never }), TypeError);
-  assert.throws(() => tool({ name: "x", description: "d", input: z.object({}) } as never), TypeError);
   assert.throws(() => tool({ ...base, name: "x", implementation: component("file:///x.wasm") } as never), TypeError);
+});
+
+test("a tool with only a contract (neither run nor implementation) can be placed only at a plain-JSON endpoint", () => {
+  const t = tool({ name: "x", description: "d", input: z.object({}) });
+  assert.throws(() => t(), /x\(\): tool x has only a contract .* place it with env: http\(\{ url \}\)/);
+  assert.throws(() => t({ env: hostEnv({ name: "app" }) }), TypeError);
+  assert.throws(() => t({ env: brainEnv({ name: "b" }) }), TypeError);
+  assert.equal(t({ env: http({ url: "https://legacy.example/x" }) }).env, { kind: "http_plain", name: "https://legacy.example/x", url: "https://legacy.example/x" });
+  const c = tool({ name: "c", description: "d", input: z.object({}), implementation: component("file:///x.wasm") });
+  assert.throws(() => c({ env: http({ url: "https://legacy.example/x" }) }), /component and descriptor implementations run in brainEnv/);
 });
 
 test("factory options are parsed once (defaults, transforms) and deeply frozen", () => {

@@ -99,6 +99,9 @@ export class BrainClient {
     } else if (spec.env.kind === "http") {
       if (!spec.tool.run) throw new SdkError("unsupported", `tool ${spec.tool.name} has no run function for an HTTP endpoint to serve`);
       placement = { kind: "http", url: spec.env.url };
+    } else if (spec.env.kind === "http_plain") {
+      // A plain-JSON endpoint serves the tool (the v1 http()/httpTool() placements): only its contract travels.
+      placement = { kind: "http_plain", url: spec.env.url };
     } else if (isComponent(impl)) {
       const digest = await ensureAdmitted(this.platform, this.url, this.token(), impl);
       placement = { kind: "component", env: spec.env.name, digest, ...(spec.env.filesystem ? { filesystem: { workspace: spec.env.filesystem.workspace } } : {}) };
