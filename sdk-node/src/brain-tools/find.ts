@@ -96,8 +96,9 @@ export async function findTools(pkg: PackageInfo): Promise<{ candidates: Candida
         if (Node.isVariableDeclaration(decl)) {
           call = toolCall(decl.getInitializer());
           local = decl.getName();
-        } else if (Node.isExportAssignment(decl)) {
-          call = toolCall(decl.getExpression());
+        } else if (Node.isExportAssignment(decl) || Node.isExportAssignment(decl.getParent())) {
+          // `export default tool({...})`: ts-morph gives the expression (or the assignment).
+          call = toolCall(Node.isExportAssignment(decl) ? decl.getExpression() : decl);
           local = "default";
         } else continue;
         if (call === undefined) continue;
