@@ -3,6 +3,8 @@
 // project outside the repository, then what sdk-node/README.md and runtime/README.md tell a user to
 // run there: `npx @aexhq/brain-runtime serve`, a strict TypeScript app (nodenext and bundler module
 // resolution) running a scripted session against it, and `npx brain-conformance --subject node`.
+// A publisher's package of tools (examples/packaged-tools, built with tsc + brain-tools by its
+// prepack) is packed and installed there too, and its tools are imported and used from it.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawn } from "node:child_process";
@@ -18,15 +20,21 @@ let dir = "";
 let app = "";
 let packed = {};
 
+/** A publisher's package of tools (examples/packaged-tools: its prepack runs tsc, then brain-tools). */
+const TOOLS_PACKAGE = "@aexhq/example-text-tools";
+let toolsPack = { file: "", files: [] };
+
 test.before(() => {
   dir = tempDir("brain-install-");
-  packed = packWorkspaces(Object.keys(PUBLISHED), join(dir, "packs"));
+  packed = packWorkspaces([...Object.keys(PUBLISHED), "examples/packaged-tools"], join(dir, "packs"));
+  toolsPack = packed[TOOLS_PACKAGE];
+  delete packed[TOOLS_PACKAGE];
   // The user's other package, the SDK's peer zod, and the npm packages the published ones depend on
   // come along as tarballs of the versions this checkout's lockfile chose. (tsc, run below on the
   // app's folder, is this checkout's: it only reads the app's own node_modules.)
   const deps = packFolders(thirdPartyClosure(Object.keys(PUBLISHED), ["zod"]), join(dir, "deps"));
   app = newProject(join(dir, "app"));
-  installTarballs(app, [...Object.values(packed).map((p) => p.file), ...deps], betterSqlitePrebuilds(join(dir, "prebuilds")));
+  installTarballs(app, [...Object.values(packed).map((p) => p.file), toolsPack.file, ...deps], betterSqlitePrebuilds(join(dir, "prebuilds")));
 });
 
 test.after(() => {
@@ -163,6 +171,73 @@ test("npx brain-conformance --subject node passes with the installed packages", 
   const out = run(npx, ["--offline", "brain-conformance", "--subject", "node"], app);
   assert.match(out, /^\d+ passed, 0 failed/m, out);
   assert.not.match(out, /FAIL/);
+});
+
+const PACKAGED_MJS = `
+import { Brain } from "@aexhq/brain";
+import { countWords, slugify } from "@aexhq/example-text-tools";
+import manifest from "@aexhq/example-text-tools/brain-tools.json" with { type: "json" };
+
+// Each reference, resolved from here as another process would, gives the same factory.
+const resolved = [];
+for (const { executable } of manifest.tools) {
+  const specifier = executable.module === "." ? executable.package : executable.package + executable.module.slice(1);
+  resolved.push((await import(specifier))[executable.export] === (executable.export === "countWords" ? countWords : slugify));
+}
+const brain = new Brain(); // BRAIN_URL and BRAIN_TOKEN
+try {
+  const session = await brain.sessions.create({
+    model: { provider: "scripted", script: [{ toolCalls: [{ name: "count_words", input: { text: "one two three" } }, { name: "slugify", input: { title: "Hello, Packaged World" } }] }, { text: "Done." }] },
+    tools: [countWords(), slugify({ separator: "_" })],
+  });
+  const reply = await session.send("Count and slugify.");
+  const outcomes = [];
+  for await (const record of session.events()) if (record.type === "tool.result") outcomes.push(record.data.outcome);
+  console.log(JSON.stringify({
+    executables: [countWords.executable, slugify.executable], placed: slugify().executable, resolved, manifest,
+    contracts: [await countWords.tool.contract(), await slugify.tool.contract()], reply, outcomes,
+  }));
+} finally {
+  await brain.close();
+}
+`;
+
+// TypeScript sees the reference on the installed package's factories (its .d.ts, the SDK's types).
+const PACKAGED_TS = `
+import type { ExecutableReference } from "@aexhq/brain";
+import { countWords, slugify } from "@aexhq/example-text-tools";
+const refs: (ExecutableReference | undefined)[] = [countWords.executable, slugify({ separator: "_" }).executable];
+export const names: (string | undefined)[] = refs.map((r) => r?.export);
+// @ts-expect-error the reference is readonly
+countWords.executable = undefined;
+`;
+
+test("a package of tools built with tsc + brain-tools, installed from its tarball: imported factories carry their executable references and run in a session", async () => {
+  // The tarball ships the build with its manifest (and no sources).
+  for (const f of ["dist/index.js", "dist/index.d.ts", "dist/count-words.js", "dist/slugify.js", "dist/brain-tools.json", "package.json"]) assert.ok(toolsPack.files.includes(f), `${TOOLS_PACKAGE} does not ship ${f}`);
+  assert.not.ok(toolsPack.files.some((f) => f.startsWith("src/")), `${TOOLS_PACKAGE} ships its sources`);
+  writeFileSync(join(app, "packaged.mjs"), PACKAGED_MJS);
+  writeFileSync(join(app, "packaged.ts"), PACKAGED_TS);
+  writeFileSync(join(app, "tsconfig.packaged.json"), JSON.stringify({ ...tsconfig("NodeNext", { noEmit: true }), files: ["packaged.ts"] }, null, 2));
+  run(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.packaged.json"], app);
+  const s = serve(join(app, "node_modules/.bin/brain"), ["serve"], { BRAIN_JOURNAL: "memory", BRAIN_TOKEN: TOKEN });
+  try {
+    const [, url] = await s.out.waitFor(/brain listening on (http:\/\/\S+)/);
+    const out = JSON.parse(run(process.execPath, ["packaged.mjs"], app, { BRAIN_URL: url, BRAIN_TOKEN: TOKEN }));
+    const ref = (name) => ({ package: TOOLS_PACKAGE, version: "0.2.0", module: ".", export: name });
+    assert.equal(out.executables, [ref("countWords"), ref("slugify")]);
+    assert.equal(out.placed, ref("slugify"));
+    assert.equal(out.resolved, [true, true]);
+    assert.is(out.manifest.manifestVersion, 1);
+    assert.equal(out.manifest.tools.map((t) => t.executable), [ref("countWords"), ref("slugify")]);
+    assert.equal(out.manifest.tools.map((t) => t.contract), out.contracts);
+    assert.is(out.reply, "Done.");
+    // The two calls run concurrently: their results may commit in either order.
+    assert.equal(out.outcomes.map((o) => JSON.stringify(o)).sort(), [{ status: "ok", value: { slug: "hello_packaged_world" } }, { status: "ok", value: { words: 3 } }].map((o) => JSON.stringify(o)));
+  } finally {
+    ctrlC(s.child);
+    await s.exited;
+  }
 });
 
 const DENO_MAIN = `
