@@ -1,0 +1,493 @@
+// Issue 20, item 5: a crash loop. Three runtime nodes (real subprocesses) on one real PostgreSQL
+// database with a short lease; hosts and HTTP clients keep sessions busy with tool calls while, round
+// after round, a random node is SIGKILLed with calls in flight, its hosts reconnect to a survivor and
+// it is started again. At the end every session is read back through the nodes and checked:
+// - the journal is valid and gap-free, and reads the same through two different nodes;
+// - every acknowledged record is there at its sequence with its content: hosts' `committed` frames
+//   (events, results, finishes), 201 session ids, 202 message sequences;
+// - nothing is dispatched twice: no callId reaches any host twice (across reconnects), and every
+//   invoke matches a journaled tool.call_started;
+// - every call started ends with exactly one tool.finished (ok / error / unknown), nothing of a call
+//   follows its tool.finished, and the journal holds nothing a host did not send, nor anything twice;
+// - turns do not overlap and end once; every session settles (idle, no open calls).
+// BRAIN_CRASH_SEED=<n> repeats a run's choices (which node dies, host plans, routing); the seed is
+// printed. A failure lists the violations and writes the whole evidence to a JSON file.
+import { test } from "uvu";
+import { writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { isDeepStrictEqual } from "node:util";
+import type { JournalRecord } from "@aexhq/brain-protocol";
+import { assertJournal } from "./helpers/brain.ts";
+import { contract, placed } from "./helpers/contract.ts";
+import { invalidFrames } from "./helpers/host.ts";
+import { CrashHost, ERROR_CODE, Rng, nonceOf } from "./helpers/crash-host.ts";
+import type { Sent } from "./helpers/crash-host.ts";
+import { startPgCluster } from "./helpers/pg-cluster.ts";
+import type { PgCluster } from "./helpers/pg-cluster.ts";
+import { freshDatabase, kill9, killAll, startNode } from "./helpers/nodes.ts";
+import type { NodeProcess } from "./helpers/nodes.ts";
+
+const TOKEN = "crash-operator-token-0001";
+const LEASE_MS = 1000;
+const ROUNDS = 6;
+const SESSIONS_PER_NODE = 3;
+const SEED = process.env.BRAIN_CRASH_SEED === undefined ? 20_05 : Number(process.env.BRAIN_CRASH_SEED);
+const nodeEnv = { BRAIN_LEASE_MS: String(LEASE_MS), BRAIN_HOST_TIMEOUT_MS: "60000" };
+const echo = contract("echo");
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let cluster: PgCluster | undefined;
+
+test.after(async () => {
+  await killAll();
+  await cluster?.stop();
+});
+
+/** One node position: the process running there now (undefined while it is dead), and all it ran. */
+interface Slot {
+  index: number;
+  nodeId: string;
+  node: NodeProcess | undefined;
+  past: Array<{ nodeId: string; node: NodeProcess }>;
+}
+
+interface SessionLoad {
+  id: string;
+  hostId: string;
+  createdVia: string;
+  /** 202 answers: the message.user record each acknowledged. */
+  messages: Array<{ sequence: number; activation: number; text: string; via: string }>;
+  attempts: number;
+}
+
+type Reply = { status: number; body: any; error?: string };
+
+/** One HTTP request with a timeout; a network failure is status 0 (a node died under it). */
+async function http(url: string, method: string, path: string, body?: unknown, timeoutMs = 20_000): Promise<Reply> {
+  try {
+    const res = await fetch(url + path, {
+      method,
+      headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {}
+    return { status: res.status, body: parsed };
+  } catch (e) {
+    return { status: 0, body: undefined, error: e instanceof Error ? `${e.message}${e.cause ? ` (${String((e.cause as Error).message ?? e.cause)})` : ""}` : String(e) };
+  }
+}
+
+async function query(db: string, sql: string, params: unknown[] = []): Promise<any[]> {
+  const c = new pg.Client({ connectionString: db });
+  await c.connect();
+  try {
+    return (await c.query(sql, params)).rows;
+  } finally {
+    await c.end();
+  }
+}
+
+/** A script of turns: two calls, then one, then a text answer — long enough for the whole run (wake turns take steps too). */
+function script(): unknown[] {
+  const steps: unknown[] = [];
+  for (let t = 0; steps.length < 450; t++) {
+    steps.push({ toolCalls: [{ name: "echo", input: { t, c: "a" } }, { name: "echo", input: { t, c: "b" } }] });
+    steps.push({ toolCalls: [{ name: "echo", input: { t, c: "c" } }] });
+    steps.push({ text: `turn ${t} done` });
+  }
+  return steps;
+}
+
+const short = (r: JournalRecord) => `${r.sequence}:${r.type}${"callId" in r.data ? `[${String((r.data as { callId: string }).callId).split(":")[1]}]` : ""}${"status" in r.data ? `(${(r.data as { status: string }).status})` : ""}`;
+
+test("crash loop: 3 nodes, SIGKILL a random node with calls in flight round after round; no acknowledged record lost, nothing dispatched twice", async () => {
+  const started = Date.now();
+  // The schedule (which node dies, how it comes back) comes from its own generator, so a seed repeats
+  // it exactly; the load's choices (host plans, routing, pauses) also depend on timing.
+  const plan = new Rng(SEED);
+  const rand = new Rng(SEED ^ 0x5bd1e995);
+  const comebacks = (["new id", "same id", "same id at once"] as const).flatMap((c) => [c, c]);
+  for (let i = comebacks.length - 1; i > 0; i--) {
+    const j = plan.int(0, i);
+    [comebacks[i], comebacks[j]] = [comebacks[j]!, comebacks[i]!];
+  }
+  const schedule = comebacks.slice(0, ROUNDS).map((comeback) => ({ victim: plan.int(0, 2), comeback }));
+  const log: string[] = [];
+  const note = (s: string) => log.push(`+${((Date.now() - started) / 1000).toFixed(1)}s ${s}`);
+  const violations: string[] = [];
+  const violate = (s: string) => violations.push(s);
+  const problems: string[] = [];
+  note(`seed ${SEED}; schedule ${schedule.map((x) => `n${x.victim} (${x.comeback})`).join(", ")}`);
+
+  cluster = await startPgCluster();
+  const db = await freshDatabase(cluster.url, "crash_loop");
+  let generation = 0;
+  const slots: Slot[] = await Promise.all(
+    [0, 1, 2].map(async (index) => {
+      const nodeId = `n${index}-g0`;
+      const node = await startNode(db, TOKEN, { ...nodeEnv, BRAIN_NODE_ID: nodeId });
+      return { index, nodeId, node, past: [{ nodeId, node }] };
+    }),
+  );
+  const live = () => slots.filter((s) => s.node !== undefined);
+  const urlOf = (s: Slot) => s.node!.url;
+
+  const hosts = new Map<string, CrashHost>();
+  const sessions: SessionLoad[] = [];
+  const httpStats = new Map<string, number>();
+  const count = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1);
+
+  async function newHost(hostId: string, slot: Slot): Promise<CrashHost> {
+    const h = new CrashHost(hostId, `${hostId}-secret-crash-loop`, [echo], rand, (p) => problems.push(p));
+    await h.connect({ url: urlOf(slot), token: TOKEN }, slot.index);
+    hosts.set(hostId, h);
+    return h;
+  }
+
+  async function newSession(host: CrashHost, slot: Slot): Promise<void> {
+    const body = { model: { provider: "scripted", script: script() }, tools: [placed(echo, host.hostId)] };
+    for (let attempt = 1; ; attempt++) {
+      const r = await http(urlOf(slot), "POST", "/v1/sessions", body);
+      if (r.status === 201) {
+        sessions.push({ id: r.body.id, hostId: host.hostId, createdVia: slot.nodeId, messages: [], attempts: 0 });
+        return;
+      }
+      if (attempt >= 5) throw new Error(`creating a session through ${slot.nodeId} failed: ${r.status} ${JSON.stringify(r.body)} ${r.error ?? ""}`);
+      await sleep(300);
+    }
+  }
+
+  // Load: a driver per session sends a message whenever its turn is over, through its host's node
+  // mostly (a node that takes an idle session over runs it there, where its host is) or any live node.
+  let stopping = false;
+  const drivers: Promise<void>[] = [];
+  function drive(s: SessionLoad): void {
+    drivers.push(
+      (async () => {
+        while (!stopping) {
+          const host = hosts.get(s.hostId)!;
+          const nodes = live();
+          if (host.node === undefined || nodes.length === 0) {
+            await sleep(200);
+            continue;
+          }
+          const mine = slots[host.node]!;
+          const via = mine.node !== undefined && rand.chance(0.7) ? mine : rand.pick(nodes);
+          const text = `${s.id} message ${++s.attempts}`;
+          const url = urlOf(via);
+          const r = await http(url, "POST", `/v1/sessions/${s.id}/messages`, { text });
+          count(httpStats, r.status === 0 ? "network error" : `${r.status}${r.body?.error?.code ? ` ${r.body.error.code}` : ""}`);
+          if (r.status === 202) {
+            s.messages.push({ sequence: r.body.sequence, activation: r.body.activation, text, via: via.nodeId });
+            await sleep(rand.int(200, 700));
+          } else if (r.status === 409 || r.status === 503 || r.status === 0) {
+            await sleep(300);
+          } else {
+            violate(`POST /v1/sessions/${s.id}/messages through ${via.nodeId}: unexpected ${r.status} ${JSON.stringify(r.body)}`);
+            await sleep(500);
+          }
+        }
+      })(),
+    );
+  }
+
+  for (const slot of slots) {
+    const h = await newHost(`h${slot.index}`, slot);
+    for (let i = 0; i < SESSIONS_PER_NODE; i++) await newSession(h, slot);
+  }
+  sessions.forEach(drive);
+  note(`${slots.length} nodes, ${hosts.size} hosts, ${sessions.length} sessions; load running`);
+  await sleep(2000);
+
+  let killedWithCalls = 0;
+  for (let round = 1; round <= ROUNDS; round++) {
+    const { victim: v, comeback } = schedule[round - 1]!;
+    const victim = slots[v]!;
+    // Kill while one of its hosts works on a call (it is the owner of that call's session).
+    const onVictim = () => [...hosts.values()].filter((h) => h.node === victim.index);
+    const until = Date.now() + 8000;
+    while (Date.now() < until && !onVictim().some((h) => h.working.size > 0)) await sleep(20);
+    const inFlight = onVictim().reduce((n, h) => n + h.working.size, 0);
+    if (inFlight > 0) killedWithCalls++;
+    const dead = victim.nodeId;
+    const displaced = onVictim();
+    await kill9(victim.node!.child);
+    victim.node = undefined;
+    note(`round ${round}: SIGKILL ${dead} with ${inFlight} call(s) in flight on ${displaced.map((h) => h.hostId).join(", ") || "no host"}; back with ${comeback}`);
+    // Its hosts see the connection drop.
+    const dropUntil = Date.now() + 10_000;
+    while (Date.now() < dropUntil && displaced.some((h) => h.connected)) await sleep(20);
+    // How it comes back: a new process under a new id once its open work is taken over, under its old
+    // id once taken over, or under its old id at once (racing the survivors' takeover).
+    const restart = async () => {
+      const nodeId = comeback === "new id" ? `n${victim.index}-g${++generation}` : dead;
+      const node = await startNode(db, TOKEN, { ...nodeEnv, BRAIN_NODE_ID: nodeId });
+      victim.node = node;
+      victim.nodeId = nodeId;
+      victim.past.push({ nodeId, node });
+      note(`round ${round}: restarted as ${nodeId}`);
+    };
+    // A new id cannot race the takeover: that process starts while the survivors take over.
+    const restarting = comeback === "new id" ? restart() : undefined;
+    restarting?.catch(() => {}); // awaited below; a failure surfaces there
+    if (comeback === "same id at once") await restart();
+    else {
+      // The survivors take its sessions with open work over (after the lease); wait for that, with no bound on how fast.
+      const takeoverUntil = Date.now() + 30_000;
+      for (;;) {
+        const open = await query(db, `SELECT count(*)::int AS n FROM sessions s JOIN leases l USING (session_id) WHERE l.owner = $1 AND NOT s.deleted AND (s.open_calls > 0 OR s.open_model_requests > 0 OR s.turn_open)`, [dead]);
+        if (open[0].n === 0) break;
+        if (Date.now() > takeoverUntil) {
+          violate(`round ${round}: ${open[0].n} session(s) with open work of the dead ${dead} not taken over in 30 s`);
+          break;
+        }
+        await sleep(100);
+      }
+      note(`round ${round}: ${dead}'s open work taken over`);
+    }
+    // Each displaced host reconnects to the live node that owns most of its sessions now.
+    for (const h of displaced) {
+      const mine = sessions.filter((s) => s.hostId === h.hostId).map((s) => s.id);
+      const owners = await query(db, "SELECT owner, count(*)::int AS n FROM leases WHERE session_id = ANY($1) GROUP BY owner ORDER BY n DESC, owner", [mine]);
+      const liveIds = new Map(live().map((s) => [s.nodeId, s]));
+      const best = owners.map((o) => liveIds.get(o.owner)).find((s) => s !== undefined) ?? rand.pick(live());
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await h.connect({ url: urlOf(best), token: TOKEN }, best.index);
+          break;
+        } catch (e) {
+          if (attempt >= 5) throw e;
+          await sleep(300);
+        }
+      }
+      note(`round ${round}: ${h.hostId} reconnected to ${best.nodeId}`);
+    }
+    if (restarting !== undefined) await restarting;
+    else if (victim.node === undefined) await restart();
+    // New work placed on the restarted node: a host connected to it and sessions created through it.
+    const h = await newHost(`h${victim.index}-r${round}`, victim);
+    const before = sessions.length;
+    for (let i = 0; i < 2; i++) await newSession(h, victim);
+    sessions.slice(before).forEach(drive);
+    await sleep(2000);
+  }
+
+  // Settle: no new messages; the hosts go on serving until every session is idle with no open call.
+  await sleep(1000);
+  stopping = true;
+  await Promise.all(drivers);
+  note(`load stopped; ${sessions.length} sessions; settling`);
+  const settleUntil = Date.now() + 60_000;
+  const unsettled = new Map<string, string>();
+  for (const s of sessions) unsettled.set(s.id, "not read yet");
+  while (unsettled.size > 0 && Date.now() < settleUntil) {
+    for (const id of [...unsettled.keys()]) {
+      const r = await http(urlOf(rand.pick(live())), "GET", `/v1/sessions/${id}`);
+      if (r.status === 200 && r.body.status !== "running" && r.body.openCalls.length === 0) unsettled.delete(id);
+      else unsettled.set(id, r.status === 200 ? `status ${r.body.status}, open calls ${JSON.stringify(r.body.openCalls)}` : `${r.status} ${JSON.stringify(r.body)} ${r.error ?? ""}`);
+    }
+    if (unsettled.size > 0) await sleep(250);
+  }
+  for (const [id, why] of unsettled) violate(`session ${id} did not settle in 60 s: ${why}`);
+  await Promise.all([...hosts.values()].map((h) => h.idle()));
+  note("settled; checking");
+
+  // Every session, the acknowledged ones and any the listing shows (a creation whose 201 was lost).
+  const listing = await http(urlOf(live()[0]!), "GET", "/v1/sessions?limit=1000");
+  if (listing.status !== 200) throw new Error(`listing sessions: ${listing.status} ${JSON.stringify(listing.body)}`);
+  const listed = new Set<string>(listing.body.sessions.map((s: { id: string }) => s.id));
+  for (const s of sessions) if (!listed.has(s.id)) violate(`session ${s.id} (201 from ${s.createdVia}) is not listed`);
+  const ids = [...new Set([...sessions.map((s) => s.id), ...listed])];
+
+  const allSent = [...hosts.values()].flatMap((h) => h.sent);
+  const allInvokes = [...hosts.values()].flatMap((h) => h.invokes);
+  const sentByCall = new Map<string, Sent[]>();
+  for (const x of allSent) sentByCall.set(x.callId, [...(sentByCall.get(x.callId) ?? []), x]);
+  const invokesByCall = new Map<string, typeof allInvokes>();
+  for (const x of allInvokes) invokesByCall.set(x.callId, [...(invokesByCall.get(x.callId) ?? []), x]);
+  for (const [callId, list] of invokesByCall) {
+    if (list.length > 1) violate(`call ${callId} was invoked ${list.length} times: ${JSON.stringify(list)}`);
+  }
+
+  const journals = new Map<string, JournalRecord[]>();
+  const statusCount = new Map<string, number>();
+  let callsStarted = 0;
+  for (const id of ids) {
+    const a = rand.pick(live());
+    const b = rand.pick(live().length > 1 ? live().filter((s) => s !== a) : live());
+    const ra = await http(urlOf(a), "GET", `/v1/sessions/${id}/events`);
+    if (ra.status !== 200) {
+      violate(`GET events of ${id} through ${a.nodeId}: ${ra.status} ${JSON.stringify(ra.body)} ${ra.error ?? ""}`);
+      continue;
+    }
+    const all = ra.body.records as JournalRecord[];
+    journals.set(id, all);
+    const rb = await http(urlOf(b), "GET", `/v1/sessions/${id}/events`);
+    if (rb.status !== 200 || !isDeepStrictEqual(rb.body.records, all)) violate(`session ${id}: the journal read through ${b.nodeId} differs from the one through ${a.nodeId} (${rb.status})`);
+    const where = `session ${id}`;
+    try {
+      assertJournal(all);
+    } catch (e) {
+      violate(`${where}: ${(e as Error).message}`);
+    }
+    if (ra.body.lastSequence !== all.length) violate(`${where}: lastSequence ${ra.body.lastSequence} but ${all.length} records`);
+    // The same as the database's own rows (what a node serves is what is stored), and a settled head.
+    const rows = await query(db, "SELECT sequence, at, type, data FROM journal WHERE session_id = $1 ORDER BY sequence", [id]);
+    const stored = rows.map((x) => ({ sessionId: id, sequence: x.sequence, at: Number(x.at), type: x.type, data: JSON.parse(x.data) }));
+    if (!isDeepStrictEqual(stored, all.map((r) => ({ sessionId: r.sessionId, sequence: r.sequence, at: r.at, type: r.type, data: r.data })))) {
+      const i = stored.findIndex((x, k) => !isDeepStrictEqual(x, all[k]));
+      violate(`${where}: the records served differ from the database's rows (${all.length} served, ${stored.length} stored; first difference at index ${i}: ${JSON.stringify(all[i])} vs ${JSON.stringify(stored[i])})`);
+    }
+    const head = (await query(db, "SELECT last_sequence, open_calls, open_model_requests, turn_open FROM sessions WHERE session_id = $1", [id]))[0];
+    if (head === undefined || head.last_sequence !== all.length || head.open_calls !== 0 || head.open_model_requests !== 0 || head.turn_open !== false)
+      violate(`${where}: its sessions row is not settled at ${all.length}: ${JSON.stringify(head)}`);
+    // By sequence, not position: one gap must not make every later acknowledgement look lost.
+    const bySequence = new Map(all.map((r) => [r.sequence, r]));
+    const at = (seq: number) => bySequence.get(seq);
+
+    // Calls: exactly one tool.finished each, nothing after it, nothing for a call never started.
+    const startedCalls = new Map<string, JournalRecord>();
+    const finished = new Map<string, JournalRecord>();
+    let turnOpen: JournalRecord | undefined;
+    for (const r of all) {
+      const d = r.data as any;
+      if (r.type === "tool.call_started") {
+        startedCalls.set(d.callId, r);
+        callsStarted++;
+        if (d.callId !== `${id}:${r.sequence}`) violate(`${where}: call_started at ${r.sequence} has callId ${d.callId}`);
+        continue;
+      }
+      if (r.type === "turn.started") {
+        if (turnOpen !== undefined) violate(`${where}: turn.started at ${r.sequence} while the turn started at ${turnOpen.sequence} never ended`);
+        turnOpen = r;
+      } else if (r.type === "turn.completed" || r.type === "turn.failed") {
+        if (turnOpen === undefined) violate(`${where}: ${r.type} at ${r.sequence} ends no open turn (a second end?)`);
+        turnOpen = undefined;
+      }
+      if (!r.type.startsWith("tool.")) continue;
+      const callId = d.callId as string;
+      if (!startedCalls.has(callId)) violate(`${where}: ${r.type} at ${r.sequence} for call ${callId}, not started before it`);
+      const end = finished.get(callId);
+      if (end !== undefined) violate(`${where}: ${r.type} at ${r.sequence} for call ${callId}, already finished at ${end.sequence} (${(end.data as any).status})`);
+      if (r.type === "tool.finished") {
+        if (end === undefined) finished.set(callId, r);
+        count(statusCount, d.status === "error" ? `error/${d.error?.code}` : d.status);
+        if (!["ok", "error", "unknown"].includes(d.status)) violate(`${where}: call ${callId} finished ${d.status} at ${r.sequence}: ${JSON.stringify(d)}`);
+      }
+    }
+    if (turnOpen !== undefined) violate(`${where}: the turn started at ${turnOpen.sequence} never ended`);
+    for (const callId of startedCalls.keys()) if (!finished.has(callId)) violate(`${where}: call ${callId} has no tool.finished (journal ends at ${all.length})`);
+
+    // What the journal says the hosts did, they did: each event/result is a frame a host sent (once);
+    // an ok end is a host's finish; an error the hosts make is one a host sent.
+    const seen = new Map<string, number>();
+    for (const r of all) {
+      const d = r.data as any;
+      if (r.type !== "tool.event" && r.type !== "tool.result" && r.type !== "tool.finished") continue;
+      const sent = sentByCall.get(d.callId) ?? [];
+      if (r.type === "tool.finished") {
+        if (d.status === "ok" && !sent.some((x) => x.frame.type === "finish" && (x.frame.outcome === undefined || x.frame.outcome.status === "ok")))
+          violate(`${where}: call ${d.callId} finished ok at ${r.sequence}, but no host sent a finish for it`);
+        if (d.status === "error" && d.error?.code === ERROR_CODE && !sent.some((x) => x.nonce === d.error.message)) violate(`${where}: call ${d.callId} finished with an error no host sent: ${JSON.stringify(d)}`);
+        if (d.status === "error" && ["host_unavailable", "reattach_mismatch"].includes(d.error?.code) && invokesByCall.has(d.callId))
+          violate(`${where}: call ${d.callId} journaled as never sent (${d.error.code}) but a host received it: ${JSON.stringify(invokesByCall.get(d.callId))}`);
+        continue;
+      }
+      const nonce = nonceOf(d);
+      const match = sent.find((x) => nonce !== undefined && x.nonce === nonce);
+      if (match === undefined) violate(`${where}: ${r.type} at ${r.sequence} for ${d.callId} matches no frame a host sent: ${JSON.stringify(d)}`);
+      else if (r.type === "tool.event" ? !isDeepStrictEqual({ callId: d.callId, kind: d.kind, data: d.data }, { callId: match.callId, kind: match.frame.kind, data: match.frame.data }) : !isDeepStrictEqual(d.outcome, match.frame.outcome) || d.content !== match.frame.content)
+        violate(`${where}: ${r.type} at ${r.sequence} differs from the frame sent: ${JSON.stringify(d)} vs ${JSON.stringify(match.frame)}`);
+      if (nonce !== undefined) {
+        if (seen.has(nonce)) violate(`${where}: the frame with nonce ${nonce} is journaled twice, at ${seen.get(nonce)} and ${r.sequence}`);
+        seen.set(nonce, r.sequence);
+      }
+    }
+
+    // Every acknowledgement a host got for this session's calls: that record at that sequence.
+    for (const x of allSent) {
+      if (!x.callId.startsWith(`${id}:`) || x.answer?.type !== "committed") continue;
+      const seq = x.answer.sequence;
+      const r = at(seq);
+      const d = r?.data as any;
+      const got = r === undefined ? `nothing at ${seq} (${all.length} records, the last at ${all.at(-1)?.sequence})` : `${r.type} ${JSON.stringify(r.data)}`;
+      const f = x.frame;
+      let ok: boolean;
+      if (f.type === "emit") ok = r?.type === "tool.event" && isDeepStrictEqual(d, { callId: x.callId, kind: f.kind, data: f.data });
+      else if (f.type === "emit_result") ok = r?.type === "tool.result" && isDeepStrictEqual(d, { callId: x.callId, outcome: f.outcome, ...(f.content === undefined ? {} : { content: f.content }) });
+      else {
+        ok = r?.type === "tool.finished" && d.callId === x.callId && d.status === (f.outcome?.status ?? "ok");
+        if (ok && f.outcome !== undefined && !all.some((y) => y.type === "tool.result" && y.sequence < seq && isDeepStrictEqual((y.data as any).outcome, f.outcome))) ok = false;
+      }
+      if (!ok) violate(`${where}: ${x.hostId} (connection ${x.conn}) got committed ${seq} for ${f.type} ${JSON.stringify(f)}; the journal has ${got}`);
+    }
+
+    // Every invoke a host got is a journaled call placed on that host, with that input.
+    for (const inv of allInvokes) {
+      if (!inv.callId.startsWith(`${id}:`)) continue;
+      const s = startedCalls.get(inv.callId);
+      if (s === undefined) violate(`${where}: ${inv.hostId} was invoked for ${inv.callId}, which the journal never started`);
+      else {
+        const d = s.data as any;
+        if (d.placement?.hostId !== inv.hostId) violate(`${where}: call ${inv.callId} is placed on ${d.placement?.hostId} but was invoked on ${inv.hostId}`);
+        if (!isDeepStrictEqual(d.input, inv.input)) violate(`${where}: call ${inv.callId} was invoked with ${JSON.stringify(inv.input)}, journaled with ${JSON.stringify(d.input)}`);
+      }
+    }
+
+    // HTTP acknowledgements: the session exists as created; each 202's message.user is at its sequence.
+    const load = sessions.find((s) => s.id === id);
+    if (load !== undefined) {
+      const first = at(1);
+      if (first?.type !== "session.created" || (first.data as any).tools?.[0]?.placement?.hostId !== load.hostId) violate(`${where}: record 1 is not its session.created on ${load.hostId}: ${JSON.stringify(first)}`);
+      for (const m of load.messages) {
+        const r = at(m.sequence);
+        if (r?.type !== "message.user" || (r.data as any).text !== m.text || (r.data as any).activation !== m.activation)
+          violate(`${where}: 202 through ${m.via} said message.user "${m.text}" (activation ${m.activation}) at ${m.sequence}; the journal has ${r === undefined ? "nothing there" : `${r.type} ${JSON.stringify(r.data)}`}`);
+      }
+    }
+  }
+  if (invalidFrames.length > 0) violate(`frames off the contract: ${JSON.stringify(invalidFrames.slice(0, 5))}`);
+  for (const p of problems) violate(`host: ${p}`);
+
+  const acks = allSent.filter((x) => x.answer?.type === "committed").length;
+  const rejected = new Map<string, number>();
+  for (const x of allSent) if (x.answer?.type === "rejected") count(rejected, x.answer.code);
+  const summary = [
+    `seed ${SEED}, ${ROUNDS} rounds in ${((Date.now() - started) / 1000).toFixed(1)} s, ${killedWithCalls} kill(s) with calls in flight`,
+    `${ids.length} sessions, ${callsStarted} calls started, ${allInvokes.length} invokes, ${acks} host acks, ${allSent.filter((x) => x.answer?.type === "lost").length} host frames unanswered (connection lost)`,
+    `messages acknowledged: ${sessions.reduce((n, s) => n + s.messages.length, 0)}; HTTP answers: ${JSON.stringify(Object.fromEntries(httpStats))}`,
+    `call ends: ${JSON.stringify(Object.fromEntries(statusCount))}; host frames rejected: ${JSON.stringify(Object.fromEntries(rejected))}`,
+  ];
+  note(summary.join("\n  "));
+  if (violations.length > 0) {
+    const file = join(tmpdir(), `brain-crash-loop-${process.pid}.json`);
+    const nodes = slots.flatMap((s) => s.past.map((p, i) => ({ slot: s.index, process: i + 1, nodeId: p.nodeId, output: p.node.output() })));
+    writeFileSync(file, JSON.stringify({ seed: SEED, violations, log, sessions, sent: allSent, invokes: allInvokes, journals: Object.fromEntries(journals), nodes }, null, 1));
+    // The journal around the first sequence a violation names (else its end), in short form.
+    const journalOf = (v: string) => {
+      const id = /(ses_[0-9a-f]+)/.exec(v)?.[1];
+      const all = id === undefined ? undefined : journals.get(id);
+      if (all === undefined) return "";
+      const seq = Number(/ at (\d+)/.exec(v)?.[1] ?? all.length);
+      const i = Math.max(0, all.findIndex((r) => r.sequence >= seq));
+      const window = all.slice(Math.max(0, i - 60), i + 60);
+      return `\n      journal (records ${window[0]?.sequence}..${window.at(-1)?.sequence} of ${all.length}): ${window.map(short).join(" ")}`;
+    };
+    const shown = violations.slice(0, 20).map((v, i) => `  ${i + 1}. ${v}${i < 5 ? journalOf(v) : ""}`);
+    throw new Error(`${violations.length} violation(s):\n${shown.join("\n")}\n${log.join("\n")}\nfull evidence (journals, frames, node output): ${file}`);
+  }
+  console.log(log.join("\n"));
+  // Sanity: the run did what it is for (calls cut by the kills, and many acknowledged records).
+  if (killedWithCalls === 0) throw new Error(`no kill found calls in flight:\n${log.join("\n")}`);
+  if (acks < 50) throw new Error(`only ${acks} host acknowledgements: the load did not run:\n${log.join("\n")}`);
+  await Promise.all([...hosts.values()].map((h) => h.close()));
+});
+
+test.run();
