@@ -28,6 +28,7 @@ import type { RouteDeps } from "./http/routes.ts";
 import { hostsRoute } from "./environments/host-route.ts";
 import { uiRoute } from "./ui/routes.ts";
 import { KeyRing } from "./credentials/keys.ts";
+import type { Principal } from "./credentials/keys.ts";
 import { Redactor } from "./redact.ts";
 import { modelSettingsFromEnv } from "./models/select.ts";
 import type { ModelSettings } from "./models/select.ts";
@@ -111,7 +112,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   let cluster: ClusterNode | undefined;
   if (postgresUrl !== undefined) {
     // Late-bound: the store proves this node's leases, which the node journal holds.
-    const fence = { nodeId, tokenOf: (id: string) => nodeJournal?.tokenOf(id), fenced: (ids: string[]) => nodeJournal?.fenced(ids) };
+    const fence = { nodeId, tokenOf: (id: string) => nodeJournal?.tokenOf(id), fenced: (refused: Array<{ sessionId: string; token: number }>) => nodeJournal?.fenced(refused) };
     mkdirSync(dataDir, { recursive: true });
     const pg = await PostgresStore.open(postgresUrl, { fence, idleTransactionTimeoutMs: leaseMs });
     nodeJournal = new NodeJournal(pg, (id) => cluster?.lost(id));
@@ -159,7 +160,8 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   const extra: RouteDeps["extra"] = [hostsRoute(registry, hostEnv, sessions)];
   // The session viewer (/ui) logs in with what the API accepts, and reads the API with it.
   const open: RouteDeps["open"] = [uiRoute({ accepts: (credential) => keys.authenticate(credential) !== undefined })];
-  const internals: BrainInternals = { store, dataDir: memory ? undefined : dataDir, workspaceRoot: opts.workspaceRoot, components: opts.components !== false, descriptorEnvironments: opts.descriptorEnvironments ?? {}, sessions, dispatcher, environments, routes: extra, openRoutes: open, httpToolOrigins: opts.httpToolOrigins ?? [], publicUrl: () => opts.publicUrl ?? url };
+  const hostTokens = new Map<string, Principal>();
+  const internals: BrainInternals = { store, dataDir: memory ? undefined : dataDir, workspaceRoot: opts.workspaceRoot, components: opts.components !== false, descriptorEnvironments: opts.descriptorEnvironments ?? {}, sessions, dispatcher, environments, routes: extra, openRoutes: open, httpToolOrigins: opts.httpToolOrigins ?? [], publicUrl: () => opts.publicUrl ?? url, localUrl: () => url, hosts: hostEnv, hostTokens };
   try {
     for (const plugin of environmentPlugins) await plugin(internals);
   } catch (e) {
@@ -212,7 +214,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       const conn = new HostConnection(ws, {
-        authenticate: (credential) => keys.authenticate(credential),
+        authenticate: (credential) => keys.authenticate(credential) ?? hostTokens.get(credential),
         redactor,
         hostTimeoutMs: opts.hostTimeoutMs,
         registry,

@@ -63,7 +63,7 @@ test("the fence: a write proves its lease in its own transaction; a lease is nev
   const node = async (nodeId: string) => {
     const tokens = new Map<string, number>();
     const fenced: string[] = [];
-    const store = await PostgresStore.open(db, { fence: { nodeId, tokenOf: (id) => tokens.get(id), fenced: (ids) => fenced.push(...ids) } });
+    const store = await PostgresStore.open(db, { fence: { nodeId, tokenOf: (id) => tokens.get(id), fenced: (refused) => fenced.push(...refused.map((r) => r.sessionId)) } });
     const leases = new Leases(store.readers, nodeId, 60_000);
     await leases.join(`http://${nodeId}.invalid`);
     return { store, leases, tokens, fenced };

@@ -83,13 +83,18 @@ export class Leases {
     return rows[0] === undefined ? undefined : Number(rows[0].token);
   }
 
-  /** Sessions with open work whose owner's lease has expired: a dead node's, to be taken over. */
+  /**
+   * Sessions with open work whose owner's lease has expired (a dead node's), and those leased to this
+   * node id (an earlier process with the same BRAIN_NODE_ID that died before its lease ran out): the
+   * caller takes over the ones it does not run.
+   */
   async orphaned(): Promise<Array<{ sessionId: string; view: LeaseView }>> {
     const { rows } = await this.pool.query<{ session_id: string; owner: string; token: string }>(
       `SELECT s.session_id, l.owner, l.token FROM sessions s JOIN leases l USING (session_id)
         WHERE NOT s.deleted AND (s.open_calls > 0 OR s.open_model_requests > 0 OR s.turn_open)
-          AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.node_id = l.owner AND n.expires_at > clock_timestamp())
+          AND (l.owner = $1 OR NOT EXISTS (SELECT 1 FROM nodes n WHERE n.node_id = l.owner AND n.expires_at > clock_timestamp()))
         ORDER BY s.session_id`,
+      [this.nodeId],
     );
     return rows.map((r) => ({ sessionId: r.session_id, view: { owner: r.owner, token: Number(r.token), url: undefined, alive: false } }));
   }

@@ -75,12 +75,21 @@ export class NodeJournal implements JournalStore {
     return ids;
   }
 
-  /** Called by PostgresStore when a batch's fence failed for these sessions. */
-  fenced(sessionIds: string[]): void {
-    for (const id of sessionIds) {
-      if (!this.held.delete(id)) continue;
-      this.lost(id);
-    }
+  /**
+   * Called by PostgresStore with the records its fence refused. Only the run they were admitted by
+   * is lost: a record from an earlier run of a session this node has since taken again is refused
+   * without touching the current run.
+   */
+  fenced(refused: Array<{ sessionId: string; token: number }>): void {
+    for (const r of refused) this.lose(r.sessionId, r.token);
+  }
+
+  /** Stops running a session here (if still the run admitted under `token`): the node evicts it. */
+  private lose(sessionId: string, token: number | undefined): void {
+    const h = this.held.get(sessionId);
+    if (h === undefined || h.token !== token) return;
+    this.held.delete(sessionId);
+    this.lost(sessionId);
   }
 
   append(record: JournalRecord): Promise<void> {
@@ -89,12 +98,21 @@ export class NodeJournal implements JournalStore {
     if (record.sequence === 1 && record.type === "session.created" && !this.held.has(record.sessionId)) {
       this.held.set(record.sessionId, { token: 1, records: [], head: newHead(record.sessionId) });
     }
-    return this.pg.append(record).then(() => {
-      const h = this.held.get(record.sessionId);
-      if (h === undefined) return;
-      h.records.push(record);
-      advanceHead(h.head, record);
-    });
+    const token = this.held.get(record.sessionId)?.token;
+    return this.pg.append(record).then(
+      () => {
+        const h = this.held.get(record.sessionId);
+        if (h === undefined || h.token !== token) return;
+        h.records.push(record);
+        advanceHead(h.head, record);
+      },
+      (e: unknown) => {
+        // The session's memory has moved past a record the database does not have (its batch
+        // failed, or its lease was lost): stop running it; taken again, it is read afresh.
+        this.lose(record.sessionId, token);
+        throw e;
+      },
+    );
   }
 
   read(sessionId: string, after = 0, through = Number.MAX_SAFE_INTEGER): JournalRecord[] {

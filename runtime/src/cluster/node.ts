@@ -47,6 +47,7 @@ export class ClusterNode {
   private url = "";
   private stopped = false;
   private takingOver: Promise<void> | undefined;
+  private renewing: Promise<void> | undefined;
   private credentialRefresh: Promise<void> | undefined;
   private credentialsReadAt = -Infinity;
 
@@ -76,8 +77,18 @@ export class ClusterNode {
     return performance.now() - this.renewedAt < this.parts.leases.leaseMs;
   }
 
+  /** One renewal at a time, shared by the beat and by requests that find the lease not fresh. */
+  private renewNow(): Promise<void> {
+    return (this.renewing ??= this.renew().finally(() => (this.renewing = undefined)));
+  }
+
   private async beat(): Promise<void> {
     if (this.stopped) return;
+    await this.renewNow();
+    await this.refreshCredentials().catch((e) => console.error(`brain: reading keys and hosts failed: ${e instanceof Error ? e.message : String(e)}`));
+  }
+
+  private async renew(): Promise<void> {
     const sent = performance.now();
     try {
       if (await this.parts.leases.renew()) this.renewedAt = sent;
@@ -87,7 +98,6 @@ export class ClusterNode {
         await this.parts.leases.join(this.url);
         this.renewedAt = sent;
       }
-      await this.refreshCredentials();
     } catch (e) {
       console.error(`brain: lease renewal failed: ${e instanceof Error ? e.message : String(e)}`);
       if (!this.fresh) this.letGoOfAll("this node could not renew its lease");
@@ -117,6 +127,8 @@ export class ClusterNode {
         if (this.stopped) return;
         for (const { sessionId } of await this.parts.leases.orphaned()) {
           if (this.stopped) return;
+          // Open work this node runs is its own (in flight); only what it does not hold is orphaned.
+          if (this.parts.journal.holds(sessionId)) continue;
           await this.place(sessionId).catch((e) => console.error(`brain: taking over ${sessionId} failed: ${e instanceof Error ? e.message : String(e)}`));
         }
       } catch (e) {
@@ -129,7 +141,12 @@ export class ClusterNode {
 
   /** Where a request for this session is served: here (the session is held and loaded), or at its owner. */
   place(id: string): Promise<Place> {
-    if (this.parts.journal.holds(id) && this.fresh) return Promise.resolve({ here: true });
+    if (this.parts.journal.holds(id)) {
+      if (this.fresh) return Promise.resolve({ here: true });
+      // Held, but this node's own lease is not surely running (a slow renewal, a pause): renew it
+      // rather than take the session again under it, which would evict the run in progress.
+      return this.renewNow().then(() => (this.parts.journal.holds(id) && this.fresh ? { here: true } : this.place(id)));
+    }
     let p = this.placing.get(id);
     if (p === undefined) {
       p = this.acquire(id).finally(() => this.placing.delete(id));

@@ -72,10 +72,15 @@ const MIGRATIONS: string[] = [
  */
 export interface Fence {
   nodeId: string;
-  /** The fencing token this node holds for the session; undefined: it holds none. */
+  /**
+   * The fencing token this node holds for the session now, read when a record is appended: the
+   * record is written only if the lease still has that token at commit. A record admitted by an
+   * earlier run of the session on this node (before it was let go and taken again) carries the old
+   * token and is refused, so two runs never mix.
+   */
   tokenOf(sessionId: string): number | undefined;
-  /** Sessions whose records were refused because the fence failed (their owner is another node now). */
-  fenced(sessionIds: string[]): void;
+  /** Records refused because the fence failed: the session, and the token they were admitted under. */
+  fenced(refused: Array<{ sessionId: string; token: number }>): void;
 }
 
 export interface PostgresStoreOptions {
@@ -90,6 +95,8 @@ export interface PostgresStoreOptions {
 
 interface Pending {
   record: JournalRecord;
+  /** The session's fencing token when the record was appended (with a fence); -1: none held. */
+  token: number;
   resolve: () => void;
   reject: (e: unknown) => void;
 }
@@ -159,8 +166,9 @@ export class PostgresStore {
   append(record: JournalRecord): Promise<void> {
     if (this.closed) return Promise.reject(new BrainRuntimeError("internal", "the journal is closed"));
     deepFreeze(record);
+    const token = this.fence?.tokenOf(record.sessionId) ?? -1;
     return new Promise((resolve, reject) => {
-      this.pending.push({ record, resolve, reject });
+      this.pending.push({ record, token, resolve, reject });
       this.schedule();
     });
   }
@@ -226,29 +234,31 @@ export class PostgresStore {
    */
   private async fenceBatch(batch: Pending[], fence: Fence): Promise<Pending[]> {
     const ids = [...new Set(batch.map((p) => p.record.sessionId))];
-    const fresh = [...new Set(batch.filter((p) => p.record.sequence === 1).map((p) => p.record.sessionId))];
+    const fresh = [...new Set(batch.filter((p) => p.record.sequence === 1 && p.token === 1).map((p) => p.record.sessionId))];
     if (fresh.length > 0) {
       await this.writer.query("INSERT INTO leases (session_id, owner, token) SELECT unnest($1::text[]), $2, 1 ON CONFLICT (session_id) DO NOTHING", [fresh, fence.nodeId]);
     }
-    const tokens = ids.map((id) => fence.tokenOf(id) ?? -1);
-    const { rows } = await this.writer.query<{ session_id: string }>(
-      `SELECT l.session_id FROM leases l
-         JOIN unnest($1::text[], $2::bigint[]) AS f(sid, tok) ON l.session_id = f.sid AND l.token = f.tok
-         JOIN nodes n ON n.node_id = l.owner
-       WHERE l.owner = $3 AND n.expires_at > clock_timestamp()
-       FOR SHARE OF l`,
-      [ids, tokens, fence.nodeId],
+    const { rows } = await this.writer.query<{ session_id: string; token: string }>(
+      `SELECT l.session_id, l.token FROM leases l JOIN nodes n ON n.node_id = l.owner
+        WHERE l.session_id = ANY($1::text[]) AND l.owner = $2 AND n.expires_at > clock_timestamp()
+        FOR SHARE OF l`,
+      [ids, fence.nodeId],
     );
-    if (rows.length === ids.length) return batch;
-    const held = new Set(rows.map((r) => r.session_id));
-    const lost = ids.filter((id) => !held.has(id));
+    const current = new Map(rows.map((r) => [r.session_id, Number(r.token)]));
     const kept: Pending[] = [];
+    const refused = new Map<string, { sessionId: string; token: number }>();
     for (const p of batch) {
-      if (held.has(p.record.sessionId)) kept.push(p);
-      else p.reject(new BrainRuntimeError("conflict", `session ${p.record.sessionId}: this node no longer holds its lease (taken over, or this node's lease expired); the record was not written`, { sessionId: p.record.sessionId }));
+      if (current.get(p.record.sessionId) === p.token) {
+        kept.push(p);
+        continue;
+      }
+      refused.set(`${p.record.sessionId} ${p.token}`, { sessionId: p.record.sessionId, token: p.token });
+      p.reject(new BrainRuntimeError("conflict", `session ${p.record.sessionId}: this node no longer holds its lease (taken over, or this node's lease expired); the record was not written`, { sessionId: p.record.sessionId }));
     }
-    for (const id of lost) this.heads.delete(id);
-    fence.fenced(lost);
+    if (refused.size > 0) {
+      for (const r of refused.values()) if (!current.has(r.sessionId)) this.heads.delete(r.sessionId);
+      fence.fenced([...refused.values()]);
+    }
     return kept;
   }
 
