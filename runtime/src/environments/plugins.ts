@@ -5,6 +5,8 @@ import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import type { Environment } from "../dispatch/environment.ts";
 import type { Route } from "../http/routes.ts";
 import type { DescriptorEnvironmentConfig } from "./descriptor/environment.ts";
+import type { HostEnvironment } from "./host.ts";
+import type { Principal } from "../credentials/keys.ts";
 
 /** What an Environment plugged in at start can use (component and descriptor environments). */
 export interface BrainInternals {
@@ -25,6 +27,12 @@ export interface BrainInternals {
   httpToolOrigins: string[];
   /** Where applications reach this server (BrainOptions.publicUrl, else the listening URL once it listens). */
   publicUrl: () => string;
+  /** This server's own listening URL (loopback), once it listens: where the hosts it starts connect. */
+  localUrl: () => string;
+  /** Connected host processes (the Brain-managed hosts serve their calls through it). */
+  hosts: HostEnvironment;
+  /** Register tokens of the host processes Brain starts (token → the principal they stand for); the host channel accepts them besides the API's credentials. */
+  hostTokens: Map<string, Principal>;
 }
 
 /** Hooks run before the server listens; the component environment registers itself here. */
