@@ -11,6 +11,8 @@ export type { HttpJsonEnvironmentConfig } from "./environments/descriptor/http-j
 import "./environments/http/plugin.ts";
 export { HttpToolEnvironment } from "./environments/http/environment.ts";
 export { PlainHttpEnvironment } from "./environments/http/plain.ts";
+// Installs ctx.environments (Environment control) for host calls.
+import "./environments/control/plugin.ts";
 export type { BrainOptions, BrainServer, BrainInternals } from "./server.ts";
 export type { Environment, CallInvocation, CallSink, CallHandle } from "./dispatch/environment.ts";
 export type { ModelProvider, ModelStreamEvent, ModelCallContext, ReplyHints } from "./models/provider.ts";

@@ -50,13 +50,14 @@ test.after(async () => {
 
 const track = (h: TestHost) => (sockets.push(h), h);
 
-type HostFrameType = "emit" | "emit_result" | "returned" | "finish" | "model_request";
+type HostFrameType = "emit" | "emit_result" | "returned" | "finish" | "model_request" | "environment_request";
 const FRAME: Record<HostFrameType, (callId: string) => Record<string, unknown>> = {
   emit: (callId) => ({ type: "emit", callId, kind: "k", data: { n: 1 } }),
   emit_result: (callId) => ({ type: "emit_result", callId, outcome: { status: "ok", value: 1 } }),
   returned: (callId) => ({ type: "returned", callId }),
   finish: (callId) => ({ type: "finish", callId }),
   model_request: (callId) => ({ type: "model_request", callId, request: { messages: [{ role: "user", content: "hi" }] } }),
+  environment_request: (callId) => ({ type: "environment_request", callId, request: { operation: "list" } }),
 };
 const FRAME_TYPES = Object.keys(FRAME) as HostFrameType[];
 
@@ -74,8 +75,8 @@ function expectAnswer(frameType: string, answer: RuntimeToHostFrame, type: strin
   assert.is(got.error?.code, code, `${frameType}: ${JSON.stringify(answer)}`);
   observed.add(`${frameType} ${type}${documentedCode ? ` ${documentedCode}` : ""}`);
 }
-/** What a call-scoped frame's answer type is: model_request is answered model_result, the rest committed/rejected. */
-const refused = (t: HostFrameType) => (t === "model_request" ? "model_result" : "rejected");
+/** What a call-scoped frame's answer type is: model_request is answered model_result, environment_request environment_result, the rest committed/rejected. */
+const refused = (t: HostFrameType) => (t === "model_request" ? "model_result" : t === "environment_request" ? "environment_result" : "rejected");
 
 async function openCall(b: Brain, script: ScriptStep[] = toolCall): Promise<{ host: TestHost; callId: string; sessionId: string }> {
   const host = track(await TestHost.register(b, [tool]));
@@ -185,6 +186,27 @@ test("model_request when the provider fails: model_result with the provider's co
   const { host, callId } = await openCall(brain, [toolCall[0]!]);
   expectAnswer("model_request", await send(host, FRAME.model_request(callId)), "model_result", "script_exhausted", "*");
   expectAnswer("emit", await send(host, FRAME.emit(callId)), "committed");
+});
+
+test("environment_request: environment_result with the answer, or the error it was refused with (journaled either way)", async () => {
+  const host = track(await TestHost.register(brain, [tool]));
+  const authority = { list: true, create: {} };
+  const session = await createSession(brain, [{ ...placed(tool, host.hostId), placement: { kind: "host", hostId: host.hostId, environments: authority } }], toolCall);
+  await api(brain, "POST", `/v1/sessions/${session.id}/messages`, { text: "go" });
+  const { callId } = await host.invoke();
+  const env = (request: Record<string, unknown>) => send(host, { type: "environment_request", callId, request });
+  const listed = await env({ operation: "list" });
+  expectAnswer("environment_request", listed, "environment_result");
+  assert.equal((listed as { result?: unknown }).result, { bindings: [] });
+  expectAnswer("environment_request", await env({ operation: "create", spec: { name: "d", filesystem: { workspace: "read" } } }), "environment_result", "forbidden");
+  expectAnswer("environment_request", await env({ operation: "get", name: "x" }), "environment_result", "not_found");
+  expectAnswer("environment_request", await env({ operation: "create", spec: { name: "a" } }), "environment_result");
+  expectAnswer("environment_request", await env({ operation: "create", spec: { name: "a" } }), "environment_result", "conflict");
+  expectAnswer("environment_request", await env({ operation: "create", spec: { name: "b", tools: ["t"] } }), "environment_result", "invalid_request");
+  expectAnswer("environment_request", await env({ operation: "create", spec: { name: "c", runtime: "deno" } }), "environment_result", "unsupported");
+  const all = await records(brain, session.id);
+  assert.is(all.filter((r) => r.type === "environment.request").length, 7);
+  assert.is(all.filter((r) => r.type === "environment.response").length, 7);
 });
 
 async function ping(host: TestHost, frame: Record<string, unknown> = { type: "ping", nonce: "n" }): Promise<RuntimeToHostFrame> {

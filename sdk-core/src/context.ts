@@ -1,4 +1,4 @@
-import type { ModelRequest, ModelResult } from "@aexhq/brain-protocol";
+import type { EnvironmentBinding, EnvironmentSpec, EnvironmentUpdate, ModelRequest, ModelResult, Outcome } from "@aexhq/brain-protocol";
 import type { ToolOutput } from "./outcome.ts";
 
 /**
@@ -28,12 +28,29 @@ export interface ToolContext<Options = Record<string, unknown>, Output = unknown
   readonly environments: EnvironmentControl;
 }
 
+/**
+ * Environment control (`ctx.environments`): the session's Brain-side Environment bindings, within
+ * the authority the tool's placement grants (`hostEnv({ environments })`; none by default). Every
+ * operation is journaled before its effect; a refusal rejects with a ProtocolError whose `code` is
+ * `forbidden` and whose `details.missing` names the grant that was missing.
+ */
 export interface EnvironmentControl {
-  list(): Promise<unknown>;
-  get(name: string): Promise<unknown>;
-  create(spec: unknown): Promise<unknown>;
-  update(name: string, spec: unknown): Promise<unknown>;
-  setup(name: string): Promise<unknown>;
-  delete(name: string): Promise<unknown>;
-  call(name: string, request: unknown): Promise<unknown>;
+  /** Every Brain-side binding of the session (needs `environments.list`). */
+  list(): Promise<EnvironmentBinding[]>;
+  /** One binding (needs `environments.list`); `not_found` when the session has none of that name. */
+  get(name: string): Promise<EnvironmentBinding>;
+  /** A new binding in this session, with grants within `environments.create` and the server's allow-list. */
+  create(spec: EnvironmentSpec): Promise<EnvironmentBinding>;
+  /** A binding created at run time gets these grants and tools from now on (absent = none). */
+  update(name: string, spec: EnvironmentUpdate): Promise<EnvironmentBinding>;
+  /** Prepares the binding (component and descriptor bindings are always ready: journaled, answered as they are). */
+  setup(name: string): Promise<EnvironmentBinding>;
+  /** Removes a binding created at run time. */
+  delete(name: string): Promise<void>;
+  /**
+   * Calls `tool` placed in binding `name`: a nested tool call, journaled with `origin` = this call,
+   * charged to this call's activation, ending no later than this call's deadline (or `deadline`,
+   * absolute ms since the epoch, if earlier). Resolves with its Outcome, whatever its status.
+   */
+  call(name: string, request: { tool: string; input: unknown; deadline?: number }): Promise<Outcome>;
 }

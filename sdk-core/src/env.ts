@@ -1,10 +1,30 @@
 /** Where a placed tool runs. Without one, a `run` tool runs in the registering application. */
 export type Environment = HostEnvironment | BrainEnvironment | HttpEnvironment | PlainHttpEnvironment;
 
-/** A named host process (another application registered with that host id). */
+/**
+ * A host process: another application registered with host id `name`, or (no name) the registering
+ * application itself. `environments` grants its tools Environment control (`ctx.environments`).
+ */
 export interface HostEnvironment {
   readonly kind: "host";
-  readonly name: string;
+  /** The host id; undefined = the application that creates the session. */
+  readonly name: string | undefined;
+  readonly environments?: EnvironmentAuthority;
+}
+
+/**
+ * What a host tool may do through `ctx.environments`; nothing by default (every operation is then
+ * refused `forbidden`, naming the grant that is missing).
+ * - `list`: list() and get(name) of the session's Brain-side bindings.
+ * - `create`: create bindings, and update/delete/setup/call those created at run time, with grants
+ *   at most `create.filesystem` (absent: no grant). A tool cannot create more authority than it holds.
+ * - `setup`, `call`: the binding names it may set up and call tools in.
+ */
+export interface EnvironmentAuthority {
+  readonly list?: boolean;
+  readonly create?: { readonly filesystem?: { readonly workspace: "read" | "write" } };
+  readonly setup?: readonly string[];
+  readonly call?: readonly string[];
 }
 
 /** An Environment inside the Brain runtime (components), with its grants. */
@@ -36,9 +56,43 @@ export interface PlainHttpEnvironment {
 
 const ENV_NAME = /^[a-zA-Z0-9._:-]{1,128}$/;
 
-export function hostEnv(config: { name: string }): HostEnvironment {
-  if (typeof config?.name !== "string" || !ENV_NAME.test(config.name)) throw new TypeError(`hostEnv: invalid name ${JSON.stringify(config?.name)}`);
-  return Object.freeze({ kind: "host", name: config.name });
+/**
+ * `hostEnv({ name })`: a named host process. `hostEnv({ environments })` (no name): the registering
+ * application, with Environment control for the tools placed with it.
+ */
+export function hostEnv(config: { name?: string; environments?: EnvironmentAuthority }): HostEnvironment {
+  if (typeof config !== "object" || config === null) throw new TypeError("hostEnv takes { name?, environments? }");
+  if (config.name !== undefined && (typeof config.name !== "string" || !ENV_NAME.test(config.name))) throw new TypeError(`hostEnv: invalid name ${JSON.stringify(config.name)}`);
+  if (config.name === undefined && config.environments === undefined) throw new TypeError("hostEnv: give a name (a host id), environments (Environment control for this application's tools), or both");
+  const environments = config.environments === undefined ? undefined : authority(config.environments);
+  return Object.freeze({ kind: "host", name: config.name, ...(environments ? { environments } : {}) });
+}
+
+/** Checks and freezes an EnvironmentAuthority; anything unknown is a TypeError here, not a refusal later. */
+function authority(a: EnvironmentAuthority): EnvironmentAuthority {
+  const where = "hostEnv: environments";
+  if (typeof a !== "object" || a === null || Array.isArray(a)) throw new TypeError(`${where} must be an object ({ list?, create?, setup?, call? })`);
+  const unknown = Object.keys(a).filter((k) => !["list", "create", "setup", "call"].includes(k));
+  if (unknown.length > 0) throw new TypeError(`${where}: unknown grant ${unknown.join(", ")} (grants: list, create, setup, call)`);
+  const out: { list?: boolean; create?: EnvironmentAuthority["create"]; setup?: readonly string[]; call?: readonly string[] } = {};
+  if (a.list !== undefined) {
+    if (typeof a.list !== "boolean") throw new TypeError(`${where}.list must be true or false`);
+    out.list = a.list;
+  }
+  if (a.create !== undefined) {
+    const c = a.create;
+    if (typeof c !== "object" || c === null || Array.isArray(c) || Object.keys(c).some((k) => k !== "filesystem")) throw new TypeError(`${where}.create must be {} or { filesystem: { workspace: "read" | "write" } }`);
+    const ws = c.filesystem?.workspace;
+    if (c.filesystem !== undefined && ((ws !== "read" && ws !== "write") || Object.keys(c.filesystem).length !== 1)) throw new TypeError(`${where}.create.filesystem must be { workspace: "read" | "write" }`);
+    out.create = Object.freeze(c.filesystem === undefined ? {} : { filesystem: Object.freeze({ workspace: ws! }) });
+  }
+  for (const key of ["setup", "call"] as const) {
+    const names = a[key];
+    if (names === undefined) continue;
+    if (!Array.isArray(names) || names.some((n) => typeof n !== "string" || !ENV_NAME.test(n))) throw new TypeError(`${where}.${key} must be an array of binding names (brainEnv names)`);
+    out[key] = Object.freeze([...new Set(names)]);
+  }
+  return Object.freeze(out);
 }
 
 export function brainEnv(config: { name: string; filesystem?: { workspace: "read" | "write" } }): BrainEnvironment {

@@ -7,6 +7,8 @@ export type {
   ToolDefinition, ToolFactory, PlacedToolSpec, ExecutableReference, DeclaredTool, ToolOutput, RunResult, OutputOf, Environment, HostEnvironment, BrainEnvironment, HttpEnvironment, HttpToolsOptions, Component,
   ToolContext, EnvironmentControl, BrainOptions, CreateSessionOptions, Outcome, JournalRecord, ModelRequest, ModelResult, ModelConfig, ErrorInfo,
 } from "@aexhq/brain-core";
+// Environment control (ctx.environments, granted by hostEnv({ environments })): docs/environments.md.
+export type { EnvironmentAuthority, EnvironmentBinding, EnvironmentSpec, EnvironmentUpdate } from "@aexhq/brain-core";
 // The v1 plain-JSON HTTP placements (docs/http-tools.md).
 export { http, httpTool } from "@aexhq/brain-core";
 export type { PlainHttpEnvironment, HttpToolDefinition } from "@aexhq/brain-core";

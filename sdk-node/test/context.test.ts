@@ -29,7 +29,7 @@ test("ctx.model answers with the session's model (the summarizer pattern); the c
   });
 });
 
-test("ctx.model rejects with the runtime's error code (script exhausted); ctx.environments rejects unsupported", async () => {
+test("ctx.model rejects with the runtime's error code (script exhausted); ctx.environments without a grant rejects forbidden", async () => {
   await withBrain(async (brain) => {
     const seen: Record<string, unknown> = {};
     const t = tool({
@@ -46,7 +46,7 @@ test("ctx.model rejects with the runtime's error code (script exhausted); ctx.en
     const all = await records(session);
     assert.is((all.find((r) => r.type === "tool.finished") as any).data.status, "ok");
     assert.equal(seen.model, { code: "script_exhausted", name: "ProtocolError" });
-    assert.is(seen.env, "unsupported");
+    assert.is(seen.env, "forbidden");
   });
 });
 

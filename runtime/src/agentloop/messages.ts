@@ -15,9 +15,15 @@ export class Conversation {
   readonly messages: ModelMessage[] = [];
   private modelCallId = new Map<string, string>();
   private hadResult = new Set<string>();
+  /** Open nested calls (tool.call_started with `origin`): they and their records add nothing. */
+  private nested = new Set<string>();
 
   add(r: JournalRecord): void {
     this.through = r.sequence;
+    if (this.nested.size > 0 && (r.type === "tool.result" || r.type === "tool.returned" || r.type === "tool.finished") && this.nested.has(r.data.callId)) {
+      if (r.type === "tool.finished") this.nested.delete(r.data.callId);
+      return;
+    }
     switch (r.type) {
       case "message.user":
         this.messages.push({ role: "user", content: r.data.text });
@@ -30,7 +36,8 @@ export class Conversation {
         }
         break;
       case "tool.call_started":
-        this.modelCallId.set(r.data.callId, r.data.modelCallId);
+        if (r.data.origin !== undefined || r.data.modelCallId === undefined) this.nested.add(r.data.callId);
+        else this.modelCallId.set(r.data.callId, r.data.modelCallId);
         break;
       case "tool.result":
         this.hadResult.add(r.data.callId);

@@ -1,5 +1,5 @@
-import type { ErrorInfo, ModelRequest, ModelResult, Outcome, PlacedTool, TerminalStatus, ToolFinishedRecord } from "@aexhq/brain-protocol";
-import type { CallHandle, CallInvocation, CallSink } from "./environment.ts";
+import type { EnvironmentAnswer, EnvironmentRequest, ErrorInfo, ModelRequest, ModelResult, Outcome, PlacedTool, TerminalStatus, ToolFinishedRecord } from "@aexhq/brain-protocol";
+import type { CallHandle, CallInvocation, CallSink, EnvironmentControlHandler } from "./environment.ts";
 import type { SessionState } from "../journal/session.ts";
 import { CallRejectedError } from "../errors.ts";
 import { checkOutcome } from "./outcome.ts";
@@ -18,11 +18,22 @@ export interface CallAllowance {
 
 export type CommitKind = "event" | "result" | "returned" | "finished";
 
+/** What every call of a dispatcher shares (one object, no per-call closures on the hot path). */
+export interface CallServices {
+  /** The session's model provider (undefined once the session is forgotten). */
+  providerOf(sessionId: string): ModelProvider | undefined;
+  /** Environment control, when installed (environments/control/). */
+  control: EnvironmentControlHandler | undefined;
+}
+
 export interface CallInfo {
   callId: string;
   sequence: number;
   activation: number;
-  modelCallId: string;
+  /** The model's id of this call; absent for a nested call (`origin`). */
+  modelCallId: string | undefined;
+  /** The callId of the call that started this one through ctx.environments.call. */
+  origin?: string;
   tool: PlacedTool;
   input: unknown;
   deadlineAt: number | null;
@@ -44,15 +55,21 @@ export class ToolCall implements CallSink {
   finishedCommitted = false;
   private returnedAdmitted = false;
   disarm: (() => void) | undefined;
-  /** ctx.model requests in flight (created on the first): completion, deadline and cancellation stop them. */
-  private modelCalls: Set<AbortController> | undefined;
+  /** ctx.model and ctx.environments requests in flight (created on the first): completion, deadline and cancellation stop them. */
+  private inFlight: Set<AbortController> | undefined;
+  /** The outcome of the last committed tool.result (as journaled, so redacted). */
+  private lastResult: Outcome | undefined;
+  /** The terminal record's detail, kept for outcome(). */
+  private terminalDetail: { error?: ErrorInfo; message?: string } | undefined;
+  /** Waiters for outcome() (a nested call's caller), created on the first. */
+  private outcomeWaiters: Array<(o: Outcome) => void> | undefined;
 
   constructor(
     readonly info: CallInfo,
     private session: SessionState,
     private allowance: CallAllowance,
-    /** The session's model provider; shared by every call (no per-call closure on the hot path). */
-    private providerOf: (sessionId: string) => ModelProvider | undefined,
+    /** Shared by every call of the dispatcher. */
+    private services: CallServices,
     private onCommitted: (call: ToolCall, kind: CommitKind, record: { sequence: number; status?: TerminalStatus }) => void,
   ) {}
 
@@ -136,10 +153,10 @@ export class ToolCall implements CallSink {
   async model(request: ModelRequest): Promise<ModelResult> {
     this.guard();
     if (!validate.ModelRequest.Check(request)) throw new CallRejectedError("invalid_request", "the model request is not a valid ModelRequest", issues("ModelRequest", request));
-    const provider = this.providerOf(this.session.id);
+    const provider = this.services.providerOf(this.session.id);
     if (provider === undefined) throw new CallRejectedError("call_finished", `session ${this.session.id} is gone`);
     const abort = new AbortController();
-    (this.modelCalls ??= new Set()).add(abort);
+    (this.inFlight ??= new Set()).add(abort);
     try {
       const spec = { record: { request, origin: this.callId }, request: () => request };
       const out = await journaledModelCall(this.session, provider, spec, { origin: this.callId, budget: this.allowance.models, signal: abort.signal });
@@ -147,8 +164,45 @@ export class ToolCall implements CallSink {
       if (out.status === "error") throw CallRejectedError.of(out.error);
       throw new CallRejectedError("call_finished", `call ${this.callId} ended (${this.terminal ?? "stopped"}) during its model call; the model call's outcome is unknown and it is not replayed`);
     } finally {
-      this.modelCalls?.delete(abort);
+      this.inFlight?.delete(abort);
     }
+  }
+
+  /**
+   * ctx.environments: one Environment control operation on behalf of this call, decided by its
+   * placement's authority (environments/control/). The call's end aborts it (a nested call it
+   * started is cancelled) and it is answered `call_finished`.
+   */
+  async environment(request: EnvironmentRequest): Promise<EnvironmentAnswer> {
+    this.guard();
+    const control = this.services.control;
+    if (control === undefined) throw new CallRejectedError("unsupported", "this runtime has no Environment control");
+    const abort = new AbortController();
+    (this.inFlight ??= new Set()).add(abort);
+    try {
+      const { callId, activation, tool, deadlineAt } = this.info;
+      return await control({ callId, session: this.session, activation, placement: tool.placement, deadlineAt, signal: abort.signal }, request);
+    } finally {
+      this.inFlight?.delete(abort);
+    }
+  }
+
+  /**
+   * The call's Outcome once its tool.finished is committed (what ctx.environments.call answers): for
+   * `ok`, the last committed result's outcome when it is a success, else `{status:"ok", value:null}`
+   * (finished without a result); otherwise the terminal status with its error or message.
+   */
+  outcome(): Promise<Outcome> {
+    if (this.finishedCommitted) return Promise.resolve(this.finalOutcome());
+    return new Promise((resolve) => (this.outcomeWaiters ??= []).push(resolve));
+  }
+
+  private finalOutcome(): Outcome {
+    const status = this.terminal!;
+    const detail = this.terminalDetail ?? {};
+    if (status === "ok") return this.lastResult?.status === "ok" ? this.lastResult : { status: "ok", value: null };
+    if (status === "error") return { status, error: detail.error ?? { code: "tool_error", message: detail.message ?? "the call ended with an error" } };
+    return detail.message === undefined ? { status } : { status, message: detail.message };
   }
 
   lost(message: string): void {
@@ -182,6 +236,7 @@ export class ToolCall implements CallSink {
     const data = content === undefined ? { callId: this.callId, outcome } : { callId: this.callId, outcome, content };
     const { committed } = this.session.append("tool.result", data);
     return committed.then((r) => {
+      this.lastResult = r.data.outcome;
       this.resultCommitted = true;
       this.settled = true;
       this.onCommitted(this, "result", r);
@@ -191,8 +246,9 @@ export class ToolCall implements CallSink {
 
   private admitTerminal(status: TerminalStatus, detail: { error?: ErrorInfo; message?: string }): Promise<number> {
     this.terminal = status;
+    this.terminalDetail = detail;
     this.disarm?.();
-    if (this.modelCalls) for (const abort of this.modelCalls) abort.abort();
+    if (this.inFlight) for (const abort of this.inFlight) abort.abort();
     const data: ToolFinishedRecord["data"] = { callId: this.callId, status };
     if (detail.error !== undefined) data.error = detail.error;
     if (detail.message !== undefined) data.message = detail.message;
@@ -201,6 +257,11 @@ export class ToolCall implements CallSink {
       this.finishedCommitted = true;
       this.settled = true;
       this.onCommitted(this, "finished", { sequence: r.sequence, status });
+      if (this.outcomeWaiters !== undefined) {
+        const outcome = this.finalOutcome();
+        for (const w of this.outcomeWaiters) w(outcome);
+        this.outcomeWaiters = undefined;
+      }
       return r.sequence;
     });
   }

@@ -1,16 +1,19 @@
 import type { Placement, PlacedTool, TerminalStatus } from "@aexhq/brain-protocol";
-import type { Environment } from "./environment.ts";
-import type { SessionState } from "../journal/session.ts";
+import type { Environment, EnvironmentControlHandler } from "./environment.ts";
+import type { SessionState, RecordData } from "../journal/session.ts";
 import { toErrorInfo } from "../errors.ts";
 import { EmissionBudget } from "./budget.ts";
 import { ModelCallBudget } from "../models/budget.ts";
 import type { ModelProvider } from "../models/provider.ts";
 import { ToolCall } from "./call.ts";
-import type { CommitKind } from "./call.ts";
+import type { CallServices, CommitKind } from "./call.ts";
 import { armDeadline } from "./deadline.ts";
 
 export interface CallRequest {
-  modelCallId: string;
+  /** The model's id of the call; absent for a nested call. */
+  modelCallId?: string;
+  /** A nested call (ctx.environments.call): the callId of the call that started it. */
+  origin?: string;
   tool: PlacedTool;
   input: unknown;
   deadlineAt: number | null;
@@ -55,14 +58,23 @@ export class Dispatcher {
   /** Per session, per activation; dropped once no live call charges it and a later activation exists. */
   private budgets = new Map<string, Map<number, BudgetEntry>>();
   private closing = false;
+  /** Shared by every call: the providers, and Environment control once a plugin installs it. */
+  private services: CallServices;
 
   constructor(
     private environments: Map<Placement["kind"], Environment>,
     private limits: Limits,
     private onCommitted: CommitListener,
     private pastCall: PastCallLookup = () => undefined,
-    private providerOf: ProviderLookup = () => undefined,
-  ) {}
+    providerOf: ProviderLookup = () => undefined,
+  ) {
+    this.services = { providerOf, control: undefined };
+  }
+
+  /** ctx.environments for host calls; installed by environments/control/plugin.ts (undefined: `unsupported`). */
+  set environmentControl(control: EnvironmentControlHandler | undefined) {
+    this.services.control = control;
+  }
 
   environment(kind: Placement["kind"]): Environment | undefined {
     return this.environments.get(kind);
@@ -131,23 +143,25 @@ export class Dispatcher {
   /** Admits every call's tool.call_started now (one group commit) and dispatches each after its commit. */
   start(session: SessionState, activation: number, requests: CallRequest[]): ToolCall[] {
     return requests.map((req) => {
-      const { sequence, committed } = session.append("tool.call_started", {
+      const data: RecordData<"tool.call_started"> = {
         callId: `${session.id}:${session.nextSequence}`,
         tool: req.tool.contract.name,
-        modelCallId: req.modelCallId,
         input: req.input as never,
         placement: req.tool.placement,
         activation,
         deadlineAt: req.deadlineAt,
-      });
+      };
+      if (req.modelCallId !== undefined) data.modelCallId = req.modelCallId;
+      if (req.origin !== undefined) data.origin = req.origin;
+      const { sequence, committed } = session.append("tool.call_started", data);
       const callId = `${session.id}:${sequence}`;
       const budget = this.budgetEntry(session.id, activation);
       budget.live += 1;
       const call = new ToolCall(
-        { callId, sequence, activation, modelCallId: req.modelCallId, tool: req.tool, input: req.input, deadlineAt: req.deadlineAt },
+        { callId, sequence, activation, modelCallId: req.modelCallId, ...(req.origin !== undefined ? { origin: req.origin } : {}), tool: req.tool, input: req.input, deadlineAt: req.deadlineAt },
         session,
         budget,
-        this.providerOf,
+        this.services,
         (c, kind, r) => {
           this.onCommitted(session, c, kind, r);
           if (kind === "finished") this.forget(session, c);

@@ -1,4 +1,5 @@
-import type { ErrorInfo, InvokeFrame, ModelRequest, ModelResult, PlacedTool, Placement, TerminalStatus } from "@aexhq/brain-protocol";
+import type { EnvironmentAnswer, EnvironmentRequest, ErrorInfo, InvokeFrame, ModelRequest, ModelResult, PlacedTool, Placement, TerminalStatus } from "@aexhq/brain-protocol";
+import type { SessionState } from "../journal/session.ts";
 
 /** What an Environment needs to run one call. It is started after tool.call_started is committed. */
 export interface CallInvocation {
@@ -40,6 +41,11 @@ export interface CallSink {
   finish(outcome?: unknown, content?: string): Promise<number>;
   /** ctx.model / brain:tool/host.model. */
   model(request: ModelRequest): Promise<ModelResult>;
+  /**
+   * ctx.environments (Environment control), for calls that may have it (host calls). A sink without
+   * it (a call relayed from another node) answers `unsupported`.
+   */
+  environment?(request: EnvironmentRequest): Promise<EnvironmentAnswer>;
   /** The Environment can no longer get a reliable result (connection lost, worker died): → `unknown`. */
   lost(message: string): void;
   /** Whether the call already has a terminal record admitted. */
@@ -64,3 +70,22 @@ export interface Environment {
   /** Called on server close. */
   close?(): Promise<void> | void;
 }
+
+/** The call asking for an Environment control operation, as the controller sees it. */
+export interface EnvironmentCaller {
+  readonly callId: string;
+  readonly session: SessionState;
+  /** The activation the call charges: a nested call charges it too. */
+  readonly activation: number;
+  /** The caller's placement: its `environments` authority, if a host placement grants one. */
+  readonly placement: Placement;
+  readonly deadlineAt: number | null;
+  /** Aborted when the caller's call ends (its terminal record is admitted). */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Environment control (environments/control/): journals, authorizes and performs one operation;
+ * rejects with a BrainRuntimeError (`forbidden` naming the missing grant, `not_found`, ...).
+ */
+export type EnvironmentControlHandler = (caller: EnvironmentCaller, request: EnvironmentRequest) => Promise<EnvironmentAnswer>;

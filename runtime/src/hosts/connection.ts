@@ -1,7 +1,7 @@
 import type { WebSocket } from "ws";
 import { LIMITS, routeRuntimeFrame } from "@aexhq/brain-protocol";
 import type {
-  EmitFrame, EmitResultFrame, ErrorInfo, FinishFrame, ModelRequestFrame, PingFrame, RegisterFrame, ReturnedFrame,
+  EmitFrame, EmitResultFrame, EnvironmentRequestFrame, ErrorInfo, FinishFrame, ModelRequestFrame, PingFrame, RegisterFrame, ReturnedFrame,
   RuntimeFrameHandler, RuntimeToHostFrame,
 } from "@aexhq/brain-protocol";
 import { invokeFrame } from "../dispatch/environment.ts";
@@ -89,7 +89,7 @@ export class HostConnection implements RuntimeFrameHandler {
 
   send(frame: RuntimeToHostFrame): void {
     if (this.closed || this.ws.readyState !== this.ws.OPEN) return;
-    if (this.deps.redactor !== undefined && (frame.type === "error" || frame.type === "rejected" || frame.type === "model_result")) frame = this.deps.redactor.redact(frame);
+    if (this.deps.redactor !== undefined && (frame.type === "error" || frame.type === "rejected" || frame.type === "model_result" || frame.type === "environment_result")) frame = this.deps.redactor.redact(frame);
     this.cork();
     this.ws.send(JSON.stringify(frame));
   }
@@ -167,6 +167,26 @@ export class HostConnection implements RuntimeFrameHandler {
     p.then(
       (result) => this.send({ type: "model_result", ref: f.ref, callId: f.callId, result: result as never }),
       (e) => this.send({ type: "model_result", ref: f.ref, callId: f.callId, error: toErrorInfo(e) }),
+    );
+  }
+
+  /**
+   * ctx.environments: decided by the call's placement (environments/control/). A call whose sink
+   * cannot do it (relayed from the node that owns its session) is answered `unsupported`.
+   */
+  environmentRequest(f: EnvironmentRequestFrame): void {
+    let p: Promise<unknown>;
+    try {
+      const sink = this.sinkFor(f.callId);
+      p = sink.environment !== undefined
+        ? sink.environment(f.request)
+        : Promise.reject(new CallRejectedError("unsupported", `Environment control is not relayed between nodes yet: call ${f.callId}'s session is run by another node than the one this host is connected to`));
+    } catch (e) {
+      p = Promise.reject(e);
+    }
+    p.then(
+      (result) => this.send({ type: "environment_result", ref: f.ref, callId: f.callId, result: result as never }),
+      (e) => this.send({ type: "environment_result", ref: f.ref, callId: f.callId, error: toErrorInfo(e) }),
     );
   }
 
@@ -257,5 +277,5 @@ export class HostConnection implements RuntimeFrameHandler {
 /** The sink of a finished call nobody holds any more: every emission is rejected like a late one. */
 function finishedSink(callId: string): CallSink {
   const late = () => Promise.reject(new CallRejectedError("call_finished", `call ${callId} already finished`));
-  return { emit: late, emitResult: late, returned: late, finish: late, model: late, lost: () => {}, finished: true };
+  return { emit: late, emitResult: late, returned: late, finish: late, model: late, environment: late, lost: () => {}, finished: true };
 }

@@ -25,6 +25,11 @@ export class SessionState {
   /** Open calls that have a committed tool.result. */
   private withResult = new Set<string>();
   /**
+   * Open nested calls (ctx.environments.call: tool.call_started with `origin`): the model did not
+   * ask for them, so their results are no observation of the Agentloop's.
+   */
+  private nested: Set<string> | undefined;
+  /**
    * Sequence of the latest committed observation: a tool.result, or a tool.finished that tells the
    * model something new (not `ok`, or completion without any result). The Agentloop compares it
    * with what it already fed the model.
@@ -162,12 +167,15 @@ export class SessionState {
 
   private observe(r: JournalRecord): void {
     this.committedThrough = r.sequence;
-    if (r.type === "tool.call_started") this.openCalls.add(r.data.callId);
-    else if (r.type === "tool.result") {
+    if (r.type === "tool.call_started") {
+      this.openCalls.add(r.data.callId);
+      if (r.data.origin !== undefined) (this.nested ??= new Set()).add(r.data.callId);
+    } else if (r.type === "tool.result") {
       this.withResult.add(r.data.callId);
-      this.lastObservation = r.sequence;
+      if (!this.nested?.has(r.data.callId)) this.lastObservation = r.sequence;
     } else if (r.type === "tool.finished") {
-      if (r.data.status !== "ok" || !this.withResult.has(r.data.callId)) this.lastObservation = r.sequence;
+      const nested = this.nested?.delete(r.data.callId) === true;
+      if (!nested && (r.data.status !== "ok" || !this.withResult.has(r.data.callId))) this.lastObservation = r.sequence;
       this.openCalls.delete(r.data.callId);
       this.withResult.delete(r.data.callId);
     } else if (r.type === "model.request") this.pendingModelRequests.add(r.sequence);

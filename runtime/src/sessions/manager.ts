@@ -272,6 +272,10 @@ export class SessionManager {
         const error = unknownModelResponse("the runtime restarted during the model call");
         pending.push(state.append("model.response", origin === undefined ? { request, error } : { request, origin, error }).committed);
       }
+      // Environment control operations left unanswered (the nested call of a `call`, if any, ends `unknown` above).
+      for (const r of openEnvironmentRequests(records)) {
+        pending.push(state.append("environment.response", { origin: r.data.origin, request: r.sequence, error: { code: "unknown", message: "the runtime restarted during the operation" } }).committed);
+      }
       const open = openTurn(records);
       if (open !== undefined) {
         pending.push(state.append("turn.failed", { activation: open, error: { code: "internal", message: "the runtime restarted during the turn" } }).committed);
@@ -373,6 +377,16 @@ function settled(e: Entry): boolean {
 /** The view of a session that is not resident: it has no open work (else recovery or its work would hold it). */
 function headView(head: SessionHead, created: SessionCreatedRecord["data"]): Session {
   return sessionView(head.sessionId, head.createdAt, created, { status: head.deleted ? "deleted" : "idle", lastSequence: head.lastSequence, openCalls: [] });
+}
+
+/** environment.request records without an environment.response. */
+function openEnvironmentRequests(records: JournalRecord[]): Extract<JournalRecord, { type: "environment.request" }>[] {
+  const open = new Map<number, Extract<JournalRecord, { type: "environment.request" }>>();
+  for (const r of records) {
+    if (r.type === "environment.request") open.set(r.sequence, r);
+    else if (r.type === "environment.response") open.delete(r.data.request);
+  }
+  return [...open.values()];
 }
 
 /** The activation of a turn.started that has no later turn.completed/turn.failed. */

@@ -7,7 +7,7 @@ let counter = 0;
 /** Runtime→host frame type → its contract def, to check every frame the runtime sends. */
 const DEF_OF = {
   registered: "RegisteredFrame", invoke: "InvokeFrame", cancel: "CancelFrame", committed: "CommittedFrame",
-  rejected: "RejectedFrame", model_result: "ModelResultFrame", error: "ErrorFrame", pong: "PongFrame",
+  rejected: "RejectedFrame", model_result: "ModelResultFrame", environment_result: "EnvironmentResultFrame", error: "ErrorFrame", pong: "PongFrame",
 } as const;
 
 /** Frames (from any TestHost) that did not match the contract; tests assert this stays empty. */

@@ -96,6 +96,17 @@ export class BrainClient {
     if (spec.env === undefined || spec.env.kind === "host") {
       if (!spec.tool.run) throw new SdkError("unsupported", `tool ${spec.tool.name} has an implementation, not run: place it with { env: brainEnv(...) } or an Environment that interprets it`);
       placement = { kind: "host", hostId: spec.env?.name ?? this.hostId };
+      // Environment control is granted by the placement, explicitly; none without it.
+      const environments = spec.env?.environments;
+      if (environments !== undefined) {
+        const { list, create, setup, call } = environments;
+        placement.environments = {
+          ...(list !== undefined ? { list } : {}),
+          ...(create !== undefined ? { create: create.filesystem ? { filesystem: { workspace: create.filesystem.workspace } } : {} } : {}),
+          ...(setup !== undefined ? { setup: [...setup] } : {}),
+          ...(call !== undefined ? { call: [...call] } : {}),
+        };
+      }
     } else if (spec.env.kind === "http") {
       if (!spec.tool.run) throw new SdkError("unsupported", `tool ${spec.tool.name} has no run function for an HTTP endpoint to serve`);
       placement = { kind: "http", url: spec.env.url };

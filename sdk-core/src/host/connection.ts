@@ -1,14 +1,15 @@
 import {
   PROTOCOL, LIMITS, routeHostFrame,
   type HostFrameHandler, type ToolContract, type InvokeFrame, type CancelFrame, type CommittedFrame, type RejectedFrame,
-  type ModelResultFrame, type ErrorFrame, type RegisteredFrame, type ModelResult,
+  type ModelResultFrame, type ErrorFrame, type RegisteredFrame, type ModelResult, type EnvironmentResultFrame, type EnvironmentAnswer,
 } from "@aexhq/brain-protocol";
 import type { Platform, WebSocketLike } from "../platform.ts";
 import type { PlacedToolSpec } from "../tool.ts";
 import { Invocation, type InvocationChannel } from "./invocation.ts";
 import { ProtocolError, SdkError } from "../errors.ts";
 
-interface Pending { resolve(answer: { sequence?: number; result?: ModelResult; digests?: string[] }): void; reject(e: Error): void }
+interface Answer { sequence?: number; result?: ModelResult; environment?: EnvironmentAnswer; digests?: string[] }
+interface Pending { resolve(answer: Answer): void; reject(e: Error): void }
 
 /** Handlers for one session (its placed tools by name) or for any session (`serve`). */
 type HandlerSet = Map<string, PlacedToolSpec>;
@@ -172,7 +173,7 @@ export class HostConnection implements HostFrameHandler {
   }
 
   /** Sends a frame with a fresh ref and awaits its answer. */
-  request(frame: Record<string, unknown> & { type: string }): Promise<{ sequence?: number; result?: ModelResult; digests?: string[] }> {
+  request(frame: Record<string, unknown> & { type: string }): Promise<Answer> {
     const ws = this.ws;
     if (!ws || ws.readyState !== OPEN) return Promise.reject(new SdkError("connection_lost", "the host connection is not open"));
     const ref = this.nextRef++;
@@ -213,6 +214,10 @@ export class HostConnection implements HostFrameHandler {
 
   modelResult(f: ModelResultFrame): void {
     this.settle(f.ref, (p) => (f.result ? p.resolve({ result: f.result }) : p.reject(new ProtocolError(f.error ?? { code: "internal", message: "model_result without result or error" }))));
+  }
+
+  environmentResult(f: EnvironmentResultFrame): void {
+    this.settle(f.ref, (p) => (f.result ? p.resolve({ environment: f.result }) : p.reject(new ProtocolError(f.error ?? { code: "internal", message: "environment_result without result or error" }))));
   }
 
   error(f: ErrorFrame): void {

@@ -1,4 +1,4 @@
-import type { InvokeFrame, Outcome, ModelRequest, ModelResult } from "@aexhq/brain-protocol";
+import type { EnvironmentAnswer, EnvironmentRequest, InvokeFrame, Outcome, ModelRequest, ModelResult } from "@aexhq/brain-protocol";
 import type { PlacedToolSpec } from "../tool.ts";
 import type { ToolContext, EnvironmentControl } from "../context.ts";
 import { toOutcome, thrownOutcome } from "../outcome.ts";
@@ -8,8 +8,8 @@ import { SdkError } from "../errors.ts";
 
 /** What an invocation needs from its connection: send a frame and await the runtime's answer. */
 export interface InvocationChannel {
-  /** Sends the frame with a fresh `ref` and resolves with the runtime's `committed`/`model_result` answer; rejects on `rejected` or connection loss. */
-  request(frame: Record<string, unknown> & { type: string; callId: string }): Promise<{ sequence?: number; result?: ModelResult }>;
+  /** Sends the frame with a fresh `ref` and resolves with the runtime's `committed`/`model_result`/`environment_result` answer; rejects on `rejected` or connection loss. */
+  request(frame: Record<string, unknown> & { type: string; callId: string }): Promise<{ sequence?: number; result?: ModelResult; environment?: EnvironmentAnswer }>;
 }
 
 type EndReason = "timeout" | "cancelled" | "unknown";
@@ -108,7 +108,7 @@ export class Invocation {
       emitResult: (value: unknown, opts?: { content?: string }) => this.emitResult(value, opts),
       finish: (value?: unknown, opts?: { content?: string }) => this.finish(value, opts),
       model: (request: ModelRequest) => this.model(request),
-      environments: unsupportedEnvironments,
+      environments: this.environments(),
     }) as ToolContext<unknown>;
   }
 
@@ -164,6 +164,41 @@ export class Invocation {
     }
   }
 
+  private environments(): EnvironmentControl {
+    const ask = (request: EnvironmentRequest) => this.environment(request);
+    const name = (op: string, value: unknown): string => {
+      if (typeof value !== "string" || value === "") throw new TypeError(`ctx.environments.${op}(name): name must be a non-empty string`);
+      return value;
+    };
+    const object = <T>(op: string, value: T): T => {
+      if (typeof value !== "object" || value === null || Array.isArray(value)) throw new TypeError(`ctx.environments.${op}: spec must be an object`);
+      return value;
+    };
+    return Object.freeze({
+      list: async () => (await ask({ operation: "list" })).bindings ?? [],
+      get: async (n: string) => (await ask({ operation: "get", name: name("get", n) })).binding!,
+      create: async (spec) => (await ask({ operation: "create", spec: object("create", spec) })).binding!,
+      update: async (n: string, spec) => (await ask({ operation: "update", name: name("update", n), spec: object("update", spec) })).binding!,
+      setup: async (n: string) => (await ask({ operation: "setup", name: name("setup", n) })).binding!,
+      delete: async (n: string) => void (await ask({ operation: "delete", name: name("delete", n) })),
+      call: async (n: string, request) => {
+        const { tool, input, deadline } = object("call", request);
+        if (typeof tool !== "string" || tool === "") throw new TypeError("ctx.environments.call(name, { tool, input }): tool must be a non-empty string");
+        if (deadline !== undefined && (!Number.isInteger(deadline) || deadline < 0)) throw new TypeError("ctx.environments.call: deadline must be an absolute time in ms since the epoch (an integer), like ctx.deadline");
+        const reason = notJsonReason(input);
+        if (reason) throw new TypeError(`ctx.environments.call(${JSON.stringify(n)}, { tool: ${JSON.stringify(tool)} }): input is not JSON: ${reason}`);
+        const r = await ask({ operation: "call", name: name("call", n), tool, input: input as never, ...(deadline !== undefined ? { deadlineAt: deadline } : {}) });
+        return r.outcome!;
+      },
+    } satisfies EnvironmentControl);
+  }
+
+  private async environment(request: EnvironmentRequest): Promise<EnvironmentAnswer> {
+    this.refuseIfClosed(`ctx.environments.${request.operation}`);
+    const answer = await this.channel.request({ type: "environment_request", callId: this.callId, request });
+    return answer.environment!;
+  }
+
   private async model(request: ModelRequest): Promise<ModelResult> {
     this.refuseIfClosed("model");
     const answer = await this.channel.request({ type: "model_request", callId: this.callId, request });
@@ -177,8 +212,3 @@ function content(opts: { content?: string } | undefined): { content?: string } {
   return { content: opts.content };
 }
 
-const unsupported = (op: string) => () => Promise.reject(new SdkError("unsupported", `ctx.environments.${op} is not supported by this runtime yet`));
-const unsupportedEnvironments: EnvironmentControl = Object.freeze({
-  list: unsupported("list"), get: unsupported("get"), create: unsupported("create"), update: unsupported("update"),
-  setup: unsupported("setup"), delete: unsupported("delete"), call: unsupported("call"),
-});

@@ -108,6 +108,8 @@ class CallbackChannel implements InvocationChannel {
         return Promise.reject(new SdkError("unsupported", "an HTTP tool cannot emit events: the Application tool extension grants results and finish only"));
       case "model_request":
         return Promise.reject(new SdkError("unsupported", "an HTTP tool cannot call the model: the Application tool extension grants no model calls"));
+      case "environment_request":
+        return Promise.reject(new SdkError("unsupported", "an HTTP tool has no Environment control (ctx.environments): the Application tool extension grants none"));
       default:
         return Promise.reject(new SdkError("unsupported", `an HTTP tool cannot send ${type}`));
     }
