@@ -5,6 +5,7 @@
 // the grants of the binding they are called in, never more than the tool holds.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -135,6 +136,16 @@ test("a tool with authority: list, create within its grant, setup, call (nested 
     await runtime.close();
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("npm run example:environments: a tool lists the bindings, calls fetch_issue in github as nested calls, and is refused create", () => {
+  // Run, not imported: tests may not import examples/ (docs/ARCHITECTURE.md).
+  const run = spawnSync(process.execPath, ["--conditions=brain-source", "--import", "tsx", "examples/environments/main.ts"], { cwd: new URL("../../", import.meta.url), encoding: "utf8", timeout: 30000 });
+  assert.is(run.status, 0, run.stderr);
+  assert.match(run.stdout, /nested  fetch_issue \{"number":7\} \(origin ses_[0-9a-f]+:\d+\)/);
+  assert.match(run.stdout, /refused forbidden: ctx\.environments\.create\("scratch"\): the placement does not grant environments\.create/);
+  assert.ok(run.stdout.includes(`"open":[7],"closed":[8],"refused":{"code":"forbidden","missing":"environments.create"}`), run.stdout);
+  assert.ok(run.stdout.includes("answer  Issue 7 is open, 8 is closed."), run.stdout);
 });
 
 test.run();

@@ -22,7 +22,8 @@ export function authorityOf(placement: Placement): EnvironmentAuthority {
  * spells it: `environments.call: ["reader"]`), or the server setting (`BRAIN_WORKSPACE_ROOT`).
  */
 export function forbidden(operation: string, message: string, missing: string, extra: Record<string, unknown> = {}): BrainRuntimeError {
-  return new BrainRuntimeError("forbidden", `ctx.environments.${operation}: ${message}`, { operation, ...extra, missing });
+  // `message` names its argument first when there is one: ctx.environments.call("reader"): ...
+  return new BrainRuntimeError("forbidden", `ctx.environments.${operation}${message.startsWith("(") ? "" : ": "}${message}`, { operation, ...extra, missing });
 }
 
 /** `environments.call: ["reader"]` as the placement would spell it. */
