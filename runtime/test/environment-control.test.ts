@@ -17,7 +17,7 @@ import type { Brain } from "./helpers/brain.ts";
 import { contract } from "./helpers/contract.ts";
 import { TestHost, invalidFrames } from "./helpers/host.ts";
 import { upload } from "./component-helpers.mts";
-import { contractDigest } from "../src/index.ts";
+import { contractDigest, startBrain } from "../src/index.ts";
 // @ts-ignore: a plain .mjs build script without declarations.
 import { buildFixtures } from "../../scripts/build-components.mjs";
 
@@ -91,11 +91,12 @@ function tools(hostId: string, authority?: EnvironmentAuthority, grants = true):
 const callerStep: ScriptStep[] = [{ toolCalls: [{ name: "caller", input: {} }] }, { text: "done" }, { text: "spare" }];
 
 /** A session whose model calls `caller` on a fresh raw host; resolves once the host holds the invoke. */
-async function open(authority?: EnvironmentAuthority, opts: { on?: Brain; deadlineMs?: number } = {}) {
+async function open(authority?: EnvironmentAuthority, opts: { on?: Brain; deadlineMs?: number; only?: PlacedTool[] } = {}) {
   const b = opts.on ?? brain;
   const host = await TestHost.register(b, [caller]);
   hosts.push(host);
-  const session = await createSession(b, tools(host.hostId, authority, b !== noRoot), callerStep, opts.deadlineMs ? { deadlineMs: opts.deadlineMs } : {});
+  const placed = opts.only ? [tools(host.hostId, authority)[0]!, ...opts.only] : tools(host.hostId, authority, b !== noRoot);
+  const session = await createSession(b, placed, callerStep, opts.deadlineMs ? { deadlineMs: opts.deadlineMs } : {});
   await api(b, "POST", `/v1/sessions/${session.id}/messages`, { text: "go" });
   const invoke = await host.invoke();
   return { b, host, sessionId: session.id, callId: invoke.callId, deadlineAt: invoke.deadlineAt };
@@ -339,6 +340,33 @@ test("call: the nested call spends the caller's activation budget (BRAIN_MAX_EMI
   const r = await ask(o, { operation: "call", name: "api", tool: "fetch_thing", input: { id: "1" } });
   assert.equal([r.result?.outcome?.status, (r.result?.outcome as { error?: { code: string } }).error?.code], ["error", "budget_exceeded"]);
   await o.host.request({ type: "finish", callId: o.callId });
+});
+
+test("a runtime restart with a call operation open: its environment.response is error unknown, the nested call and its caller end unknown", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "brain-envctl-restart-"));
+  const token = "envctl-restart-token-0001";
+  let first: Brain | undefined = await startBrain({ dataDir, port: 0, token, workspaceRoot });
+  let second: Brain | undefined;
+  try {
+    const up = await upload(first, fixtures.spin!);
+    assert.ok(up.status === 200 || up.status === 201);
+    const o = await open({ call: ["tools"] }, { on: first, only: [component(spinC, up.digest, "tools")] });
+    o.host.send({ type: "environment_request", ref: o.host.nextRef(), callId: o.callId, request: { operation: "call", name: "tools", tool: "spin", input: {} } });
+    await waitFor(first, o.sessionId, (x) => x.type === "tool.call_started" && x.data.origin === o.callId);
+    await first.close();
+    first = undefined;
+    second = await startBrain({ dataDir, port: 0, token, workspaceRoot });
+    const all = await records(second, o.sessionId);
+    assertJournal(all);
+    const req = all.find((x) => x.type === "environment.request")!;
+    const res = ofType(all, "environment.response").find((x) => x.data.request === req.sequence);
+    assert.equal(res?.data.error?.code, "unknown");
+    assert.equal(ofType(all, "tool.finished").map((x) => x.data.status), ["unknown", "unknown"]);
+  } finally {
+    await first?.close();
+    await second?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });
 
 test("every frame the runtime sent matched the contract", () => {

@@ -40,6 +40,7 @@ const lookup = tool({
     await ctx.emitResult({ value: "partial" }, { content: "looking" });
     seen.emit = await ctx.emit("started", {}).then(() => "resolved", (e) => e.code);
     seen.model = await ctx.model({ messages: [{ role: "user", content: "x" }] }).then(() => "resolved", (e) => e.code);
+    seen.environments = await ctx.environments.list().then(() => "resolved", (e) => e.code);
     seen.context = { sessionId: ctx.sessionId, sequence: ctx.sequence, options: ctx.options };
     await ctx.finish({ value: `${ctx.options.prefix}${id}` }, { content: `found ${id}` });
     seen.finishedBeforeAck = await journalHasFinished();
@@ -84,6 +85,7 @@ test("a tool served over HTTP: results, content and an acknowledged finish reach
     assert.is(seen.finishedBeforeAck, true, "await ctx.finish resolved after the durable commit");
     assert.is(seen.emit, "unsupported");
     assert.is(seen.model, "unsupported");
+    assert.is(seen.environments, "unsupported", "the extension grants no Environment control");
     assert.equal(seen.context, { sessionId: session.id, sequence: calls[0]!.sequence, options: { prefix: "customer:" } });
   } finally {
     await t.close();
