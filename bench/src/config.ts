@@ -36,3 +36,31 @@ export function soakConfig(env: NodeJS.ProcessEnv = process.env, smoke = false):
   if (!(seconds > 0)) throw new Error(`BENCH_SOAK_SECONDS must be a positive number, got ${env.BENCH_SOAK_SECONDS}`);
   return { sessions: smoke ? 4 : 64, seconds, turnsPerSessionPerS: Number(env.BENCH_SOAK_TURNS_PER_SESSION_S ?? 25) };
 }
+
+/** `npm run bench -- --nodes` (its own mode): several runtime nodes on one PostgreSQL (issue 20). */
+export interface NodesConfig {
+  mode: "full" | "smoke";
+  /** Sessions of every load (configuration × drive), spread evenly over its nodes; each keeps one call in flight. */
+  sessions: number;
+  /** Each load first runs this long, unmeasured (a fresh node warms up). */
+  warmupRoundMs: number;
+  /** Each load is measured in this many blocks, the loads taking turns. */
+  blocks: number;
+  /** A block: this long for the resumed load to reach its steady state, then `blockMs` measured. */
+  warmupMs: number;
+  blockMs: number;
+  /** BRAIN_LEASE_MS of every PostgreSQL node (the failover waits for it). */
+  leaseMs: number;
+  /** PostgreSQL configurations (node counts), besides the SQLite node. */
+  nodeCounts: number[];
+  drives: Array<"calls" | "turns">;
+  /** Turns mode: tool-call steps in each session's script (enough for every block and the failover). */
+  turnSteps: number;
+  /** The 2-node turns run alone this long before the SIGKILL. */
+  failoverAfterMs: number;
+}
+
+export const NODES_CONFIGS: Record<NodesConfig["mode"], NodesConfig> = {
+  full: { mode: "full", sessions: 64, warmupRoundMs: 1000, blocks: 8, warmupMs: 300, blockMs: 1000, leaseMs: 2000, nodeCounts: [1, 2, 3], drives: ["calls", "turns"], turnSteps: 2500, failoverAfterMs: 1000 },
+  smoke: { mode: "smoke", sessions: 6, warmupRoundMs: 100, blocks: 1, warmupMs: 100, blockMs: 200, leaseMs: 500, nodeCounts: [1, 2], drives: ["calls", "turns"], turnSteps: 300, failoverAfterMs: 300 },
+};

@@ -1,9 +1,9 @@
-// npm run bench [-- --quick | --soak] [-- --only=7,8]: every figure beside a baseline measured in the same run.
+// npm run bench [-- --quick | --soak | --nodes] [-- --only=7,8]: every figure beside a baseline measured in the same run.
 import { writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
-import { CONFIGS, soakConfig } from "./config.ts";
+import { CONFIGS, NODES_CONFIGS, soakConfig } from "./config.ts";
 import type { BenchConfig } from "./config.ts";
 import { hostCalls } from "./host-calls.ts";
 import { emitRate } from "./emit.ts";
@@ -13,6 +13,7 @@ import { componentTools } from "./components.ts";
 import { journalGrowth } from "./growth.ts";
 import { historyAtRest } from "./history.ts";
 import { soak } from "./soak.ts";
+import { nodesBench } from "./nodes.ts";
 import { printSection } from "./report.ts";
 import type { Report } from "./report.ts";
 import { round } from "./stats.ts";
@@ -73,16 +74,35 @@ export async function runSoak(opts: { log?: (s: string) => void; print?: boolean
   return report;
 }
 
+/** `--nodes` (sections 10–12, its own mode): the SQLite node and 1, 2, 3 nodes on one PostgreSQL, each node a process; failover. */
+export async function runNodes(opts: { log?: (s: string) => void; print?: boolean; smoke?: boolean } = {}): Promise<Report> {
+  const t0 = Date.now();
+  const cfg = NODES_CONFIGS[opts.smoke ? "smoke" : "full"];
+  const report: Report = {
+    date: new Date().toISOString(),
+    command: `${process.env.BENCH_RUNTIME_DIR ? `BENCH_RUNTIME_DIR=${process.env.BENCH_RUNTIME_DIR} ` : ""}npm run bench -- --nodes`,
+    mode: opts.smoke ? "smoke" : "nodes",
+    packages: packagesFrom(),
+    machine: { nproc: availableParallelism(), memTotalMiB: Math.round(totalmem() / 2 ** 20), node: process.version, platform: `${process.platform} ${process.arch}`, cpu: cpus()[0]?.model ?? "unknown" },
+    sections: await nodesBench(cfg, opts.log ?? (() => {}), packagesFrom()),
+    durationS: 0,
+  };
+  if (opts.print) for (const s of report.sections) printSection(s);
+  report.durationS = round((Date.now() - t0) / 1000, 1);
+  return report;
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const isSoak = process.argv.includes("--soak");
-  const mode = isSoak ? "soak" : process.argv.includes("--quick") ? "quick" : process.argv.includes("--smoke") ? "smoke" : "full";
+  const isNodes = process.argv.includes("--nodes");
+  const mode = isSoak ? "soak" : isNodes ? "nodes" : process.argv.includes("--quick") ? "quick" : process.argv.includes("--smoke") ? "smoke" : "full";
   const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length).split(",");
   const from = packagesFrom() === "source" ? "TypeScript sources (tsx)" : "built dist/, as shipped";
   console.log(`brain bench (${mode}${only ? `, sections ${only.join(",")} only` : ""}) on ${availableParallelism()} cores, node ${process.version}; packages from ${from}`);
   const log = (s: string) => console.error(s);
-  const report = isSoak ? await runSoak({ log, print: true }) : await runBench(CONFIGS[mode as "quick" | "full" | "smoke"], { log, print: true, ...(only ? { only } : {}) });
+  const report = isSoak ? await runSoak({ log, print: true }) : isNodes ? await runNodes({ log, print: true }) : await runBench(CONFIGS[mode as "quick" | "full" | "smoke"], { log, print: true, ...(only ? { only } : {}) });
   // --only writes beside results.json so a partial run never replaces the full run's figures.
-  const out = new URL(isSoak ? "../results-soak.json" : only ? "../results-only.json" : "../results.json", import.meta.url);
+  const out = new URL(isSoak ? "../results-soak.json" : isNodes ? "../results-nodes.json" : only ? "../results-only.json" : "../results.json", import.meta.url);
   writeFileSync(out, JSON.stringify(report, null, 2) + "\n");
   const goals = report.sections.flatMap((s) => s.figures.filter((f) => f.goal));
   console.log(`\ngoals: ${goals.filter((g) => g.goal!.pass).length} pass, ${goals.filter((g) => !g.goal!.pass).length} miss; ${report.durationS} s; wrote ${fileURLToPath(out).replace(/.*\/bench\//, "bench/")}`);

@@ -19,7 +19,7 @@ export interface Section {
 export interface Report {
   date: string;
   command: string;
-  mode: "quick" | "full" | "smoke" | "soak";
+  mode: "quick" | "full" | "smoke" | "soak" | "nodes";
   /** What the SDK and runtime ran from: their built dist/ (as shipped, `npm run bench`) or their TypeScript sources through tsx. */
   packages: "dist" | "source";
   machine: { nproc: number; memTotalMiB: number; node: string; platform: string; cpu: string };
