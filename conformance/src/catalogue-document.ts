@@ -16,9 +16,10 @@ export const CATALOGUE_FILE = join(packageRoot, "catalogue.json");
 /**
  * Tools a brain:tool@0.2.0 component cannot have: `throw` (a trap carries no message through the
  * WIT), `slow_validation` (a component's input is checked by the runtime against JSON Schema, with
- * no asynchronous check) and `versioned` (only a restarted host can change what it advertises).
+ * no asynchronous check), `versioned` (only a restarted host can change what it advertises) and
+ * `environments` (components get no Environment control).
  */
-const HOST_ONLY = new Set(["throw", "slow_validation", "versioned"]);
+const HOST_ONLY = new Set(["throw", "slow_validation", "versioned", "environments"]);
 
 export interface CatalogueTool {
   name: string;

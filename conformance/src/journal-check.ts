@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import { issues, type JournalRecord } from "@aexhq/brain-protocol";
 import type { ExpectedCall, Scenario } from "./scenario.ts";
 
-/** One call's records (data.callId) and the model records it caused (data.origin), each in journal order. */
+/** One call's records (data.callId) and the records it caused (data.origin: model and environment requests, nested calls), each in journal order. */
 type CallRecords = { callId: string; tool: string; records: JournalRecord[]; model: JournalRecord[] };
 
 function callIdOf(r: JournalRecord): string | undefined {
@@ -94,6 +94,10 @@ function callDifference(want: ExpectedCall, got: CallRecords): string | undefine
     const diff = modelCallDifference(want.modelCalls, got, finished.sequence);
     if (diff) return diff;
   }
+  if (want.environmentRequests !== undefined) {
+    const diff = environmentDifference(want.environmentRequests, got, finished.sequence);
+    if (diff) return diff;
+  }
   if (want.emitSequencesInResult) {
     const last = results.at(-1);
     const outcome = last?.type === "tool.result" ? last.data.outcome : undefined;
@@ -101,6 +105,18 @@ function callDifference(want: ExpectedCall, got: CallRecords): string | undefine
     const events = got.records.filter((r) => r.type === "tool.event").map((r) => r.sequence);
     if (!isDeepStrictEqual(claimed, events)) return `await emit returned ${JSON.stringify(claimed)}, but the journal has events at ${JSON.stringify(events)}`;
     if (last && events.some((seq) => seq > last.sequence)) return `an event was committed after the result ${show(last)}`;
+  }
+  return undefined;
+}
+
+/** ctx.environments operations of one call: how many, and each answered (by `request`) before the call finished. */
+function environmentDifference(want: number, got: CallRecords, finishedAt: number): string | undefined {
+  const requests = got.model.filter((r) => r.type === "environment.request");
+  if (requests.length !== want) return `expected ${want} environment.request record(s) with origin ${got.callId}, got ${requests.length}`;
+  for (const req of requests) {
+    const answer = got.model.find((r) => r.type === "environment.response" && r.data.request === req.sequence);
+    if (answer === undefined) return `environment.request ${show(req)} has no environment.response naming it`;
+    if (answer.sequence > finishedAt) return `environment.response ${show(answer)} was committed after the call's tool.finished`;
   }
   return undefined;
 }

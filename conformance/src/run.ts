@@ -65,7 +65,10 @@ export async function runScenario(ctx: RunContext, s: Scenario): Promise<Scenari
   for (const name of toolsOf(s)) {
     const contract = ctx.contracts.get(name);
     if (!contract) return fail(`the subject does not advertise tool ${name}`);
-    tools.push(ctx.place(contract));
+    const placed = ctx.place(contract);
+    // The scenario's Environment control authority goes on host placements (the only ones that carry one).
+    if (s.environments !== undefined && placed.placement.kind === "host") placed.placement = { ...placed.placement, environments: s.environments };
+    tools.push(placed);
   }
   let variant: string | undefined;
   const session = await ctx.api.ok<Session>("POST", "/v1/sessions", {

@@ -12,6 +12,15 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 
 class NotPlainData { constructor(readonly x = 1) {} }
 
+/** One ctx.environments operation for the `environments` tool (the contract's EnvironmentRequest, loosely). */
+const environmentRequest = z.object({
+  operation: z.enum(["list", "get", "create", "update", "setup", "delete", "call"]),
+  name: z.string().optional(),
+  spec: z.json().optional(),
+  tool: z.string().optional(),
+  input: z.json().optional(),
+});
+
 const notJson: Record<string, () => unknown> = {
   undefined: () => undefined,
   nan: () => Number.NaN,
@@ -163,6 +172,32 @@ export const catalogue = [
         return ctx.finish({ status: "error", error: { code: (e as { code?: string }).code ?? "tool_error", message: "emit rejected" } });
       }
       return ctx.finish({ ok: true });
+    },
+  }),
+  tool({
+    name: "environments", description: "Perform Environment control operations in order (ctx.environments) and finish with each one's answer.",
+    input: z.object({ requests: z.array(environmentRequest) }),
+    run: async ({ requests }, ctx) => {
+      const answers: unknown[] = [];
+      for (const r of requests) {
+        const env = ctx.environments;
+        const name = r.name ?? "";
+        try {
+          let ok: unknown;
+          if (r.operation === "list") ok = await env.list();
+          else if (r.operation === "get") ok = await env.get(name);
+          else if (r.operation === "create") ok = await env.create(r.spec as never);
+          else if (r.operation === "update") ok = await env.update(name, (r.spec ?? {}) as never);
+          else if (r.operation === "setup") ok = await env.setup(name);
+          else if (r.operation === "delete") ok = (await env.delete(name)) ?? null;
+          else ok = await env.call(name, { tool: r.tool ?? "", input: r.input ?? {} });
+          answers.push({ ok });
+        } catch (e) {
+          const missing = (e as { details?: { missing?: unknown } }).details?.missing;
+          answers.push({ error: { code: (e as { code?: string }).code ?? "thrown", ...(typeof missing === "string" ? { missing } : {}) } });
+        }
+      }
+      return ctx.finish({ answers });
     },
   }),
   tool({
