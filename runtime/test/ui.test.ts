@@ -205,6 +205,30 @@ test("a session: a finished tool call's outcome and its emitted event, opened fr
   await page.screenshot({ path: join(ARTIFACTS, "timeline-dark.png") });
 });
 
+test("a call's Environment control operations are steps of its life: what it asked, done or refused with the code", async () => {
+  const tool = contract("organizer");
+  const host = await TestHost.register(brain, [tool]);
+  hosts.push(host);
+  const session = await createSession(brain, [{ ...placed(tool, host.hostId), placement: { kind: "host", hostId: host.hostId, environments: { create: {} } } }], [{ toolCalls: [{ name: "organizer", input: {} }] }, { text: "organized" }]);
+  await api(brain, "POST", `/v1/sessions/${session.id}/messages`, { text: "go" });
+  const invoke = (await host.next((f) => f.type === "invoke")) as InvokeFrame;
+  for (const request of [{ operation: "create", spec: { name: "scratch" } }, { operation: "list" }]) {
+    const ref = host.nextRef();
+    host.send({ type: "environment_request", ref, callId: invoke.callId, request } as never);
+    await host.next((f) => f.type === "environment_result" && f.ref === ref);
+  }
+  await host.request({ type: "finish", callId: invoke.callId });
+  await waitFor(brain, session.id, (r) => r.type === "turn.completed");
+
+  const page = await newPage();
+  await login(page, brain.token, `/ui/sessions/${session.id}`);
+  await rowOf(page, invoke.callId).and(page.locator('[data-status="ok"]')).click();
+  const detail = (await page.textContent("#detail")) ?? "";
+  assert.match(detail, "ctx.environments.create scratch · done");
+  assert.match(detail, "ctx.environments.list · refused · forbidden");
+  assert.match(detail, "environments.list");
+});
+
 test("an open call shows its deadline counting down; after its host is killed it shows unknown; a call that outlives its turn shows as background", async () => {
   const slow = contract("slow");
   const host = await TestHost.register(brain, [slow, lookup]);

@@ -284,6 +284,8 @@ class Timeline {
     this.calls = new Map();
     this.models = new Map();
     this.turns = new Map();
+    /** ctx.environments operations by the sequence of their environment.request. */
+    this.environmentOps = new Map();
     this.records = 0;
     this.lastSeq = 0;
     this.deleted = false;
@@ -371,7 +373,7 @@ class Timeline {
         break;
       }
       case "tool.call_started": {
-        const c = this.push({ kind: "tool", seq: r.sequence, at: r.at, callId: d.callId, tool: d.tool, modelCallId: d.modelCallId, input: d.input, placement: d.placement, activation: d.activation, deadlineAt: d.deadlineAt, status: "running", events: 0, results: 0, life: [{ type: "intent", seq: r.sequence, at: r.at }] });
+        const c = this.push({ kind: "tool", seq: r.sequence, at: r.at, callId: d.callId, tool: d.tool, modelCallId: d.modelCallId, origin: d.origin, input: d.input, placement: d.placement, activation: d.activation, deadlineAt: d.deadlineAt, status: "running", events: 0, results: 0, life: [{ type: "intent", seq: r.sequence, at: r.at }] });
         this.calls.set(d.callId, c);
         break;
       }
@@ -395,6 +397,24 @@ class Timeline {
           c.life.push({ type: "finished", seq: r.sequence, at: r.at, status: d.status, error: d.error, message: d.message });
         }
         this.touch(c);
+        break;
+      }
+      case "environment.request": {
+        // An Environment control operation is a step in its caller's life; its answer completes it.
+        const call = this.calls.get(d.origin);
+        if (!call) return void this.push({ kind: "other", seq: r.sequence, at: r.at, type: r.type, data: d });
+        const op = { type: "environment", seq: r.sequence, at: r.at, request: d.request, status: "pending" };
+        this.environmentOps.set(r.sequence, { op, call });
+        call.life.push(op);
+        this.touch(call);
+        break;
+      }
+      case "environment.response": {
+        const found = this.environmentOps.get(d.request);
+        if (!found) return void this.push({ kind: "other", seq: r.sequence, at: r.at, type: r.type, data: d });
+        Object.assign(found.op, { status: d.error ? "error" : "ok", error: d.error, result: d.result, endAt: r.at, responseSeq: r.sequence });
+        this.environmentOps.delete(d.request);
+        this.touch(found.call);
         break;
       }
       case "session.deleted":
@@ -530,7 +550,11 @@ function toolDetail(c, facts, key) {
     else if (s.type === "event") step("", `Event “${s.kind}”`, s.at, s.seq, payload(s.data, key(`event-${s.seq}`), `event ${s.kind}`));
     else if (s.type === "result") step(s.outcome?.status === "ok" ? "ok" : "bad", `Result · ${s.outcome?.status ?? "?"}`, s.at, s.seq, payload(s.outcome, key(`result-${s.seq}`), "result outcome"), s.content !== undefined ? [h("div", { class: "help" }, "content (what the model reads):"), payload(s.content, key(`content-${s.seq}`), "result content")] : null);
     else if (s.type === "returned") step("", "Returned", s.at, s.seq, h("div", { class: "help" }, c.status === "running" ? "run() ended without finishing: the call continues in the background." : "run() ended before the call finished."));
-    else if (s.type === "finished") step(s.status === "ok" ? "ok" : "bad", `Finished · ${s.status}${s.error ? ` · ${s.error.code}` : ""}`, s.at, s.seq, s.message ? h("div", {}, s.message) : null, s.error ? payload(s.error, key(`error-${s.seq}`), "error") : null);
+    else if (s.type === "environment") {
+      const what = `ctx.environments.${s.request?.operation ?? "?"}${s.request?.name !== undefined ? ` ${s.request.name}` : s.request?.spec?.name !== undefined ? ` ${s.request.spec.name}` : ""}`;
+      const state = s.status === "pending" ? "waiting" : s.status === "ok" ? (s.result?.callId ? `nested call ${s.result.callId}` : "done") : `refused · ${s.error?.code ?? "?"}`;
+      step(s.status === "error" ? "bad" : s.status === "ok" ? "ok" : "", `${what} · ${state}`, s.at, s.seq, payload(s.request, key(`env-${s.seq}`), "environment request"), s.error ? payload(s.error, key(`env-error-${s.seq}`), "error") : null);
+    } else if (s.type === "finished") step(s.status === "ok" ? "ok" : "bad", `Finished · ${s.status}${s.error ? ` · ${s.error.code}` : ""}`, s.at, s.seq, s.message ? h("div", {}, s.message) : null, s.error ? payload(s.error, key(`error-${s.seq}`), "error") : null);
   }
   if (c.status === "running") life.append(h("li", { class: "open" }, h("div", { class: "life-head" }, h("strong", {}, "Open"), typeof c.deadlineAt === "number" ? deadlineEl(c.deadlineAt) : h("span", { class: "muted" }, "no deadline"))));
   return [
@@ -538,7 +562,7 @@ function toolDetail(c, facts, key) {
     facts([
       ["State", [badge(c.status, callStatusText(c)), c.background ? [" ", h("span", { class: "badge bg-tag" }, "background")] : null]],
       ["Call id", h("span", { class: "mono" }, c.callId)],
-      ["Model call id", h("span", { class: "mono" }, c.modelCallId)],
+      c.origin ? ["Started by", [h("span", { class: "mono" }, c.origin), " (ctx.environments.call: a nested call, not the model's)"]] : ["Model call id", h("span", { class: "mono" }, c.modelCallId)],
       ["Runs on", placementLabel(c.placement)],
       ["Turn", String(c.activation)],
       ["Started", fmtTime(c.at)],
