@@ -109,6 +109,27 @@ test("the fence: a write proves its lease in its own transaction; a lease is nev
   }
 });
 
+test("a store whose connections were cut (terminated by the server) reconnects: the batch in flight fails, the next ones are written", async () => {
+  const db = await freshDatabase(cluster.url, `nodes_${++databases}`);
+  const store = await PostgresStore.open(db);
+  const rec = (sequence: number) => ({ sessionId: "s1", sequence, at: Date.now(), type: sequence === 1 ? "session.created" : "tool.returned", data: sequence === 1 ? { model: { provider: "scripted", script: [] }, tools: [] } : { callId: "s1:1" } }) as JournalRecord;
+  try {
+    await store.append(rec(1));
+    await rows(db, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()");
+    await new Promise((r) => setTimeout(r, 200));
+    const first = await store.append(rec(2)).then(() => "written", (e: Error) => e.message);
+    // Whether the cut is noticed by this batch or by the next one, a later batch is written.
+    let next = first === "written" ? 3 : 2;
+    await store.append(rec(next));
+    next += 1;
+    await store.append(rec(next));
+    const journal = await rows(db, "SELECT sequence FROM journal WHERE session_id = 's1' ORDER BY sequence");
+    assert.equal(journal.map((r) => r.sequence), Array.from({ length: next }, (_, i) => i + 1));
+  } finally {
+    await store.close();
+  }
+});
+
 test("two nodes on one PostgreSQL: either node serves a session (the owner runs it), one journal, one lease", async () => {
   const { db, a, b } = await twoNodes();
   const host = await TestHost.register(as(a), [echo], { hostId: "host-a", secret: "host-a-secret-0001" });

@@ -101,6 +101,50 @@ interface Pending {
   reject: (e: unknown) => void;
 }
 
+function lostLease(sessionId: string): BrainRuntimeError {
+  return new BrainRuntimeError("conflict", `session ${sessionId}: this node no longer holds its lease (taken over, or this node's lease expired); the record was not written`, { sessionId });
+}
+
+const RECORDS_CTE = `recs AS (
+    SELECT * FROM unnest($1::text[], $2::int[], $3::bigint[], $4::text[], $5::text[]) WITH ORDINALITY AS r(session_id, sequence, at, type, data, i)
+  )`;
+
+const HEADS_INSERT = `INSERT INTO sessions (session_id, created_at, last_sequence, activations, model_requests, open_calls, open_model_requests, turn_open, deleted, owner)
+    SELECT * FROM unnest($6::text[], $7::bigint[], $8::int[], $9::int[], $10::int[], $11::int[], $12::int[], $13::bool[], $14::bool[], $15::text[]) AS h(session_id)
+    WHERE h.session_id IN (SELECT session_id FROM ok)
+    ON CONFLICT (session_id) DO UPDATE SET created_at = EXCLUDED.created_at, last_sequence = EXCLUDED.last_sequence,
+      activations = EXCLUDED.activations, model_requests = EXCLUDED.model_requests, open_calls = EXCLUDED.open_calls,
+      open_model_requests = EXCLUDED.open_model_requests, turn_open = EXCLUDED.turn_open, deleted = EXCLUDED.deleted, owner = EXCLUDED.owner`;
+
+/** A batch without a fence (one store on the database): every session is written. */
+const COMMIT_SQL = `WITH ${RECORDS_CTE},
+  ok AS (SELECT DISTINCT session_id FROM recs),
+  journal_rows AS (INSERT INTO journal (session_id, sequence, at, type, data) SELECT session_id, sequence, at, type, data FROM recs ORDER BY i),
+  head_rows AS (${HEADS_INSERT})
+  SELECT session_id FROM ok`;
+
+/** A node's batch: $16 each record's token, $17 the node id. Answers the sessions written. */
+const FENCED_COMMIT_SQL = `WITH ${RECORDS_CTE},
+  toks AS (SELECT * FROM unnest($1::text[], $16::bigint[]) AS t(session_id, token)),
+  fresh AS (
+    INSERT INTO leases (session_id, owner, token)
+    SELECT DISTINCT r.session_id, $17, 1::bigint FROM recs r JOIN toks t ON t.session_id = r.session_id
+      JOIN nodes n ON n.node_id = $17 AND n.expires_at > clock_timestamp()
+     WHERE r.sequence = 1 AND t.token = 1
+    ON CONFLICT (session_id) DO NOTHING
+    RETURNING session_id, token),
+  locked AS (
+    SELECT l.session_id, l.token FROM leases l JOIN nodes n ON n.node_id = l.owner
+     WHERE l.session_id IN (SELECT session_id FROM recs) AND l.owner = $17 AND n.expires_at > clock_timestamp()
+     FOR SHARE OF l),
+  held AS (SELECT session_id, token FROM locked UNION ALL SELECT session_id, token FROM fresh),
+  ok AS (SELECT DISTINCT t.session_id FROM toks t JOIN held h ON h.session_id = t.session_id AND h.token = t.token),
+  journal_rows AS (
+    INSERT INTO journal (session_id, sequence, at, type, data)
+    SELECT session_id, sequence, at, type, data FROM recs WHERE session_id IN (SELECT session_id FROM ok) ORDER BY i),
+  head_rows AS (${HEADS_INSERT})
+  SELECT session_id FROM ok`;
+
 interface HeadRow {
   session_id: string;
   created_at: string;
@@ -137,13 +181,19 @@ export class PostgresStore {
   private heads = new Map<string, SessionHead>();
   private closed = false;
 
+  private writerBroken = false;
+
   private constructor(
-    /** One connection for the writer, so a batch's statements share its transaction. */
+    private url: string,
+    /** One connection for the writer: one batch in flight, in order. */
     private writer: pg.Client,
     /** Reads, and the node's lease statements (cluster/leases.ts). */
     readonly readers: pg.Pool,
     private fence: Fence | undefined,
-  ) {}
+    private idleTransactionTimeoutMs: number | undefined,
+  ) {
+    writer.on("error", () => (this.writerBroken = true));
+  }
 
   /** Connects, applies missing migrations, and returns the store. */
   static async open(url: string, opts: PostgresStoreOptions = {}): Promise<PostgresStore> {
@@ -160,7 +210,7 @@ export class PostgresStore {
     }
     const readers = new pg.Pool({ connectionString: url, max: 4 });
     readers.on("error", () => {});
-    return new PostgresStore(writer, readers, opts.fence);
+    return new PostgresStore(url, writer, readers, opts.fence, opts.idleTransactionTimeoutMs);
   }
 
   append(record: JournalRecord): Promise<void> {
@@ -187,79 +237,93 @@ export class PostgresStore {
     });
   }
 
+  /**
+   * One batch is ONE statement (so one round trip, and one implicit transaction): the fence (with a
+   * fence), the journal rows and the sessions' heads, through data-modifying CTEs. With a fence, the
+   * statement locks the batch's lease rows `FOR SHARE` (held by this node, with the token each
+   * record was admitted under, the node's own lease unexpired by the database's clock), creates the
+   * leases of new sessions (token 1), and writes only the sessions that passed; it answers which.
+   * A takeover's UPDATE of a lease row waits for the statement, so a record is either committed
+   * before a takeover (and the new owner reads it) or refused. Heads are computed here beforehand
+   * from cached or preloaded heads; nothing is read while the statement runs.
+   */
   private async commit(all: Pending[]): Promise<void> {
     let batch = all;
     try {
-      await this.writer.query("BEGIN");
-      try {
-        if (this.fence !== undefined) batch = await this.fenceBatch(all, this.fence);
-        const records = batch.map((p) => p.record);
-        const heads = await this.advance(records);
-        const sessions = [...heads.values()];
-        await this.writer.query(
-          "INSERT INTO journal (session_id, sequence, at, type, data) SELECT * FROM unnest($1::text[], $2::int[], $3::bigint[], $4::text[], $5::text[])",
-          [records.map((r) => r.sessionId), records.map((r) => r.sequence), records.map((r) => r.at), records.map((r) => r.type), records.map((r) => JSON.stringify(r.data))],
-        );
-        await this.writer.query(
-          `INSERT INTO sessions (session_id, created_at, last_sequence, activations, model_requests, open_calls, open_model_requests, turn_open, deleted, owner)
-           SELECT * FROM unnest($1::text[], $2::bigint[], $3::int[], $4::int[], $5::int[], $6::int[], $7::int[], $8::bool[], $9::bool[], $10::text[])
-           ON CONFLICT (session_id) DO UPDATE SET created_at = EXCLUDED.created_at, last_sequence = EXCLUDED.last_sequence,
-             activations = EXCLUDED.activations, model_requests = EXCLUDED.model_requests, open_calls = EXCLUDED.open_calls,
-             open_model_requests = EXCLUDED.open_model_requests, turn_open = EXCLUDED.turn_open, deleted = EXCLUDED.deleted, owner = EXCLUDED.owner`,
-          [
-            sessions.map((h) => h.sessionId), sessions.map((h) => h.createdAt), sessions.map((h) => h.lastSequence), sessions.map((h) => h.activations),
-            sessions.map((h) => h.modelRequests), sessions.map((h) => h.openCalls), sessions.map((h) => h.openModelRequests), sessions.map((h) => h.turnOpen),
-            sessions.map((h) => h.deleted), sessions.map((h) => h.owner ?? null),
-          ],
-        );
-        await this.writer.query("COMMIT");
-        for (const h of sessions) this.heads.set(h.sessionId, h);
-        this.stats.transactions += 1;
-        this.stats.records += records.length;
-      } catch (e) {
-        await this.writer.query("ROLLBACK").catch(() => {});
-        throw e;
+      if (this.fence !== undefined) batch = this.dropStale(all, this.fence);
+      if (batch.length === 0) return;
+      const records = batch.map((p) => p.record);
+      for (const id of new Set(records.map((r) => r.sessionId))) {
+        if (this.heads.has(id)) continue;
+        const known = await this.loadHead(id);
+        if (known !== undefined) this.heads.set(id, known);
       }
-      for (const p of batch) p.resolve();
+      const heads = this.advance(records);
+      const sessions = [...heads.values()];
+      const params: unknown[] = [
+        records.map((r) => r.sessionId), records.map((r) => r.sequence), records.map((r) => r.at), records.map((r) => r.type), records.map((r) => JSON.stringify(r.data)),
+        sessions.map((h) => h.sessionId), sessions.map((h) => h.createdAt), sessions.map((h) => h.lastSequence), sessions.map((h) => h.activations),
+        sessions.map((h) => h.modelRequests), sessions.map((h) => h.openCalls), sessions.map((h) => h.openModelRequests), sessions.map((h) => h.turnOpen),
+        sessions.map((h) => h.deleted), sessions.map((h) => h.owner ?? null),
+      ];
+      if (this.fence !== undefined) params.push(batch.map((p) => p.token), this.fence.nodeId);
+      const writer = await this.liveWriter();
+      const { rows } = await writer.query<{ session_id: string }>(this.fence === undefined ? COMMIT_SQL : FENCED_COMMIT_SQL, params);
+      const written = new Set(rows.map((r) => r.session_id));
+      for (const h of sessions) if (written.has(h.sessionId)) this.heads.set(h.sessionId, h);
+      this.stats.transactions += 1;
+      this.stats.records += batch.filter((p) => written.has(p.record.sessionId)).length;
+      const refused = new Map<string, { sessionId: string; token: number }>();
+      for (const p of batch) {
+        if (written.has(p.record.sessionId)) {
+          p.resolve();
+          continue;
+        }
+        refused.set(`${p.record.sessionId} ${p.token}`, { sessionId: p.record.sessionId, token: p.token });
+        p.reject(lostLease(p.record.sessionId));
+      }
+      if (refused.size > 0) {
+        for (const r of refused.values()) this.heads.delete(r.sessionId);
+        this.fence?.fenced([...refused.values()]);
+      }
     } catch (e) {
+      // A broken connection (no SQLSTATE: reset, terminated, timed out) is replaced for the next batch.
+      if (!(typeof (e as { code?: unknown }).code === "string" && /^[0-9A-Z]{5}$/.test((e as { code: string }).code))) this.writerBroken = true;
       for (const p of batch) p.reject(e);
     }
   }
 
   /**
-   * Inside the batch's transaction: the records of sessions whose lease this node still holds
-   * (token equal, node unexpired, by the database's clock), the lease rows share-locked until COMMIT
-   * so no takeover can slip between the check and the insert. A new session's lease is created here,
-   * with token 1. The others' records are refused, and the fence is told.
+   * Refuses at once the records admitted under a token this node no longer holds for their session
+   * (an earlier run of a session it has since let go of and taken again): they can never be written,
+   * and a batch holds one run per session, so its heads are consistent.
    */
-  private async fenceBatch(batch: Pending[], fence: Fence): Promise<Pending[]> {
-    const ids = [...new Set(batch.map((p) => p.record.sessionId))];
-    const fresh = [...new Set(batch.filter((p) => p.record.sequence === 1 && p.token === 1).map((p) => p.record.sessionId))];
-    if (fresh.length > 0) {
-      await this.writer.query("INSERT INTO leases (session_id, owner, token) SELECT unnest($1::text[]), $2, 1 ON CONFLICT (session_id) DO NOTHING", [fresh, fence.nodeId]);
-    }
-    const { rows } = await this.writer.query<{ session_id: string; token: string }>(
-      `SELECT l.session_id, l.token FROM leases l JOIN nodes n ON n.node_id = l.owner
-        WHERE l.session_id = ANY($1::text[]) AND l.owner = $2 AND n.expires_at > clock_timestamp()
-        FOR SHARE OF l`,
-      [ids, fence.nodeId],
-    );
-    const current = new Map(rows.map((r) => [r.session_id, Number(r.token)]));
+  private dropStale(batch: Pending[], fence: Fence): Pending[] {
     const kept: Pending[] = [];
     const refused = new Map<string, { sessionId: string; token: number }>();
     for (const p of batch) {
-      if (current.get(p.record.sessionId) === p.token) {
-        kept.push(p);
-        continue;
+      if (fence.tokenOf(p.record.sessionId) === p.token && p.token !== -1) kept.push(p);
+      else {
+        refused.set(`${p.record.sessionId} ${p.token}`, { sessionId: p.record.sessionId, token: p.token });
+        p.reject(lostLease(p.record.sessionId));
       }
-      refused.set(`${p.record.sessionId} ${p.token}`, { sessionId: p.record.sessionId, token: p.token });
-      p.reject(new BrainRuntimeError("conflict", `session ${p.record.sessionId}: this node no longer holds its lease (taken over, or this node's lease expired); the record was not written`, { sessionId: p.record.sessionId }));
     }
-    if (refused.size > 0) {
-      for (const r of refused.values()) if (!current.has(r.sessionId)) this.heads.delete(r.sessionId);
-      fence.fenced([...refused.values()]);
-    }
+    if (refused.size > 0) fence.fenced([...refused.values()]);
     return kept;
+  }
+
+  /** The writer connection, reconnected if the last one broke. */
+  private async liveWriter(): Promise<pg.Client> {
+    if (!this.writerBroken) return this.writer;
+    const old = this.writer;
+    const next = new pg.Client({ connectionString: this.url });
+    next.on("error", () => (this.writerBroken = true));
+    await next.connect();
+    if (this.idleTransactionTimeoutMs !== undefined) await next.query(`SET idle_in_transaction_session_timeout = ${Math.max(1, Math.floor(this.idleTransactionTimeoutMs))}`);
+    this.writer = next;
+    this.writerBroken = false;
+    void old.end().catch(() => {});
+    return next;
   }
 
   /** Forgets a session's cached head: another node may have written it since (a takeover back). */
@@ -268,12 +332,12 @@ export class PostgresStore {
   }
 
   /** The heads after `records` (copies: nothing changes in memory until the batch committed); throws on a sequence out of order. */
-  private async advance(records: JournalRecord[]): Promise<Map<string, SessionHead>> {
+  private advance(records: JournalRecord[]): Map<string, SessionHead> {
     const next = new Map<string, SessionHead>();
     for (const r of records) {
       let h = next.get(r.sessionId);
       if (h === undefined) {
-        const known = this.heads.get(r.sessionId) ?? (await this.loadHead(r.sessionId));
+        const known = this.heads.get(r.sessionId);
         next.set(r.sessionId, (h = known === undefined ? newHead(r.sessionId) : { ...known }));
       }
       if (r.sequence <= h.lastSequence) throw new BrainRuntimeError("internal", `journal: sequence ${r.sequence} of ${r.sessionId} is not after ${h.lastSequence}`);
