@@ -1,6 +1,8 @@
 export { startBrain, environmentPlugins } from "./server.ts";
 // Registers the component Environment (brain:tool@0.2.0 components) and PUT /v1/components/:digest.
 import "./environments/component/plugin.ts";
+// Registers Brain-managed JS hosts (placement kind "managed") and PUT /v1/packages/:digest.
+import "./environments/managed/plugin.ts";
 export { ComponentEnvironment } from "./environments/component/environment.ts";
 // Registers the descriptor Environment (the operator's named http_json environments).
 import "./environments/descriptor/plugin.ts";

@@ -1,3 +1,4 @@
+import { SdkError } from "./errors.ts";
 /** Where a placed tool runs. Without one, a `run` tool runs in the registering application. */
 export type Environment = HostEnvironment | BrainEnvironment | HttpEnvironment | PlainHttpEnvironment;
 
@@ -95,8 +96,13 @@ function authority(a: EnvironmentAuthority): EnvironmentAuthority {
   return Object.freeze(out);
 }
 
-export function brainEnv(config: { name: string; filesystem?: { workspace: "read" | "write" } }): BrainEnvironment {
+export function brainEnv(config: { name: string; filesystem?: { workspace: "read" | "write" }; runtime?: "node" | "deno" }): BrainEnvironment {
   if (typeof config?.name !== "string" || !ENV_NAME.test(config.name)) throw new TypeError(`brainEnv: invalid name ${JSON.stringify(config?.name)}`);
+  if (config.runtime !== undefined) {
+    // The runtime side exists (placement kind "managed", PUT /v1/packages/:digest: docs/managed-hosts.md);
+    // packing and uploading the package from the SDK does not yet.
+    throw new SdkError("unsupported", `brainEnv ${config.name}: runtime ${JSON.stringify(config.runtime)} (a Brain-managed host) is not supported by this SDK yet; upload the package and place the tool over the HTTP API (docs/managed-hosts.md)`, { env: config.name, runtime: config.runtime });
+  }
   const ws = config.filesystem?.workspace;
   if (config.filesystem !== undefined && ws !== "read" && ws !== "write") throw new TypeError(`brainEnv ${config.name}: filesystem.workspace must be "read" or "write"`);
   return Object.freeze({ kind: "brain", name: config.name, ...(config.filesystem ? { filesystem: Object.freeze({ workspace: ws! }) } : {}) });

@@ -217,8 +217,10 @@ export class HostConnection implements RuntimeFrameHandler {
       if (!past.placedOn(this.hostId)) throw new CallRejectedError("forbidden", `call ${callId} is not placed on host ${this.hostId}`);
       return finishedSink(callId);
     }
+    // A host placement names its host; a call of a Brain-managed host (kind "managed") names none:
+    // the connection it was invoked on answers it.
     const placement = call.info.tool.placement;
-    if (placement.kind !== "host" || placement.hostId !== this.hostId) throw new CallRejectedError("forbidden", `call ${callId} is not placed on host ${this.hostId}`);
+    if (placement.kind === "host" ? placement.hostId !== this.hostId : !this.calls.has(callId)) throw new CallRejectedError("forbidden", `call ${callId} is not placed on host ${this.hostId}`);
     return call;
   }
 

@@ -1,8 +1,9 @@
 import { BrainRuntimeError } from "../errors.ts";
 
 /** What a component placement may ask for, as the contract (ComponentPlacement) defines it. */
-const PLACEMENT_KINDS = ["host", "component", "descriptor", "http", "http_plain"];
-const COMPONENT_KEYS = ["kind", "env", "digest", "filesystem"];
+const PLACEMENT_KINDS = ["host", "component", "descriptor", "http", "http_plain", "managed"];
+/** The keys of the placements that carry grants (a binding in a brainEnv): any other key is a grant this runtime does not give. */
+const BINDING_KEYS: Record<string, readonly string[]> = { component: ["kind", "env", "digest", "filesystem"], managed: ["kind", "env", "runtime", "digest", "executable", "filesystem"] };
 const FILESYSTEM_GRANTS: Record<string, readonly string[]> = { workspace: ["read", "write"] };
 
 /**
@@ -27,10 +28,11 @@ export function explainUnsupported(body: unknown): BrainRuntimeError | undefined
         supported: PLACEMENT_KINDS,
       });
     }
-    if (p.kind !== "component") continue;
+    const keys = BINDING_KEYS[p.kind];
+    if (keys === undefined) continue;
     const env = typeof p.env === "string" ? p.env : "?";
     for (const key of Object.keys(p)) {
-      if (COMPONENT_KEYS.includes(key)) continue;
+      if (keys.includes(key)) continue;
       return new BrainRuntimeError("unsupported", `environment ${env} (tool ${name}) asks for a "${key}" grant, which this runtime does not support (supported: filesystem.workspace read|write)`, {
         tool: name,
         env,

@@ -1,0 +1,183 @@
+import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { fileURLToPath } from "node:url";
+import type { ErrorInfo, ExecutableReference } from "@aexhq/brain-protocol";
+import type { ManagedRuntime } from "./placement.ts";
+
+const run = promisify(execFile);
+const HOST_ENTRY = fileURLToPath(new URL("./host-entry.mjs", import.meta.url));
+/** How long a managed host may take from spawn to its tools registered. */
+const START_TIMEOUT_MS = 60_000;
+/** How long the setup script may run. */
+const SETUP_TIMEOUT_MS = 300_000;
+
+export interface BindingSpec {
+  sessionId: string;
+  env: string;
+  runtime: ManagedRuntime;
+  tarball: string;
+  /** <root>/bindings/<sessionId>/<env>: the package is unpacked into ./package. */
+  dir: string;
+  workspace?: { path: string; mode: "read" | "write" };
+  /** The tools of the binding: each imported by its reference and given its placed options. */
+  tools: Array<{ executable: ExecutableReference; options: unknown }>;
+  /** Where the host connects (the runtime's loopback URL) and with what. */
+  url: string;
+  hostId: string;
+  secret: string;
+  token: string;
+  /** The runtime binaries (BRAIN_NODE / BRAIN_DENO). */
+  binaries: Record<ManagedRuntime, string>;
+  /** Resolves once a connection for hostId is attached and serves every tool (or the process ended). */
+  connected(hostId: string): boolean;
+}
+
+/**
+ * One binding's host process: unpacked and prepared once (setup runs at most once, and a failure is
+ * kept: every call of the binding gets it, nothing is retried), then started on demand. A process
+ * that dies ends its open calls through its lost connection (`unknown`); the next call starts a new
+ * one, from the same prepared folder.
+ */
+export class ManagedBinding {
+  private prepared: Promise<ErrorInfo | undefined> | undefined;
+  private child: ChildProcess | undefined;
+  private starting: Promise<void> | undefined;
+  /** Processes started (a restart counts); for tests and diagnostics. */
+  starts = 0;
+  private closed = false;
+
+  constructor(readonly spec: BindingSpec) {}
+
+  get packageDir(): string {
+    return join(this.spec.dir, "package");
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Unpacks and runs setup, once; resolves with the failure that every call will get, if any. */
+  prepare(): Promise<ErrorInfo | undefined> {
+    this.prepared ??= this.doPrepare().catch((e) => ({ code: "tool_error", message: `managed host ${this.spec.env}: could not prepare the package: ${String(e instanceof Error ? e.message : e)}` }));
+    return this.prepared;
+  }
+
+  private async doPrepare(): Promise<ErrorInfo | undefined> {
+    const { dir, env } = this.spec;
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    await run("tar", ["-xzf", this.spec.tarball, "-C", dir, "--no-same-owner", "--no-same-permissions"], { maxBuffer: 16 * 1024 * 1024 });
+    copyFileSync(HOST_ENTRY, join(this.packageDir, ".brain-host.mjs"));
+    const pkg = JSON.parse(readFileSync(join(this.packageDir, "package.json"), "utf8")) as { dependencies?: Record<string, string>; brain?: { setup?: unknown } };
+    if (Object.keys(pkg.dependencies ?? {}).length > 0 && !existsSync(join(this.packageDir, "node_modules"))) {
+      return {
+        code: "unsupported",
+        message: `managed host ${env}: the package has dependencies but the upload carries no package/node_modules; installing them from its lockfile is not supported yet (upload the package with its dependencies)`,
+      };
+    }
+    const setup = pkg.brain?.setup;
+    if (setup === undefined) return undefined;
+    if (typeof setup !== "string" || setup.startsWith("/") || setup.split("/").includes("..")) {
+      return { code: "tool_error", message: `managed host ${env}: package.json brain.setup must be a relative module path inside the package, not ${JSON.stringify(setup)}` };
+    }
+    // The setup script runs with the binding's authority plus writing its own package folder.
+    const args = this.commandLine(setup, true);
+    const r = await new Promise<{ code: number | null; signal: string | null; out: string }>((resolve) => {
+      const child = spawn(args[0]!, args.slice(1), { cwd: this.packageDir, env: this.childEnv(), stdio: ["ignore", "pipe", "pipe"], timeout: SETUP_TIMEOUT_MS });
+      let out = "";
+      const keep = (b: Buffer) => (out = (out + b.toString()).slice(-4000));
+      child.stdout!.on("data", keep);
+      child.stderr!.on("data", keep);
+      child.on("error", (e) => resolve({ code: null, signal: null, out: String(e) }));
+      child.on("close", (code, signal) => resolve({ code, signal, out }));
+    });
+    if (r.code === 0) return undefined;
+    return {
+      code: "tool_error",
+      message: `managed host ${env}: setup ${setup} failed (${r.signal ? `signal ${r.signal}` : `exit code ${r.code}`}); it is not retried: ${r.out.trim().split("\n").slice(-5).join(" / ")}`,
+      details: { setup, exitCode: r.code, signal: r.signal },
+    };
+  }
+
+  private childEnv(): NodeJS.ProcessEnv {
+    // Brain's own environment (its token, its keys) never reaches the package.
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1" };
+    if (this.spec.workspace) env.BRAIN_WORKSPACE = this.spec.workspace.path;
+    if (this.spec.runtime === "deno") {
+      env.DENO_DIR = join(this.spec.dir, ".deno");
+      env.DENO_NO_UPDATE_CHECK = "1";
+    }
+    return env;
+  }
+
+  /** The runtime's command line for a module of the package, under the binding's permissions. */
+  private commandLine(module: string, setup: boolean): string[] {
+    const { runtime, dir, workspace, binaries } = this.spec;
+    const read = [dir, ...(workspace ? [workspace.path] : [])];
+    const write = [...(workspace?.mode === "write" ? [workspace.path] : []), ...(setup ? [dir] : [])];
+    const origin = new URL(this.spec.url).host;
+    if (runtime === "node") {
+      return [
+        binaries.node, "--experimental-permission", "--disable-warning=ExperimentalWarning",
+        ...read.map((p) => `--allow-fs-read=${p}`), ...write.map((p) => `--allow-fs-write=${p}`),
+        module,
+      ];
+    }
+    return [
+      binaries.deno, "run", "--no-prompt", "--no-config", "--node-modules-dir=manual",
+      `--allow-read=${read.join(",")}`, ...(write.length ? [`--allow-write=${write.join(",")}`] : []),
+      `--allow-net=${origin}`, "--allow-env",
+      module,
+    ];
+  }
+
+  /** Starts the host process unless one is running; resolves once it serves the binding's tools. */
+  ensureRunning(): Promise<void> {
+    if (this.closed) return Promise.reject(new Error("the runtime is shutting down"));
+    if (this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null && this.starting === undefined && this.spec.connected(this.spec.hostId)) return Promise.resolve();
+    this.starting ??= this.start().finally(() => (this.starting = undefined));
+    return this.starting;
+  }
+
+  private start(): Promise<void> {
+    const args = this.commandLine("./.brain-host.mjs", false);
+    const child = spawn(args[0]!, args.slice(1), { cwd: this.packageDir, env: this.childEnv(), stdio: ["pipe", "pipe", "pipe"] });
+    this.child = child;
+    this.starts += 1;
+    let out = "";
+    const keep = (b: Buffer) => (out = (out + b.toString()).slice(-4000));
+    child.stderr!.on("data", keep);
+    // Diagnostics only (never journaled): BRAIN_MANAGED_HOST_LOG=1 forwards the host's stderr.
+    if (process.env.BRAIN_MANAGED_HOST_LOG) child.stderr!.on("data", (b: Buffer) => process.stderr.write(`[managed ${this.spec.env}] ${b}`));
+    child.stdin!.on("error", () => {});
+    child.stdin!.end(JSON.stringify({ url: this.spec.url, token: this.spec.token, hostId: this.spec.hostId, secret: this.spec.secret, tools: this.spec.tools }));
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => fail(`did not serve its tools within ${START_TIMEOUT_MS} ms`), START_TIMEOUT_MS);
+      const fail = (why: string) => {
+        clearTimeout(timer);
+        child.kill("SIGKILL");
+        reject(new Error(`managed host ${this.spec.env} (${this.spec.runtime}) ${why}: ${out.trim().split("\n").slice(-6).join(" / ")}`));
+      };
+      child.stdout!.on("data", (b: Buffer) => {
+        out = (out + b.toString()).slice(-4000);
+        if (out.includes("brain-managed-host: ready")) {
+          clearTimeout(timer);
+          if (this.spec.connected(this.spec.hostId)) resolve();
+          else fail("said it was ready but is not connected");
+        }
+      });
+      child.on("error", (e) => fail(`could not be started (${e.message})`));
+      child.on("exit", (code, signal) => fail(`exited (${signal ? `signal ${signal}` : `code ${code}`}) before serving its tools`));
+    });
+  }
+
+  /** Ends the host process (session deleted, runtime shutting down). */
+  close(): void {
+    this.closed = true;
+    this.child?.kill("SIGKILL");
+  }
+}

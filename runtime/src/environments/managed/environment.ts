@@ -1,0 +1,160 @@
+import { existsSync, mkdirSync, rmdirSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { delimiter, join, resolve } from "node:path";
+import type { ErrorInfo, ManagedPlacement, PlacedTool } from "@aexhq/brain-protocol";
+import type { CallHandle, CallInvocation, CallSink, Environment } from "../../dispatch/environment.ts";
+import { BrainRuntimeError } from "../../errors.ts";
+import type { HostEnvironment } from "../host.ts";
+import type { Principal } from "../../credentials/keys.ts";
+import type { SessionManager } from "../../sessions/manager.ts";
+import { ManagedBinding } from "./binding.ts";
+import { PackageStore } from "./package-store.ts";
+import { MANAGED_RUNTIMES } from "./placement.ts";
+import type { ManagedRuntime } from "./placement.ts";
+
+export interface ManagedEnvironmentOptions {
+  /** <dataDir> (or a temp folder): packages/ and bindings/ live under it. */
+  rootDir: string;
+  workspaceRoot?: string;
+  hosts: HostEnvironment;
+  sessions: () => SessionManager;
+  /** The per-binding register tokens the host channel accepts (token → principal). */
+  hostTokens: Map<string, Principal>;
+  /** The runtime's own loopback URL, once it listens. */
+  url: () => string;
+  /** Runtime binaries; a runtime whose binary does not exist is unsupported. */
+  binaries?: Partial<Record<ManagedRuntime, string>>;
+}
+
+/** Whether a runtime binary exists: a path, or a name found on PATH. */
+function installed(bin: string): boolean {
+  if (bin.includes("/")) return existsSync(bin);
+  return (process.env.PATH ?? "").split(delimiter).some((dir) => dir !== "" && existsSync(join(dir, bin)));
+}
+
+function placementOf(tool: PlacedTool): ManagedPlacement {
+  if (tool.placement.kind !== "managed") throw new BrainRuntimeError("internal", "not a managed placement");
+  return tool.placement;
+}
+
+/**
+ * Packaged `run` tools in host processes Brain starts and owns (kind "managed"): one process per
+ * binding (session + env), its package unpacked into <root>/bindings/<session>/<env>, prepared
+ * (setup) once, started with the runtime's own permission flags for the binding's grants, and
+ * connected to the host channel as an ordinary host with a per-binding id, secret and token. Calls
+ * go over that connection exactly as for any host: a lost connection ends its open calls `unknown`.
+ */
+export class ManagedEnvironment implements Environment {
+  readonly kind = "managed" as const;
+  readonly store: PackageStore;
+  readonly bindings = new Map<string, ManagedBinding>();
+  private binaries: Record<ManagedRuntime, string>;
+
+  constructor(private opts: ManagedEnvironmentOptions) {
+    this.store = new PackageStore(join(opts.rootDir, "packages"));
+    this.binaries = {
+      node: opts.binaries?.node ?? process.env.BRAIN_NODE ?? process.execPath,
+      deno: opts.binaries?.deno ?? process.env.BRAIN_DENO ?? "deno",
+    };
+  }
+
+  workspaceOf(sessionId: string): string | undefined {
+    return this.opts.workspaceRoot === undefined ? undefined : join(resolve(this.opts.workspaceRoot), sessionId);
+  }
+
+  admit(tool: PlacedTool, sessionId: string): ErrorInfo | undefined {
+    const p = placementOf(tool);
+    const name = tool.contract.name;
+    if (!(MANAGED_RUNTIMES as readonly string[]).includes(p.runtime)) {
+      return { code: "unsupported", message: `tool ${name}: brainEnv ${p.env} asks for runtime "${p.runtime}", which this runtime cannot start (supported: ${MANAGED_RUNTIMES.join(", ")})`, details: { tool: name, env: p.env, runtime: p.runtime, supported: [...MANAGED_RUNTIMES] } };
+    }
+    const bin = this.binaries[p.runtime as ManagedRuntime];
+    if (!installed(bin)) {
+      return { code: "unsupported", message: `tool ${name}: runtime "${p.runtime}" is not installed on this server (${bin})`, details: { tool: name, env: p.env, runtime: p.runtime } };
+    }
+    const a = this.store.get(p.digest);
+    if (a === undefined) return { code: "not_found", message: `package ${p.digest} for tool ${name} was not uploaded: PUT /v1/packages/${p.digest} first` };
+    if (a.status === "refused") return a.error;
+    if (a.name !== p.executable.package) {
+      return { code: "invalid_request", message: `tool ${name} comes from ${p.executable.package}, but package ${p.digest} is ${a.name}@${a.version}` };
+    }
+    const grant = p.filesystem?.workspace;
+    if (grant !== undefined) {
+      const ws = this.workspaceOf(sessionId);
+      if (ws === undefined) {
+        return { code: "forbidden", message: `environment ${p.env} asks for filesystem.workspace "${grant}", but this server has no workspace allow-list (BRAIN_WORKSPACE_ROOT)`, details: { tool: name, env: p.env, grant: "filesystem.workspace", mode: grant } };
+      }
+      mkdirSync(ws, { recursive: true });
+    }
+    return undefined;
+  }
+
+  release(tool: PlacedTool, sessionId: string): void {
+    const ws = tool.placement.kind === "managed" && tool.placement.filesystem?.workspace !== undefined ? this.workspaceOf(sessionId) : undefined;
+    if (ws === undefined) return;
+    try {
+      rmdirSync(ws);
+    } catch {
+      // Not made by admit, or not empty.
+    }
+  }
+
+  /** The binding of a call: its tools are every managed tool of the session placed in the same env. */
+  private bindingFor(call: CallInvocation): ManagedBinding {
+    const p = placementOf(call.tool);
+    const key = `${call.sessionId}|${p.env}`;
+    let b = this.bindings.get(key);
+    if (b !== undefined) return b;
+    const created = this.opts.sessions().state(call.sessionId).created;
+    const tools = created.tools.filter((t) => t.placement.kind === "managed" && t.placement.env === p.env);
+    const owner = created.owner;
+    const token = randomBytes(24).toString("base64url");
+    this.opts.hostTokens.set(token, owner === undefined ? { kind: "operator" } : { kind: "key", keyId: owner });
+    const mode = p.filesystem?.workspace;
+    const ws = mode !== undefined ? this.workspaceOf(call.sessionId) : undefined;
+    b = new ManagedBinding({
+      sessionId: call.sessionId,
+      env: p.env,
+      runtime: p.runtime as ManagedRuntime,
+      tarball: this.store.tarball(p.digest),
+      dir: join(this.opts.rootDir, "bindings", call.sessionId, p.env),
+      ...(ws !== undefined && mode !== undefined ? { workspace: { path: ws, mode } } : {}),
+      tools: tools.map((t) => ({ executable: placementOf(t).executable, options: t.options })),
+      url: this.opts.url(),
+      hostId: `managed-${randomBytes(8).toString("hex")}`,
+      secret: randomBytes(24).toString("hex"),
+      token,
+      binaries: this.binaries,
+      connected: (hostId) => this.opts.hosts.isConnected(hostId),
+    });
+    this.bindings.set(key, b);
+    return b;
+  }
+
+  async start(call: CallInvocation, sink: CallSink): Promise<CallHandle> {
+    const noop: CallHandle = { stop: () => {} };
+    const binding = this.bindingFor(call);
+    const failure = await binding.prepare();
+    if (failure !== undefined) throw new BrainRuntimeError(failure.code, failure.message, failure.details);
+    if (sink.finished) return noop;
+    try {
+      await binding.ensureRunning();
+    } catch (e) {
+      throw new BrainRuntimeError("tool_error", e instanceof Error ? e.message : String(e));
+    }
+    if (sink.finished) return noop;
+    const conn = this.opts.hosts.connection(binding.spec.hostId);
+    if (conn === undefined) throw new BrainRuntimeError("host_unavailable", `managed host ${binding.spec.env} is not connected; the call was not sent`);
+    conn.invoke(call, sink);
+    return {
+      stop: (status) => {
+        conn.release(call.callId);
+        if (status === "timeout" || status === "cancelled") conn.cancel(call.callId, status);
+      },
+    };
+  }
+
+  close(): void {
+    for (const b of this.bindings.values()) b.close();
+  }
+}

@@ -1,0 +1,36 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { environmentPlugins } from "../plugins.ts";
+import type { BrainInternals } from "../plugins.ts";
+import { ManagedEnvironment } from "./environment.ts";
+import { packageRoute } from "./upload-route.ts";
+
+/**
+ * Plugs Brain-managed JS hosts (placement kind "managed") and their package upload route into
+ * startBrain. Packages and binding folders live under <dataDir>; with an in-memory journal under a
+ * temp folder removed on close.
+ */
+export function installManagedHosts(internals: BrainInternals): ManagedEnvironment {
+  const temp = internals.dataDir === undefined ? mkdtempSync(join(tmpdir(), "brain-managed-")) : undefined;
+  const env = new ManagedEnvironment({
+    rootDir: temp ?? internals.dataDir!,
+    workspaceRoot: internals.workspaceRoot ?? process.env.BRAIN_WORKSPACE_ROOT,
+    hosts: internals.hosts,
+    sessions: () => internals.sessions,
+    hostTokens: internals.hostTokens,
+    url: () => internals.localUrl(),
+  });
+  const close = env.close.bind(env);
+  env.close = () => {
+    close();
+    if (temp) rmSync(temp, { recursive: true, force: true });
+  };
+  internals.environments.set("managed", env);
+  internals.routes.push(packageRoute(env.store));
+  return env;
+}
+
+environmentPlugins.push((internals) => {
+  installManagedHosts(internals);
+});
