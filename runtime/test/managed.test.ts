@@ -227,7 +227,7 @@ test("a killed managed host ends its open call unknown; the next call starts a n
       const seen = await waitFor(brain, id, (r) => r.type === "tool.event" && (r.data as { kind: string }).kind === "pid", 30_000);
       const pid = (ofType(seen, "tool.event")[0]!.data.data as { pid: number }).pid;
       process.kill(pid, "SIGKILL");
-    })();
+    })().catch((e) => console.error("managed.test: could not kill the host:", e));
   });
   const [lost, next] = finished(all);
   assert.is(lost.status, "unknown", JSON.stringify(lost));
