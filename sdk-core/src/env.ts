@@ -1,4 +1,3 @@
-import { SdkError } from "./errors.ts";
 /** Where a placed tool runs. Without one, a `run` tool runs in the registering application. */
 export type Environment = HostEnvironment | BrainEnvironment | HttpEnvironment | PlainHttpEnvironment;
 
@@ -28,11 +27,17 @@ export interface EnvironmentAuthority {
   readonly call?: readonly string[];
 }
 
-/** An Environment inside the Brain runtime (components), with its grants. */
+/**
+ * An Environment inside the Brain runtime, with its grants: components and descriptors, or (with
+ * `runtime`) a Brain-managed Node or Deno host process that runs packaged `run` tools (tools
+ * imported from a package built with `brain-tools`; the SDK uploads the installed package).
+ */
 export interface BrainEnvironment {
   readonly kind: "brain";
   readonly name: string;
   readonly filesystem?: { readonly workspace: "read" | "write" };
+  /** A Brain-managed host process of this runtime (docs/managed-hosts.md); absent for components and descriptors. */
+  readonly runtime?: "node" | "deno";
 }
 
 /** An application endpoint that serves `run` tools over HTTP (the Application tool extension; `httpTools` on that side). */
@@ -98,14 +103,17 @@ function authority(a: EnvironmentAuthority): EnvironmentAuthority {
 
 export function brainEnv(config: { name: string; filesystem?: { workspace: "read" | "write" }; runtime?: "node" | "deno" }): BrainEnvironment {
   if (typeof config?.name !== "string" || !ENV_NAME.test(config.name)) throw new TypeError(`brainEnv: invalid name ${JSON.stringify(config?.name)}`);
-  if (config.runtime !== undefined) {
-    // The runtime side exists (placement kind "managed", PUT /v1/packages/:digest: docs/managed-hosts.md);
-    // packing and uploading the package from the SDK does not yet.
-    throw new SdkError("unsupported", `brainEnv ${config.name}: runtime ${JSON.stringify(config.runtime)} (a Brain-managed host) is not supported by this SDK yet; upload the package and place the tool over the HTTP API (docs/managed-hosts.md)`, { env: config.name, runtime: config.runtime });
+  if (config.runtime !== undefined && config.runtime !== "node" && config.runtime !== "deno") {
+    throw new TypeError(`brainEnv ${config.name}: runtime must be "node" or "deno" (a Brain-managed host), got ${JSON.stringify(config.runtime)}`);
   }
   const ws = config.filesystem?.workspace;
   if (config.filesystem !== undefined && ws !== "read" && ws !== "write") throw new TypeError(`brainEnv ${config.name}: filesystem.workspace must be "read" or "write"`);
-  return Object.freeze({ kind: "brain", name: config.name, ...(config.filesystem ? { filesystem: Object.freeze({ workspace: ws! }) } : {}) });
+  return Object.freeze({
+    kind: "brain",
+    name: config.name,
+    ...(config.filesystem ? { filesystem: Object.freeze({ workspace: ws! }) } : {}),
+    ...(config.runtime !== undefined ? { runtime: config.runtime } : {}),
+  });
 }
 
 export function httpEnv(config: { url: string }): HttpEnvironment {

@@ -19,5 +19,5 @@ export type { BrainOptions, CreateSessionOptions } from "./client/brain.ts";
 export { Session } from "./client/session.ts";
 export { BrainError, ProtocolError, SdkError } from "./errors.ts";
 export { toOutcome } from "./outcome.ts";
-export type { Platform, WebSocketLike } from "./platform.ts";
+export type { Platform, WebSocketLike, PackageUpload } from "./platform.ts";
 export type { Outcome, JournalRecord, ModelRequest, ModelResult, ModelConfig, ErrorInfo, EnvironmentBinding, EnvironmentSpec, EnvironmentUpdate } from "@aexhq/brain-protocol";

@@ -1,3 +1,5 @@
+import type { ExecutableReference } from "./tool.ts";
+
 /** The few things the core cannot do with Web APIs alone; each runtime adapter supplies them. */
 export interface Platform {
   /** Opens a WebSocket (Node 20 has no global one). */
@@ -11,6 +13,14 @@ export interface Platform {
   unreadableEnv?(name: string): string | undefined;
   /** Reads a file named by a file: URL (component bytes). */
   readFile(url: URL): Promise<Uint8Array>;
+  /**
+   * Optional: the upload of the installed package that `executable` names, for a Brain-managed
+   * host (brainEnv({ runtime })): a gzip tar in npm pack layout with the package's run-time
+   * dependencies under package/node_modules/, and its sha256 (lowercase hex). Node finds the package
+   * from the application (its working directory and main module); a platform without it cannot
+   * place packaged tools in a managed brainEnv.
+   */
+  packageUpload?(executable: ExecutableReference): Promise<PackageUpload>;
   /**
    * Optional: whether an open WebSocket keeps the process alive (Node: ref/unref its socket). The
    * host connection holds it only while it has work (answers awaited, calls running, `serve`), so a
@@ -35,4 +45,10 @@ export interface WebSocketLike {
   onmessage: ((ev: { data: unknown }) => void) | null;
   onclose: ((ev: { code: number; reason: string }) => void) | null;
   onerror: ((ev: unknown) => void) | null;
+}
+
+/** The bytes of a package upload (PUT /v1/packages/<digest>) and their sha256. */
+export interface PackageUpload {
+  readonly bytes: Uint8Array;
+  readonly digest: string;
 }

@@ -178,6 +178,12 @@ export function tool<I extends z.ZodType, O extends z.ZodType | undefined = unde
     if (placedEnv?.kind !== "http_plain" && def.run === undefined && def.implementation === undefined) {
       throw new TypeError(`${def.name}(): tool ${def.name} has only a contract (no run, no implementation), so an endpoint elsewhere serves it: place it with env: http({ url })`);
     }
+    if (placedEnv?.kind === "brain" && placedEnv.runtime !== undefined && (factory as { executable?: ExecutableReference }).executable === undefined) {
+      throw new TypeError(
+        `${def.name}(): brainEnv ${placedEnv.name} (runtime ${placedEnv.runtime}) runs packaged tools: tools exported by a package built with brain-tools and imported from it where it is installed; ` +
+          `${def.name} has no executable reference (declared in this application, or its package was built without brain-tools)`,
+      );
+    }
     if (typeof def.implementation !== "function") {
       // brain-tools defines `executable` on the factory after declaration (see ToolFactory).
       const { executable } = factory as { executable?: ExecutableReference };

@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
 import type { Platform, WebSocketLike } from "@aexhq/brain-core";
 import { corkSendsPerTick } from "./tick-cork.ts";
+import { packInstalled } from "./packages.ts";
 
 /** Callbacks of open clients, run once when the process is about to exit on its own. */
 const idleExit = new Set<() => void>();
@@ -13,6 +14,8 @@ export const nodePlatform: Platform = {
   connectWebSocket: (url) => corkSendsPerTick(new WebSocket(url, { maxPayload: 8 * 1024 * 1024 })) as unknown as WebSocketLike,
   env: (name) => process.env[name],
   readFile: async (url) => new Uint8Array(await readFile(url.protocol === "file:" ? fileURLToPath(url) : url.pathname)),
+  // The installed package of a packaged tool, for a Brain-managed host (brainEnv({ runtime })).
+  packageUpload: async (executable) => packInstalled(executable),
   // ws keeps its net.Socket in `_socket` (not typed), set before "open".
   keepAlive: (ws, keep) => {
     const socket = (ws as unknown as { _socket?: { ref(): void; unref(): void } })._socket;

@@ -54,7 +54,7 @@ test("placements the SDK cannot run throw a clear unsupported error", async () =
   await withBrain(async (brain) => {
     const inspect = tool({ name: "inspect", description: "d", input: z.object({ path: z.string() }), options: z.object({ depth: z.number() }), implementation: component("file:///tmp/inspect.wasm") });
     const run = tool({ name: "r", description: "d", input: z.object({}), run: async () => null });
-    // A component needs a brainEnv; a run tool inside brainEnv (a packaged tool) is not supported yet.
+    // A component needs a brainEnv; a run tool in a brainEnv without runtime (not a managed host) is refused.
     for (const placed of [inspect({ depth: 1 }), run({ env: brainEnv({ name: "reader" }) })]) {
       await brain.sessions.create({ model: scripted({ text: "x" }), tools: [placed] }).then(
         () => assert.unreachable("placed"),

@@ -7,6 +7,7 @@ import { Session } from "./session.ts";
 import { ProtocolError, SdkError } from "../errors.ts";
 import { isComponent } from "../component.ts";
 import { ensureAdmitted, forgetAdmission } from "./components.ts";
+import { ensurePackage, forgetPackage } from "./packages.ts";
 
 export interface BrainOptions {
   /** Default: BRAIN_URL, else http://127.0.0.1:3210. */
@@ -113,6 +114,21 @@ export class BrainClient {
     } else if (spec.env.kind === "http_plain") {
       // A plain-JSON endpoint serves the tool (the v1 http()/httpTool() placements): only its contract travels.
       placement = { kind: "http_plain", url: spec.env.url };
+    } else if (spec.env.runtime !== undefined) {
+      // A Brain-managed host (docs/managed-hosts.md): the installed package, uploaded by digest.
+      const executable = spec.executable;
+      if (executable === undefined || !spec.tool.run) {
+        throw new SdkError("unsupported", `tool ${spec.tool.name}: brainEnv ${spec.env.name} (runtime ${spec.env.runtime}) runs packaged run tools, imported from a package built with brain-tools; this one has no executable reference`, { tool: spec.tool.name, env: spec.env.name });
+      }
+      const digest = await ensurePackage(this.platform, this.url, this.token(), executable);
+      placement = {
+        kind: "managed",
+        env: spec.env.name,
+        runtime: spec.env.runtime,
+        digest,
+        executable: { package: executable.package, version: executable.version, module: executable.module, export: executable.export },
+        ...(spec.env.filesystem ? { filesystem: { workspace: spec.env.filesystem.workspace } } : {}),
+      };
     } else if (isComponent(impl)) {
       const digest = await ensureAdmitted(this.platform, this.url, this.token(), impl);
       placement = { kind: "component", env: spec.env.name, digest, ...(spec.env.filesystem ? { filesystem: { workspace: spec.env.filesystem.workspace } } : {}) };
@@ -120,7 +136,7 @@ export class BrainClient {
       // The server's operator defines what the named Environment is; the descriptor travels as is.
       placement = { kind: "descriptor", env: spec.env.name, descriptor: spec.descriptor as Extract<Placement, { kind: "descriptor" }>["descriptor"] };
     } else {
-      throw new SdkError("unsupported", `tool ${spec.tool.name}: brainEnv runs component(url) and descriptor implementations; packaged run tools in brainEnv are not supported yet`);
+      throw new SdkError("unsupported", `tool ${spec.tool.name}: brainEnv runs component(url) and descriptor implementations; a packaged run tool needs brainEnv({ name, runtime: "node" | "deno" })`);
     }
     return { contract, options: spec.options as Record<string, unknown>, placement };
   }
@@ -146,11 +162,14 @@ export class BrainClient {
     try {
       view = await post();
     } catch (e) {
-      // The server does not know a component this client uploaded before (a restarted in-memory
+      // The server does not know a component or package this client uploaded before (a restarted in-memory
       // server, another node): upload again, once, and create the session again.
       const components = o.tools.map((t) => t.tool.implementation).filter(isComponent);
-      if (!(e instanceof ProtocolError) || e.code !== "not_found" || !/component [0-9a-f]{64}/.test(e.message) || components.length === 0) throw e;
-      for (const c of components) forgetAdmission(this.url, c);
+      const packages = tools.flatMap((t) => (t.placement.kind === "managed" ? [t.placement.digest] : []));
+      if (!(e instanceof ProtocolError) || e.code !== "not_found") throw e;
+      if (/component [0-9a-f]{64}/.test(e.message) && components.length > 0) for (const c of components) forgetAdmission(this.url, c);
+      else if (/package [0-9a-f]{64}/.test(e.message) && packages.length > 0) for (const d of packages) forgetPackage(this.url, d);
+      else throw e;
       tools = await Promise.all(o.tools.map((t) => this.placed(t)));
       view = await post();
     }
