@@ -9,10 +9,11 @@ import type { ToolContract, PlacedTool } from "@aexhq/brain-protocol";
 import { appliesTo, journalOf, loadScenarios, matches, type Scenario, type SubjectKind } from "./scenario.ts";
 import { RuntimeApi } from "./http.ts";
 import { DropProxy } from "./proxy.ts";
-import { parseSubject, startSubject, packageRoot, HTTP_PORT_ENV, type SubjectSpec, type RunningSubject } from "./subject.ts";
+import { parseSubject, startSubject, packageRoot, repoRoot, HTTP_PORT_ENV, type SubjectSpec, type RunningSubject } from "./subject.ts";
 import { hostContracts, runScenario, waitDisconnected, type RunContext, type ScenarioResult } from "./run.ts";
 import { componentContracts, componentPlacement, uploadComponent } from "./component-subject.ts";
 import { freePort, httpContracts, waitListening } from "./http-subject.ts";
+import { packagedCatalogue, packagedPlacement, uploadPackaged } from "./packaged-subject.ts";
 
 export interface ConformanceOptions {
   subject: string;
@@ -48,7 +49,7 @@ interface Stage { ctx: RunContext; close(): Promise<void>; connectError?: string
 export async function runConformance(opts: ConformanceOptions): Promise<ConformanceReport> {
   const log = opts.log ?? ((line: string) => console.log(line));
   const spec = parseSubject(opts.subject);
-  const kind: SubjectKind = spec.kind === "component" ? "component" : spec.kind === "http" ? "http" : "host";
+  const kind: SubjectKind = spec.kind === "component" ? "component" : spec.kind === "http" ? "http" : spec.kind === "packaged" ? "managed" : "host";
   const selected = loadScenarios(opts.scenariosDir ?? join(packageRoot, "scenarios")).filter((s) => matches(opts.only, s.name));
   const byName = new Map<string, ScenarioResult>();
   for (const s of selected.filter((s) => !appliesTo(s, kind))) {
@@ -112,6 +113,19 @@ async function startStage(spec: SubjectSpec, journal: "memory" | "sqlite", opts:
       connectError = `component ${file} was not admitted: ${(e as Error).message}`;
     }
     place = (contract) => componentPlacement(contract, digest);
+  } else if (spec.kind === "packaged") {
+    const runtime = spec.argv[0] as "node" | "deno";
+    // This checkout's Deno (a root devDependency) unless BRAIN_DENO names another.
+    process.env.BRAIN_DENO ??= join(repoRoot, "node_modules/.bin/deno");
+    let packaged: Awaited<ReturnType<typeof packagedCatalogue>> | undefined;
+    try {
+      packaged = await packagedCatalogue();
+      await uploadPackaged(api, packaged);
+      contracts = packaged.contracts;
+    } catch (e) {
+      connectError = `the packaged catalogue was not admitted: ${(e as Error).message}`;
+    }
+    place = (contract) => packagedPlacement(contract, packaged!, runtime);
   } else if (spec.kind === "http") {
     // Callbacks go to the runtime itself: the endpoint checks they lie under the Brain URL it was given.
     subject = startSubject(spec, brain.url, token, undefined, undefined, { [HTTP_PORT_ENV]: String(httpPort) });
@@ -171,7 +185,8 @@ async function startStage(spec: SubjectSpec, journal: "memory" | "sqlite", opts:
       await subject?.stop();
       await proxy.close();
       await brain.close();
-      if (dataDir !== ":memory:") rmSync(dataDir, { recursive: true, force: true });
+      // A managed host's binding folder may still be written as the runtime closes: retry ENOTEMPTY.
+      if (dataDir !== ":memory:") rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     },
   };
 }
@@ -224,7 +239,7 @@ export async function main(args: string[]): Promise<number> {
   const value = (flag: string) => { const i = args.indexOf(flag); return i >= 0 ? args[i + 1] : undefined; };
   const subject = value("--subject");
   if (!subject) {
-    console.error('usage: brain-conformance --subject node|deno|command:"<shell command>"|component:<file.wasm>|http|http-command:"<shell command>" [--only <pattern>] [--report <file.json>] [--expected-failures <file.json>] [--scenarios <dir>] [--scenario-timeout <ms>] [--connect-timeout <ms>] [--max-emitted-bytes <n>]');
+    console.error('usage: brain-conformance --subject node|deno|command:"<shell command>"|component:<file.wasm>|http|http-command:"<shell command>"|packaged-node|packaged-deno [--only <pattern>] [--report <file.json>] [--expected-failures <file.json>] [--scenarios <dir>] [--scenario-timeout <ms>] [--connect-timeout <ms>] [--max-emitted-bytes <n>]');
     return 2;
   }
   const failuresFile = value("--expected-failures");

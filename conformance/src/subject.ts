@@ -16,7 +16,7 @@ const catalogue = fromSource ? join(packageRoot, "subjects/catalogue.ts") : join
 const httpCatalogue = fromSource ? join(packageRoot, "subjects/http-catalogue.ts") : join(packageRoot, "dist/subjects/http-catalogue.js");
 const nodeArgv = (file: string) => (fromSource ? [process.execPath, "--conditions=brain-source", "--import", "tsx", file] : [process.execPath, file]);
 
-export interface SubjectSpec { kind: "node" | "deno" | "command" | "component" | "http"; label: string; argv: string[]; shell: boolean }
+export interface SubjectSpec { kind: "node" | "deno" | "command" | "component" | "http" | "packaged"; label: string; argv: string[]; shell: boolean }
 
 /** The environment variable naming the loopback port an HTTP subject listens on. */
 export const HTTP_PORT_ENV = "BRAIN_CONFORMANCE_HTTP_PORT";
@@ -43,7 +43,12 @@ export function parseSubject(arg: string): SubjectSpec {
   if (arg.startsWith("http-command:")) return { kind: "http", label: arg, shell: true, argv: [arg.slice("http-command:".length)] };
   // A component is no process: the runner uploads the file and places the catalogue tools on it.
   if (arg.startsWith("component:")) return { kind: "component", label: arg, shell: false, argv: [arg.slice("component:".length)] };
-  throw new Error(`unknown subject ${JSON.stringify(arg)}: use node, deno, command:"<shell command>", component:<file.wasm>, http or http-command:"<shell command>"`);
+  // The catalogue as a package served by a Brain-managed host; argv[0] is the runtime.
+  if (arg === "packaged-node" || arg === "packaged-deno") {
+    if (!fromSource) throw new Error(`the ${arg} subject packs the catalogue from a Brain checkout (npm run conformance -- --subject ${arg})`);
+    return { kind: "packaged", label: arg, shell: false, argv: [arg.slice("packaged-".length)] };
+  }
+  throw new Error(`unknown subject ${JSON.stringify(arg)}: use node, deno, command:"<shell command>", component:<file.wasm>, http, http-command:"<shell command>", packaged-node or packaged-deno`);
 }
 
 export interface SubjectIdentity { hostId: string; secret: string }
