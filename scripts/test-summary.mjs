@@ -96,7 +96,7 @@ export function parseFailures(output) {
       const why = lines.slice(i + 1, i + 6).map((l) => l.trim()).find((l) => l) ?? "";
       failures.push(`${file ? `${file}: ` : ""}${uvu[1]}: ${why}`.slice(0, 300));
     }
-    const deno = /^(.+) => (\.\/\S+:\d+:\d+)$/.exec(line);
+    const deno = /^(.+) => (\.{1,2}\/\S+:\d+:\d+)$/.exec(line);
     if (deno) failures.push(`${deno[2]}: ${deno[1]}`.slice(0, 300));
   }
   return [...new Set(failures)];

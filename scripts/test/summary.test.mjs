@@ -57,6 +57,7 @@ test("failing tests are named for the summary (CI keeps only the tail of the out
   assert.equal(parseFailures(uvuOut), ['a.test.mjs: "one thing works": numbers differ  (is)']);
   const denoOut = " ERRORS \n\nboom => ./test/x_test.ts:3:6\nerror: Error: no\n\n FAILURES \n\nboom => ./test/x_test.ts:3:6\n\nFAILED | 0 passed | 1 failed (5ms)\n";
   assert.equal(parseFailures(denoOut), ["./test/x_test.ts:3:6: boom"]);
+  assert.equal(parseFailures("same names => ../conformance/deno/scenarios_test.ts:90:6\n"), ["../conformance/deno/scenarios_test.ts:90:6: same names"]);
   assert.equal(parseFailures(uvu(3, 3, 0)), []);
 });
 
