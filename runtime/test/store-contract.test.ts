@@ -14,6 +14,8 @@ import { MemoryStore } from "../src/journal/memory.ts";
 import { PostgresStore } from "../src/journal/postgres.ts";
 import type { SessionHead } from "../src/journal/head.ts";
 import type { HostRow, KeyRow, StoreStats } from "../src/journal/store.ts";
+import fc from "fast-check";
+import { boolArray, nullableTextArray, numberArray, textArray } from "../src/journal/pg-arrays.ts";
 import { startPgCluster } from "./helpers/pg-cluster.ts";
 import { refusedServe } from "./helpers/cli.ts";
 import type { PgCluster } from "./helpers/pg-cluster.ts";
@@ -191,8 +193,13 @@ for (const kind of KINDS) {
     test(`${kind.name}: records read back after reopening are byte-identical`, async () => {
       await withStore(async (store, reopen) => {
         const data = { callId: "ses_b:1", text: "ünïcødé \u{1F600}", n: 1.5, big: 12345678901234, nested: { a: [1, { b: null }] } };
+        // What a PostgreSQL array literal must escape or could misread (journal/pg-arrays.ts): quotes,
+        // backslashes, braces, commas, NULL, an empty string, control characters and the separator.
+        const awkward = { callId: "ses_b:2", q: 'say "hi" \\ back\\slash \\"', braces: "{a,b},{}", word: "NULL", empty: "", ctl: "\u0001\u0000\t\n", sep: "a\u0001b" };
         await store.append(created("ses_b"));
-        await store.append(rec("ses_b", 2, "tool.event", data));
+        // One tick: both in one batch, so the second's text sits beside the first's in one literal.
+        await Promise.all([store.append(rec("ses_b", 2, "tool.event", data)), store.append(rec("ses_b", 3, "tool.event", awkward))]);
+        assert.equal((await store.read("ses_b", 2))[0]!.data, awkward);
         const before = JSON.stringify(await store.read("ses_b"));
         store = await reopen();
         assert.is(JSON.stringify(await store.read("ses_b")), before);
@@ -200,6 +207,29 @@ for (const kind of KINDS) {
     });
   }
 }
+
+test("postgres: the batch's array literals (journal/pg-arrays.ts) read back as the very values, whatever the text", async () => {
+  const client = new pg.Client({ connectionString: cluster.url });
+  await client.connect();
+  try {
+    // Any string (the separator \u0001 and NUL-free PostgreSQL text aside: PostgreSQL text never holds NUL).
+    const text = fc.string({ unit: fc.oneof(fc.constantFrom('"', "\\", "{", "}", ",", " ", "\u0001", "N", "U", "L"), fc.string({ unit: "grapheme", minLength: 1, maxLength: 1 }).filter((c) => !c.includes("\u0000"))) });
+    await fc.assert(
+      fc.asyncProperty(fc.array(text, { maxLength: 8 }), fc.array(fc.option(text, { nil: null }), { maxLength: 4 }), async (texts, nullable) => {
+        const { rows } = await client.query("SELECT $1::text[] AS t, $2::text[] AS n", [textArray(texts), nullableTextArray(nullable)]);
+        assert.equal(rows[0].t, texts);
+        assert.equal(rows[0].n, nullable);
+      }),
+      { numRuns: 300 },
+    );
+    const { rows } = await client.query("SELECT $1::bigint[] AS n, $2::bool[] AS b", [numberArray([0, -1, 1_764_680_000_000, 2 ** 31 - 1]), boolArray([true, false])]);
+    assert.equal(rows[0].n, ["0", "-1", "1764680000000", "2147483647"]);
+    assert.equal(rows[0].b, [true, false]);
+    assert.throws(() => numberArray([1, NaN]), /not a finite number/);
+  } finally {
+    await client.end();
+  }
+});
 
 test("postgres: two stores on one database (two nodes) append to different sessions, and each reads the other's", async () => {
   const db = `contract_${++databases}`;
