@@ -1,6 +1,6 @@
 // The Brain SDK for Deno: the same core as @aexhq/brain (sdk-core/, through deno.json imports) bound
 // to the Deno platform. Thin wiring only; it exports the same names as sdk-node.
-import { BrainClient, SdkError, type BrainOptions, type ExecutableReference } from "@aexhq/brain-core";
+import { BrainClient, type BrainOptions } from "@aexhq/brain-core";
 import { denoPlatform } from "./platform.ts";
 
 export { tool, hostEnv, brainEnv, httpEnv, httpTools, component, Session, BrainError, ProtocolError, SdkError, toOutcome } from "@aexhq/brain-core";
@@ -14,13 +14,8 @@ export type { EnvironmentAuthority, EnvironmentBinding, EnvironmentSpec, Environ
 export { http, httpTool } from "@aexhq/brain-core";
 export type { PlainHttpEnvironment, HttpToolDefinition } from "@aexhq/brain-core";
 
-/**
- * The upload brainEnv({ runtime }) makes of an installed package (docs/managed-hosts.md). Packing an
- * installed package is built for Node only so far: under Deno this says so, with the same name.
- */
-export function packInstalled(executable: ExecutableReference, _from?: string[]): never {
-  throw new SdkError("unsupported", `packInstalled(${JSON.stringify(executable?.package)}): packing an installed package for a Brain-managed host works from Node only for now (docs/managed-hosts.md)`);
-}
+/** The upload the SDK makes for brainEnv({ runtime }), for clients that place packaged tools over the HTTP API. */
+export { packInstalled } from "./platform.ts";
 
 /** A Brain client: sessions, and the one host connection its tools share. */
 export class Brain extends BrainClient {

@@ -58,7 +58,7 @@ async function stage(): Promise<PackagedCatalogue> {
     contracts.set(c.name, c);
     exports.set(c.name, c.name);
   }
-  const upload = packInstalled({ package: NAME, version: VERSION, module: ".", export: names[0]! }, [dir]);
+  const upload = await packInstalled({ package: NAME, version: VERSION, module: ".", export: names[0]! }, [dir]);
   return { digest: upload.digest, bytes: upload.bytes, contracts, exports };
 }
 

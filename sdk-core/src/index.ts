@@ -20,4 +20,7 @@ export { Session } from "./client/session.ts";
 export { BrainError, ProtocolError, SdkError } from "./errors.ts";
 export { toOutcome } from "./outcome.ts";
 export type { Platform, WebSocketLike, PackageUpload } from "./platform.ts";
+// Packing an installed package for brainEnv({ runtime }); each SDK binds it to its file system.
+export { packInstalledWith } from "./pack.ts";
+export type { PackageFiles, PackOptions } from "./pack.ts";
 export type { Outcome, JournalRecord, ModelRequest, ModelResult, ModelConfig, ErrorInfo, EnvironmentBinding, EnvironmentSpec, EnvironmentUpdate } from "@aexhq/brain-protocol";

@@ -16,9 +16,10 @@ export interface Platform {
   /**
    * Optional: the upload of the installed package that `executable` names, for a Brain-managed
    * host (brainEnv({ runtime })): a gzip tar in npm pack layout with the package's run-time
-   * dependencies under package/node_modules/, and its sha256 (lowercase hex). Node finds the package
-   * from the application (its working directory and main module); a platform without it cannot
-   * place packaged tools in a managed brainEnv.
+   * dependencies under package/node_modules/, and its sha256 (lowercase hex). Node and Deno bind
+   * packInstalledWith (pack.ts) to their file system and find the package from the application (its
+   * working directory and main module); a platform without it cannot place packaged tools in a
+   * managed brainEnv.
    */
   packageUpload?(executable: ExecutableReference): Promise<PackageUpload>;
   /**

@@ -11,7 +11,7 @@ export type {
 export type { EnvironmentAuthority, EnvironmentBinding, EnvironmentSpec, EnvironmentUpdate } from "@aexhq/brain-core";
 // The v1 plain-JSON HTTP placements (docs/http-tools.md).
 export { http, httpTool } from "@aexhq/brain-core";
-/** The upload the SDK makes for brainEnv({ runtime }) (Node only), for clients that place packaged tools over the HTTP API. */
+/** The upload the SDK makes for brainEnv({ runtime }), for clients that place packaged tools over the HTTP API. */
 export { packInstalled } from "./packages.ts";
 export type { PlainHttpEnvironment, HttpToolDefinition } from "@aexhq/brain-core";
 

@@ -15,7 +15,7 @@ export const nodePlatform: Platform = {
   env: (name) => process.env[name],
   readFile: async (url) => new Uint8Array(await readFile(url.protocol === "file:" ? fileURLToPath(url) : url.pathname)),
   // The installed package of a packaged tool, for a Brain-managed host (brainEnv({ runtime })).
-  packageUpload: async (executable) => packInstalled(executable),
+  packageUpload: (executable) => packInstalled(executable),
   // ws keeps its net.Socket in `_socket` (not typed), set before "open".
   keepAlive: (ws, keep) => {
     const socket = (ws as unknown as { _socket?: { ref(): void; unref(): void } })._socket;

@@ -116,11 +116,11 @@ test("the package is uploaded once per server (HEAD + PUT on a new server, nothi
   }
 });
 
-test("the upload: npm pack layout, the package's files and run-time dependencies, the same bytes each time", () => {
+test("the upload: npm pack layout, the package's files and run-time dependencies, the same bytes each time", async () => {
   const ref = example.slugify.executable;
   assert.equal(ref, { package: EXAMPLE, version: "0.2.0", module: ".", export: "slugify" });
-  const a = packInstalled(ref);
-  const b = packInstalled(ref);
+  const a = await packInstalled(ref);
+  const b = await packInstalled(ref);
   assert.is(a.digest, b.digest);
   const dir = mkdtempSync(join(tmpdir(), "brain-upload-"));
   const file = join(dir, "upload.tgz");

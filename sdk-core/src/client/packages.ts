@@ -13,7 +13,7 @@ const admitted = new Map<string, Set<string>>();
 function uploadOf(platform: Platform, executable: ExecutableReference): Promise<PackageUpload> {
   if (!platform.packageUpload) {
     return Promise.reject(
-      new SdkError("unsupported", `tool from ${executable.package}: this SDK's platform cannot pack installed packages, so brainEnv({ runtime }) is supported from Node only; upload the package and place the tool over the HTTP API (docs/managed-hosts.md)`, { package: executable.package }),
+      new SdkError("unsupported", `tool from ${executable.package}: this platform cannot pack installed packages (Platform.packageUpload), so it cannot place packaged tools in a managed brainEnv; upload the package and place the tool over the HTTP API (docs/managed-hosts.md)`, { package: executable.package }),
     );
   }
   let byKey = uploads.get(platform);
@@ -28,6 +28,9 @@ function uploadOf(platform: Platform, executable: ExecutableReference): Promise<
   return p;
 }
 
+/** Admissions under way, per digest and server: the tools of one package in one session share one HEAD/PUT. */
+const admitting = new Map<string, Promise<void>>();
+
 /**
  * Makes sure the server at `base` has admitted the installed package of `executable` and returns
  * its digest: HEAD first, PUT only when the server does not know it; cached per server and digest.
@@ -35,6 +38,17 @@ function uploadOf(platform: Platform, executable: ExecutableReference): Promise<
 export async function ensurePackage(platform: Platform, base: string, token: string, executable: ExecutableReference): Promise<string> {
   const upload = await uploadOf(platform, executable);
   if (admitted.get(upload.digest)?.has(base)) return upload.digest;
+  const key = `${upload.digest} ${base}`;
+  let p = admitting.get(key);
+  if (!p) {
+    p = admit(base, token, executable, upload).finally(() => admitting.delete(key));
+    admitting.set(key, p);
+  }
+  await p;
+  return upload.digest;
+}
+
+async function admit(base: string, token: string, executable: ExecutableReference, upload: PackageUpload): Promise<void> {
   const path = `/v1/packages/${upload.digest}`;
   const head = await rawRequest(base, token, "HEAD", path);
   if (head.status !== 200) {
@@ -47,7 +61,6 @@ export async function ensurePackage(platform: Platform, base: string, token: str
   let set = admitted.get(upload.digest);
   if (!set) admitted.set(upload.digest, (set = new Set()));
   set.add(base);
-  return upload.digest;
 }
 
 /** Forgets that `base` admitted `digest` (it answered that it does not know the package). */
