@@ -110,9 +110,15 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   let nodeJournal: NodeJournal | undefined;
   // Assigned once the session layer exists; a fenced write before that cannot happen (nothing ran).
   let cluster: ClusterNode | undefined;
+  let leases: Leases | undefined;
   if (postgresUrl !== undefined) {
     // Late-bound: the store proves this node's leases, which the node journal holds.
-    const fence = { nodeId, tokenOf: (id: string) => nodeJournal?.tokenOf(id), fenced: (refused: Array<{ sessionId: string; token: number }>) => nodeJournal?.fenced(refused) };
+    const fence = {
+      nodeId,
+      run: () => leases?.run,
+      tokenOf: (id: string) => nodeJournal?.tokenOf(id),
+      fenced: (refused: Array<{ sessionId: string; token: number }>) => nodeJournal?.fenced(refused),
+    };
     mkdirSync(dataDir, { recursive: true });
     const pg = await PostgresStore.open(postgresUrl, { fence, idleTransactionTimeoutMs: leaseMs });
     nodeJournal = new NodeJournal(pg, (id) => cluster?.lost(id));
@@ -147,7 +153,8 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   let url = "";
   let relay: HostRelay | undefined;
   if (nodeJournal !== undefined) {
-    const node = new ClusterNode({ journal: nodeJournal, leases: new Leases(nodeJournal.pg.readers, nodeId, leaseMs), sessions, keys, registry });
+    leases = new Leases(nodeJournal.pg.readers, nodeId, leaseMs);
+    const node = new ClusterNode({ journal: nodeJournal, leases, sessions, keys, registry });
     sessions.dropped = (id) => node.released(id);
     cluster = node;
     relay = new HostRelay(nodeJournal.pg.readers, nodeId, token, () => opts.nodeUrl ?? url, hostEnv, () => dispatcher, () => node.refreshCredentials());
@@ -161,7 +168,8 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   // The session viewer (/ui) logs in with what the API accepts, and reads the API with it.
   const open: RouteDeps["open"] = [uiRoute({ accepts: (credential) => keys.authenticate(credential) !== undefined })];
   const hostTokens = new Map<string, Principal>();
-  const internals: BrainInternals = { store, dataDir: memory ? undefined : dataDir, workspaceRoot: opts.workspaceRoot, components: opts.components !== false, descriptorEnvironments: opts.descriptorEnvironments ?? {}, sessions, dispatcher, environments, routes: extra, openRoutes: open, httpToolOrigins: opts.httpToolOrigins ?? [], publicUrl: () => opts.publicUrl ?? url, localUrl: () => url, hosts: hostEnv, hostTokens };
+  const hostBindings = new Map<string, { sessionId: string; env: string }>();
+  const internals: BrainInternals = { store, dataDir: memory ? undefined : dataDir, workspaceRoot: opts.workspaceRoot, components: opts.components !== false, descriptorEnvironments: opts.descriptorEnvironments ?? {}, sessions, dispatcher, environments, routes: extra, openRoutes: open, httpToolOrigins: opts.httpToolOrigins ?? [], publicUrl: () => opts.publicUrl ?? url, localUrl: () => url, hosts: hostEnv, hostTokens, hostBindings };
   try {
     for (const plugin of environmentPlugins) await plugin(internals);
   } catch (e) {
@@ -219,6 +227,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
         hostTimeoutMs: opts.hostTimeoutMs,
         registry,
         dispatcher: () => dispatcher,
+        bindingOf: (hostId) => hostBindings.get(hostId),
         attach: (hostId, c) => {
           hostEnv.attach(hostId, c);
           return relay?.linked(hostId);

@@ -63,8 +63,9 @@ test("the fence: a write proves its lease in its own transaction; a lease is nev
   const node = async (nodeId: string) => {
     const tokens = new Map<string, number>();
     const fenced: string[] = [];
-    const store = await PostgresStore.open(db, { fence: { nodeId, tokenOf: (id) => tokens.get(id), fenced: (refused) => fenced.push(...refused.map((r) => r.sessionId)) } });
-    const leases = new Leases(store.readers, nodeId, 60_000);
+    let leases: Leases | undefined;
+    const store = await PostgresStore.open(db, { fence: { nodeId, run: () => leases?.run, tokenOf: (id) => tokens.get(id), fenced: (refused) => fenced.push(...refused.map((r) => r.sessionId)) } });
+    leases = new Leases(store.readers, nodeId, 60_000);
     await leases.join(`http://${nodeId}.invalid`);
     return { store, leases, tokens, fenced };
   };
@@ -103,9 +104,60 @@ test("the fence: a write proves its lease in its own transaction; a lease is nev
     assert.equal(results.map((r) => r.status), ["fulfilled", "rejected"]);
     const journal = await rows(db, "SELECT session_id, sequence FROM journal ORDER BY session_id, sequence");
     assert.equal(journal, [{ session_id: "s1", sequence: 1 }, { session_id: "s1", sequence: 2 }, { session_id: "s3", sequence: 1 }]);
+    // A second process joins as fence-a (a restart): the node row is alive, but it is the new run's,
+    // so the first process writes nothing more, and its renewal tells it so.
+    const again = await node("fence-a");
+    try {
+      await a.store.append(rec("s3", 2)).then(() => assert.unreachable("the replaced run wrote"), (e) => assert.is(e.code, "conflict"));
+      assert.is(await a.leases.renew(), false);
+      assert.is(await again.leases.acquire("s3", await again.leases.lookup("s3")), 2);
+      again.tokens.set("s3", 2);
+      await again.store.append(rec("s3", 2));
+    } finally {
+      await again.store.close();
+    }
   } finally {
     await a.store.close();
     await b.store.close();
+  }
+});
+
+test("the fence: a takeover waits for the old owner's write in flight (which holds the owner's node row), then finds it written", async () => {
+  const db = await freshDatabase(cluster.url, `nodes_${++databases}`);
+  const store = await PostgresStore.open(db); // migrates the database
+  const pool = store.readers;
+  try {
+    const stuck = new Leases(pool, "stuck", 60_000);
+    const taker = new Leases(pool, "taker", 60_000);
+    await stuck.join("http://stuck.invalid");
+    await taker.join("http://taker.invalid");
+    await rows(db, "INSERT INTO leases (session_id, owner, token) VALUES ('s1', 'stuck', 1)");
+    await rows(db, "INSERT INTO sessions (session_id, created_at, last_sequence, activations, model_requests, open_calls, open_model_requests, turn_open, deleted) VALUES ('s1', 0, 1, 0, 0, 1, 0, false, false)");
+    // The stuck node's write: its node row held FOR KEY SHARE in an open transaction, as a batch
+    // holds it while it runs; then its lease runs out.
+    const write = new pg.Client({ connectionString: db });
+    await write.connect();
+    try {
+      await write.query("BEGIN");
+      const locked = await write.query("SELECT 1 FROM nodes WHERE node_id = 'stuck' AND run = $1 AND expires_at > clock_timestamp() FOR KEY SHARE", [stuck.run]);
+      assert.is(locked.rowCount, 1);
+      await rows(db, "UPDATE nodes SET expires_at = clock_timestamp() - interval '1 second' WHERE node_id = 'stuck'");
+      const view = await taker.lookup("s1");
+      assert.is(view?.alive, false);
+      let taken: number | undefined | "pending" = "pending";
+      const acquiring = taker.acquire("s1", view).then((t) => (taken = t));
+      await sleep(400);
+      assert.is(taken, "pending", "the takeover waited for the write in flight");
+      await write.query("INSERT INTO journal (session_id, sequence, at, type, data) VALUES ('s1', 2, 0, 'tool.returned', '{}')");
+      await write.query("COMMIT");
+      await acquiring;
+      assert.is(taken, 2);
+      assert.equal(await rows(db, "SELECT sequence FROM journal WHERE session_id = 's1'"), [{ sequence: 2 }]);
+    } finally {
+      await write.end();
+    }
+  } finally {
+    await store.close();
   }
 });
 

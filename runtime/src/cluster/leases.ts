@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type pg from "pg";
 
 /** Where a session lives now, by its lease row and its owner node's liveness (the database's clock). */
@@ -15,9 +16,13 @@ export interface LeaseView {
  * every third of the lease time, stands for all of the node's session leases: one UPDATE a beat, not
  * one per session. Every time is the database's (`clock_timestamp()`), so the nodes' clocks may differ.
  * A session changes hands only by raising its token (`acquire`), which the old owner's next insert
- * fails to match (journal/postgres.ts fenceBatch).
+ * fails to match (journal/postgres.ts FENCED_COMMIT_SQL); the takeover first locks the old owner's
+ * node row, which every write of that node holds while it runs, so no write in flight outlives it.
  */
 export class Leases {
+  /** This process's run as the node, new at every join: the node row's `run`, which its writes must match. */
+  run: string | undefined;
+
   constructor(
     private pool: pg.Pool,
     readonly nodeId: string,
@@ -26,21 +31,26 @@ export class Leases {
 
   /** Starts (or restarts) this node's lease and says where it is reached. */
   async join(url: string): Promise<void> {
+    // A new run fences off every write of the previous one: this process's own from before it let go
+    // of its sessions, or an earlier process's with the same node id (a restart).
+    const run = randomBytes(9).toString("base64url");
     await this.pool.query(
-      `INSERT INTO nodes (node_id, url, expires_at) VALUES ($1, $2, clock_timestamp() + $3 * interval '1 millisecond')
-       ON CONFLICT (node_id) DO UPDATE SET url = EXCLUDED.url, expires_at = EXCLUDED.expires_at`,
-      [this.nodeId, url, this.leaseMs],
+      `INSERT INTO nodes (node_id, url, expires_at, run) VALUES ($1, $2, clock_timestamp() + $3 * interval '1 millisecond', $4)
+       ON CONFLICT (node_id) DO UPDATE SET url = EXCLUDED.url, expires_at = EXCLUDED.expires_at, run = EXCLUDED.run`,
+      [this.nodeId, url, this.leaseMs, run],
     );
+    this.run = run;
   }
 
   /**
    * Extends this node's lease; false if it had already expired (the node was paused or cut off past
-   * its lease): then every lease it held may have been taken, and it must let all its sessions go.
+   * its lease) or another process joined with this node id since: then every lease it held may
+   * have been taken, and it must let all its sessions go.
    */
   async renew(): Promise<boolean> {
     const { rowCount } = await this.pool.query(
-      "UPDATE nodes SET expires_at = clock_timestamp() + $2 * interval '1 millisecond' WHERE node_id = $1 AND expires_at > clock_timestamp()",
-      [this.nodeId, this.leaseMs],
+      "UPDATE nodes SET expires_at = clock_timestamp() + $2 * interval '1 millisecond' WHERE node_id = $1 AND run = $3 AND expires_at > clock_timestamp()",
+      [this.nodeId, this.leaseMs, this.run ?? ""],
     );
     return rowCount === 1;
   }
@@ -73,10 +83,16 @@ export class Leases {
       );
       return rows[0] === undefined ? undefined : Number(rows[0].token);
     }
+    // The owner's node row is locked FOR UPDATE first, whoever it is (this node's own earlier run
+    // included): the lock waits for that node's writes in flight, which hold it FOR KEY SHARE, and
+    // its liveness is read after them. The aggregate makes the lock run in every case.
     const { rows } = await this.pool.query<{ token: string }>(
-      `UPDATE leases l SET owner = $2, token = l.token + 1
-        WHERE l.session_id = $1 AND l.token = $3
-          AND (l.owner = $2 OR NOT EXISTS (SELECT 1 FROM nodes n WHERE n.node_id = l.owner AND n.expires_at > clock_timestamp()))
+      `WITH owner AS (
+         SELECT n.expires_at > clock_timestamp() AS alive FROM nodes n
+          WHERE n.node_id = (SELECT owner FROM leases WHERE session_id = $1) FOR UPDATE),
+       live AS (SELECT count(*) FILTER (WHERE alive) AS n FROM owner)
+       UPDATE leases l SET owner = $2, token = l.token + 1 FROM live
+        WHERE l.session_id = $1 AND l.token = $3 AND (l.owner = $2 OR live.n = 0)
         RETURNING l.token`,
       [sessionId, this.nodeId, seen.token],
     );

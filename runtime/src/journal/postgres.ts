@@ -65,6 +65,10 @@ const MIGRATIONS: string[] = [
      node_id TEXT NOT NULL,
      url TEXT NOT NULL
    );`,
+  // The fence moves from each session's lease row to the node's own row (one lock a batch, not one
+  // per session): `run` names the process that joined as the node, so a second process with the
+  // same node id (a restart) fences off the first one's writes.
+  `ALTER TABLE nodes ADD COLUMN run TEXT NOT NULL DEFAULT '';`,
 ];
 
 /**
@@ -73,6 +77,8 @@ const MIGRATIONS: string[] = [
  */
 export interface Fence {
   nodeId: string;
+  /** The run this node's process joined with (cluster/leases.ts join); undefined before it joined. */
+  run(): string | undefined;
   /**
    * The fencing token this node holds for the session now, read when a record is appended: the
    * record is written only if the lease still has that token at commit. A record admitted by an
@@ -124,22 +130,29 @@ const COMMIT_SQL = `WITH ${RECORDS_CTE},
   head_rows AS (${HEADS_INSERT})
   SELECT session_id FROM ok`;
 
-/** A node's batch: $16 each record's token, $17 the node id. Answers the sessions written. */
+/**
+ * A node's batch: $16 each record's token, $17 the node id, $18 its run. Answers the sessions written.
+ * The fence is the node's own row, locked FOR KEY SHARE (so renewals never wait for it, and two
+ * batches share it): the row must still be this run's and unexpired by the database's clock. A
+ * takeover locks the old owner's row FOR UPDATE (cluster/leases.ts acquire), so it waits for every
+ * batch holding the lock, and a batch that waited for a takeover re-reads the row (READ COMMITTED
+ * re-checks a locked row's latest version) and finds it expired or another run's. Each session's
+ * lease is then read by key, unlocked, for the token its records were admitted under.
+ */
 const FENCED_COMMIT_SQL = `WITH ${RECORDS_CTE},
   toks AS (SELECT * FROM unnest($1::text[], $16::bigint[]) AS t(session_id, token)),
+  me AS (SELECT node_id FROM nodes WHERE node_id = $17 AND run = $18 AND expires_at > clock_timestamp() FOR KEY SHARE),
   fresh AS (
     INSERT INTO leases (session_id, owner, token)
     SELECT DISTINCT r.session_id, $17, 1::bigint FROM recs r JOIN toks t ON t.session_id = r.session_id
-      JOIN nodes n ON n.node_id = $17 AND n.expires_at > clock_timestamp()
-     WHERE r.sequence = 1 AND t.token = 1
+     WHERE r.sequence = 1 AND t.token = 1 AND EXISTS (SELECT 1 FROM me)
     ON CONFLICT (session_id) DO NOTHING
     RETURNING session_id, token),
-  locked AS (
+  leased AS (
     -- By primary key ($6: the batch's sessions): the cost follows the batch, not the leases the node holds.
-    SELECT l.session_id, l.token FROM leases l JOIN nodes n ON n.node_id = l.owner
-     WHERE l.session_id = ANY($6::text[]) AND l.owner = $17 AND n.expires_at > clock_timestamp()
-     FOR SHARE OF l),
-  held AS (SELECT session_id, token FROM locked UNION ALL SELECT session_id, token FROM fresh),
+    SELECT l.session_id, l.token FROM leases l
+     WHERE l.session_id = ANY($6::text[]) AND l.owner = $17 AND EXISTS (SELECT 1 FROM me)),
+  held AS (SELECT session_id, token FROM leased UNION ALL SELECT session_id, token FROM fresh),
   ok AS (SELECT DISTINCT t.session_id FROM toks t JOIN held h ON h.session_id = t.session_id AND h.token = t.token),
   journal_rows AS (
     INSERT INTO journal (session_id, sequence, at, type, data)
@@ -171,7 +184,7 @@ interface HeadRow {
  * - Each session's head (journal/head.ts) is written in the same transaction as its records, so the
  *   sessions table is always exact: recovery asks it which sessions have open work.
  * - With a `fence` (several nodes, cluster/): every batch proves, in its own transaction, that this
- *   node holds each session's lease (fenceBatch); records of a session it lost are refused.
+ *   node holds each session's lease (FENCED_COMMIT_SQL); records of a session it lost are refused.
  */
 export class PostgresStore {
   readonly kind = "postgres" as const;
@@ -242,11 +255,11 @@ export class PostgresStore {
   /**
    * One batch is ONE statement (so one round trip, and one implicit transaction): the fence (with a
    * fence), the journal rows and the sessions' heads, through data-modifying CTEs. With a fence, the
-   * statement locks the batch's lease rows `FOR SHARE` (held by this node, with the token each
-   * record was admitted under, the node's own lease unexpired by the database's clock), creates the
+   * statement locks this node's own row (this run's, unexpired by the database's clock), reads the
+   * batch's leases (held by this node, with the token each record was admitted under), creates the
    * leases of new sessions (token 1), and writes only the sessions that passed; it answers which.
-   * A takeover's UPDATE of a lease row waits for the statement, so a record is either committed
-   * before a takeover (and the new owner reads it) or refused. Heads are computed here beforehand
+   * A takeover locks the old owner's row, so it waits for the statement: a record is either
+   * committed before a takeover (and the new owner reads it) or refused. Heads are computed here beforehand
    * from cached or preloaded heads; nothing is read while the statement runs.
    */
   private async commit(all: Pending[]): Promise<void> {
@@ -271,7 +284,7 @@ export class PostgresStore {
         numberArray(sessions.map((h) => h.openModelRequests)), boolArray(sessions.map((h) => h.turnOpen)), boolArray(sessions.map((h) => h.deleted)),
         nullableTextArray(sessions.map((h) => h.owner ?? null)),
       ];
-      if (this.fence !== undefined) params.push(numberArray(batch.map((p) => p.token)), this.fence.nodeId);
+      if (this.fence !== undefined) params.push(numberArray(batch.map((p) => p.token)), this.fence.nodeId, this.fence.run() ?? "");
       const writer = await this.liveWriter();
       // Named: prepared once per connection. Planning this statement took twice as long as running it.
       const { rows } = await writer.query<{ session_id: string }>(
