@@ -10,6 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { JournalRecord, PlacedTool, ToolContract } from "@aexhq/brain-protocol";
+import { startBrain } from "../src/index.ts";
+import { TestHost } from "./helpers/host.ts";
 import { api, assertJournal, createSession, memoryBrain, ofType, records, waitFor } from "./helpers/brain.ts";
 import type { Brain } from "./helpers/brain.ts";
 import { managedUpload, packFolder, packWorkspaces, repoRoot } from "./helpers/managed-package.ts";
@@ -27,6 +29,7 @@ let brain: Brain;
 let example: Upload;
 let probe: Upload;
 let probeFailing: Upload;
+let probeSlow: Upload;
 let exampleContracts: Record<string, ToolContract>;
 let probeContracts: Record<string, ToolContract>;
 
@@ -48,6 +51,7 @@ async function setup(): Promise<void> {
   const probeTgz = packFolder(fixture, join(dir, "packs"));
   probe = managedUpload(probeTgz, sdk, join(dir, "uploads"));
   probeFailing = managedUpload(probeTgz, sdk, join(dir, "uploads"), (pkg) => ((pkg.brain as { setup: string }).setup = "./setup-fail.mjs"));
+  probeSlow = managedUpload(probeTgz, sdk, join(dir, "uploads"), (pkg) => ((pkg.brain as { setup: string }).setup = "./setup-slow.mjs"));
   // The contracts exactly as each package's own SDK copy advertises them: the example's manifest
   // (brain-tools.json), the probe's from importing it.
   const manifest = JSON.parse(execFileSync("tar", ["-xzOf", packs[EXAMPLE]!, "package/dist/brain-tools.json"], { encoding: "utf8" })) as { tools: Array<{ contract: ToolContract }> };
@@ -59,7 +63,7 @@ async function setup(): Promise<void> {
   })));
   process.env.BRAIN_DENO = DENO;
   brain = await memoryBrain({ workspaceRoot: root });
-  for (const u of [example, probe, probeFailing]) {
+  for (const u of [example, probe, probeFailing, probeSlow]) {
     const r = await put(brain, u);
     assert.ok(r.status === 201 || r.status === 200, JSON.stringify(r.body));
   }
@@ -92,7 +96,7 @@ function placed(contract: ToolContract, upload: Upload, pkg: string, exportName:
 }
 
 /** One user turn; each call gets its own script step (they run one after the other). */
-async function turn(tools: PlacedTool[], calls: { name: string; input: unknown }[], before?: (sessionId: string) => void | Promise<void>): Promise<{ id: string; all: JournalRecord[] }> {
+async function turn(tools: PlacedTool[], calls: { name: string; input: unknown; deadlineMs?: number }[], before?: (sessionId: string) => void | Promise<void>): Promise<{ id: string; all: JournalRecord[] }> {
   const s = await createSession(brain, tools, [...calls.map((c) => ({ toolCalls: [c] })), { text: "done" }]);
   await before?.(s.id);
   const r = await api(brain, "POST", `/v1/sessions/${s.id}/messages`, { text: "go", wait: true });
@@ -114,7 +118,18 @@ const finished = (all: JournalRecord[]): any[] =>
     const f = ofType(all, "tool.finished").find((r) => r.data.callId === callId);
     return f === undefined ? { status: "open" } : { status: f.data.status, ...(f.data.error ? { error: f.data.error } : {}) };
   });
-const managed = () => brain.internals.environments.get("managed") as unknown as ManagedEnvironment;
+const managed = (b: Brain = brain) => b.internals.environments.get("managed") as unknown as ManagedEnvironment;
+
+/** Whether a process exists (a zombie counts: it was not reaped, so whoever started it did not await it). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ESRCH") return false;
+    throw e;
+  }
+}
 
 test("upload: PUT admits a package tarball by digest (again: 200); HEAD knows it; a wrong digest or a non-tarball is refused", async () => {
   const again = await put(brain, example);
@@ -235,6 +250,111 @@ test("a killed managed host ends its open call unknown; the next call starts a n
   const pids = ofType(all, "tool.event").map((r) => (r.data.data as { pid: number }).pid);
   assert.is(pids.length, 2);
   assert.is.not(pids[0], pids[1]);
+});
+
+test("session creation prepares each binding (unpack, setup) and starts its host before it answers: the first call's deadline covers only the call", async () => {
+  const env = { name: "slow-setup", runtime: "node" };
+  // setup-slow.mjs takes 3 s; the call's deadline is 2.5 s, so preparing inside the call would end it `timeout`.
+  const s = await createSession(brain, [placed(probeContracts.probe_order!, probeSlow, PROBE, "probeOrder", env)], [{ toolCalls: [{ name: "probe_order", input: {}, deadlineMs: 2500 }] }, { text: "done" }]);
+  const b = managed().bindings.get(`${s.id}|${env.name}`);
+  assert.ok(b, "no binding was made at session creation");
+  assert.ok(existsSync(join(b.packageDir, "setup-record.json")), "setup had not run when session creation answered");
+  assert.ok(b.running, "the host was not running when session creation answered");
+  assert.is(b.starts, 1);
+  const r = await api(brain, "POST", `/v1/sessions/${s.id}/messages`, { text: "go", wait: true });
+  assert.is(r.status, 200, JSON.stringify(r.body));
+  const all = await waitFor(brain, s.id, (x) => x.type === "tool.finished", 30_000);
+  const [out] = finished(all);
+  assert.is(out.status, "ok", JSON.stringify(out));
+  assert.ok(out.value.setup, "the module saw no setup record when it was imported");
+  assert.ok(out.value.setup.setupAt <= out.value.importedAt);
+  assert.is(b.starts, 1);
+});
+
+test("a host that did not start at session creation: the first call gets why (tool_error), the next call starts it again", async () => {
+  const env = { name: "no-export", runtime: "node" };
+  // The executable names an export the package does not have: the host exits before serving its tools.
+  const tool = placed(probeContracts.probe_order!, probe, PROBE, "noSuchExport", env);
+  const { id, all } = await turn([tool], [{ name: "probe_order", input: {} }, { name: "probe_order", input: {} }]);
+  const [first, second] = finished(all);
+  for (const o of [first, second]) {
+    assert.is(o.status, "error", JSON.stringify(o));
+    assert.is(o.error.code, "tool_error");
+    assert.match(o.error.message, /managed host no-export \(node\) exited .* before serving its tools/);
+  }
+  // One start at session creation (its failure went to the first call), one for the second call.
+  assert.is(managed().bindings.get(`${id}|${env.name}`)!.starts, 2);
+});
+
+test("deleting a session stops its managed host (awaited) and removes the binding's folder; its open call ends cancelled", async () => {
+  const env = { name: "deleted", runtime: "node" };
+  const s = await createSession(brain, [placed(probeContracts.probe_wait!, probe, PROBE, "probeWait", env)], [{ toolCalls: [{ name: "probe_wait", input: {} }] }, { text: "done" }]);
+  const b = managed().bindings.get(`${s.id}|${env.name}`)!;
+  const pid = b.pid!;
+  assert.ok(alive(pid));
+  const r = await api(brain, "POST", `/v1/sessions/${s.id}/messages`, { text: "go" });
+  assert.ok(r.status < 300, JSON.stringify(r.body));
+  await waitFor(brain, s.id, (x) => x.type === "tool.event", 30_000);
+  const del = await api(brain, "DELETE", `/v1/sessions/${s.id}`);
+  assert.is(del.status, 200, JSON.stringify(del.body));
+  assert.not.ok(alive(pid), "the host still runs after the session was deleted");
+  assert.not.ok(existsSync(b.spec.dir), "the binding's folder is still there");
+  assert.is(managed().bindings.get(`${s.id}|${env.name}`), undefined);
+  assert.not.ok(brain.internals.hostTokens.has(b.spec.token), "the binding's register token is still accepted");
+  const all = await records(brain, s.id);
+  assert.is(ofType(all, "tool.finished")[0]?.data.status, "cancelled");
+});
+
+test("a late frame of a managed call that ended by its deadline gets call_finished, also on a later connection of its host; another binding's host gets forbidden", async () => {
+  const env = { name: "late", runtime: "node" };
+  const tools = [placed(probeContracts.probe_wait!, probe, PROBE, "probeWait", env)];
+  const { id, all } = await turn(tools, [{ name: "probe_wait", input: {}, deadlineMs: 1500 }]);
+  assert.is(finished(all)[0].status, "timeout");
+  const started = ofType(all, "tool.call_started")[0]!;
+  const callId = started.data.callId;
+  const b = managed().bindings.get(`${id}|${env.name}`)!;
+  // The host process goes; a later connection as the same host (its id, secret and register token) sends a late frame.
+  const pid = b.pid!;
+  process.kill(pid, "SIGKILL");
+  const other = await createSession(brain, [placed(probeContracts.probe_wait!, probe, PROBE, "probeWait", { name: "late-other", runtime: "node" })], []);
+  const ob = managed().bindings.get(`${other.id}|late-other`)!;
+  const contracts = [probeContracts.probe_wait!];
+  const host = await TestHost.register({ url: brain.url, token: b.spec.token }, contracts, { hostId: b.spec.hostId, secret: b.spec.secret });
+  const stranger = await TestHost.register({ url: brain.url, token: ob.spec.token }, contracts, { hostId: ob.spec.hostId, secret: ob.spec.secret });
+  try {
+    for (const [h, code] of [[host, "call_finished"], [stranger, "forbidden"]] as const) {
+      const ref = h.nextRef();
+      h.send({ type: "emit", ref, callId, kind: "late", data: {} });
+      const answer = await h.next((f) => f.type === "rejected" && f.ref === ref);
+      assert.is(answer.type === "rejected" && answer.error.code, code, JSON.stringify(answer));
+    }
+  } finally {
+    host.ws.close();
+    stranger.ws.close();
+  }
+});
+
+test("runtime close stops its managed hosts and unpacking in progress and awaits them: the data folder can be removed at once", async () => {
+  const data = mkdtempSync(join(dir, "data-"));
+  const b2 = await startBrain({ dataDir: data, port: 0 });
+  let pid: number | undefined;
+  try {
+    await put(b2, probe);
+    const tool = placed(probeContracts.probe_order!, probe, PROBE, "probeOrder", { name: "ready", runtime: "node" });
+    // One binding whose host runs, one still being prepared when the runtime closes.
+    const ready = await createSession(b2, [tool], []);
+    pid = managed(b2).bindings.get(`${ready.id}|ready`)!.pid!;
+    assert.ok(alive(pid));
+    const creating = createSession(b2, [placed(probeContracts.probe_order!, probe, PROBE, "probeOrder", { name: "preparing", runtime: "node" })], []).catch(() => undefined);
+    for (let i = 0; i < 2000 && ![...managed(b2).bindings.keys()].some((k) => k.endsWith("|preparing")); i++) await new Promise((r) => setTimeout(r, 5));
+    await b2.close();
+    await creating;
+  } finally {
+    await b2.close();
+  }
+  assert.not.ok(alive(pid!), "a managed host outlived the runtime's close");
+  rmSync(data, { recursive: true });
+  assert.not.ok(existsSync(data));
 });
 
 test.run();

@@ -23,8 +23,18 @@ export type CommitListener = (session: SessionState, call: ToolCall, kind: Commi
 
 /** A call this process no longer holds (finished and forgotten, or from before a restart), as the journal knows it. */
 export interface PastCall {
-  /** Whether the call was placed on this host (else a frame for it is `forbidden`). */
-  placedOn(hostId: string): boolean;
+  /**
+   * Whether the call was placed on this host (else a frame for it is `forbidden`): a host placement
+   * names it; a managed placement is the host process Brain started for the call's binding (`binding`:
+   * the session and env that host serves, if it is one).
+   */
+  placedOn(hostId: string, binding?: HostBinding): boolean;
+}
+
+/** The binding (session and env) a host process Brain started serves. */
+export interface HostBinding {
+  sessionId: string;
+  env: string;
 }
 
 /** Finds a past call in the journal: undefined when no such call was ever started. */

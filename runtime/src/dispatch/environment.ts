@@ -65,6 +65,15 @@ export interface Environment {
   admit(tool: PlacedTool, sessionId: string, owner?: string): ErrorInfo | undefined | Promise<ErrorInfo | undefined>;
   /** Session creation failed after `admit` was called for this tool: undo whatever admit took for the session (creation is all or nothing). */
   release?(tool: PlacedTool, sessionId: string): void;
+  /**
+   * The session was created with these tools of this kind (session.created is committed): prepare
+   * what their calls need, so a call's deadline covers only the call. Session creation answers once
+   * this resolves; it never refuses the session (refusals belong to `admit`), and a failure it finds
+   * is the calls' to report.
+   */
+  sessionCreated?(sessionId: string, tools: PlacedTool[], owner?: string): Promise<void> | void;
+  /** The session was deleted (its calls already ended): stop and free what its calls used. Awaited before the delete answers. */
+  sessionDeleted?(sessionId: string): Promise<void> | void;
   /** Start one call. Throwing (or rejecting) ends the call as `error` with the thrown ErrorInfo; nothing was sent. */
   start(call: CallInvocation, sink: CallSink): CallHandle | Promise<CallHandle>;
   /** Called on server close. */

@@ -1,7 +1,7 @@
 import type { Placement } from "@aexhq/brain-protocol";
 import type { JournalStore } from "../journal/store.ts";
 import type { SessionManager } from "../sessions/manager.ts";
-import type { Dispatcher } from "../dispatch/dispatcher.ts";
+import type { Dispatcher, HostBinding } from "../dispatch/dispatcher.ts";
 import type { Environment } from "../dispatch/environment.ts";
 import type { Route } from "../http/routes.ts";
 import type { DescriptorEnvironmentConfig } from "./descriptor/environment.ts";
@@ -33,6 +33,8 @@ export interface BrainInternals {
   hosts: HostEnvironment;
   /** Register tokens of the host processes Brain starts (token → the principal they stand for); the host channel accepts them besides the API's credentials. */
   hostTokens: Map<string, Principal>;
+  /** The binding (session and env) each host process Brain starts serves, by host id: the host channel answers its calls' late frames. */
+  hostBindings: Map<string, HostBinding>;
 }
 
 /** Hooks run before the server listens; the component environment registers itself here. */

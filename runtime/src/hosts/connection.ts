@@ -6,7 +6,7 @@ import type {
 } from "@aexhq/brain-protocol";
 import { invokeFrame } from "../dispatch/environment.ts";
 import type { CallInvocation, CallSink } from "../dispatch/environment.ts";
-import type { Dispatcher } from "../dispatch/dispatcher.ts";
+import type { Dispatcher, HostBinding } from "../dispatch/dispatcher.ts";
 import { BrainRuntimeError, CallRejectedError, toErrorInfo } from "../errors.ts";
 import type { HostRegistry } from "./registry.ts";
 import { digestMismatch } from "./digest.ts";
@@ -35,6 +35,8 @@ export interface ConnectionDeps {
   /** Resolves (when it returns a promise) once the host can be found through every node (several nodes). */
   attach(hostId: string, conn: HostConnection): void | Promise<void>;
   detach(conn: HostConnection): void;
+  /** The binding a host process Brain started serves (its calls are placed `managed`, naming no host). */
+  bindingOf?(hostId: string): HostBinding | undefined;
 }
 
 /**
@@ -214,14 +216,24 @@ export class HostConnection implements RuntimeFrameHandler {
       if (relayed !== undefined) return relayed;
       const past = dispatcher.findPastCall(callId);
       if (past === undefined) throw new CallRejectedError("unknown_call", `no call ${callId}`);
-      if (!past.placedOn(this.hostId)) throw new CallRejectedError("forbidden", `call ${callId} is not placed on host ${this.hostId}`);
+      if (!past.placedOn(this.hostId, this.deps.bindingOf?.(this.hostId))) throw new CallRejectedError("forbidden", `call ${callId} is not placed on host ${this.hostId}`);
       return finishedSink(callId);
     }
     // A host placement names its host; a call of a Brain-managed host (kind "managed") names none:
-    // the connection it was invoked on answers it.
+    // the connection it was invoked on answers it, and so does (after it ended, also on a later
+    // connection) the host Brain started for the call's binding.
     const placement = call.info.tool.placement;
-    if (placement.kind === "host" ? placement.hostId !== this.hostId : !this.calls.has(callId)) throw new CallRejectedError("forbidden", `call ${callId} is not placed on host ${this.hostId}`);
+    const mine = placement.kind === "host"
+      ? placement.hostId === this.hostId
+      : this.calls.has(callId) || (placement.kind === "managed" && this.serves(call.invocation().sessionId, placement.env));
+    if (!mine) throw new CallRejectedError("forbidden", `call ${callId} is not placed on host ${this.hostId}`);
     return call;
+  }
+
+  /** Whether this is the host Brain started for the binding (session, env). */
+  private serves(sessionId: string, env: string): boolean {
+    const b = this.hostId === undefined ? undefined : this.deps.bindingOf?.(this.hostId);
+    return b !== undefined && b.sessionId === sessionId && b.env === env;
   }
 
   private answer(ref: number, callId: string, fn: (sink: CallSink) => Promise<number>): void {

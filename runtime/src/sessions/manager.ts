@@ -4,6 +4,7 @@ import { BrainRuntimeError } from "../errors.ts";
 import type { JournalStore } from "../journal/store.ts";
 import type { SessionHead } from "../journal/head.ts";
 import type { Dispatcher, PastCall } from "../dispatch/dispatcher.ts";
+import type { Environment } from "../dispatch/environment.ts";
 import { Agentloop } from "../agentloop/loop.ts";
 import type { TurnEnd } from "../agentloop/loop.ts";
 import { ConversationCache } from "../agentloop/conversation-cache.ts";
@@ -137,7 +138,10 @@ export class SessionManager {
     }
     if (r?.type !== "tool.call_started" || r.data.callId !== callId) return undefined;
     const placement = r.data.placement;
-    return { placedOn: (hostId) => placement.kind === "host" && placement.hostId === hostId };
+    return {
+      placedOn: (hostId, binding) =>
+        placement.kind === "host" ? placement.hostId === hostId : placement.kind === "managed" && binding?.sessionId === sessionId && binding.env === placement.env,
+    };
   }
 
   /** Drops a session from memory: deleted (its records stay the store's), or settled and paged out. */
@@ -221,13 +225,30 @@ export class SessionManager {
     // All or nothing: a failure from here on releases what the Environments admitted and leaves
     // nothing resident; the journal holds the session only once session.created is committed.
     const admitted: PlacedTool[] = [];
+    let session: Session;
     try {
-      return await this.admitAndCreate(req, id, owner, admitted);
+      session = await this.admitAndCreate(req, id, owner, admitted);
     } catch (e) {
       this.drop(id);
       for (const t of admitted) this.dispatcher().environment(t.placement.kind)?.release?.(t, id);
       throw e;
     }
+    await this.eachEnvironment(req.tools, (env, tools) => env.sessionCreated?.(id, tools, owner));
+    return session;
+  }
+
+  /**
+   * Runs a session hook of every Environment the session's tools are placed in, with its tools, and
+   * awaits them all. The session exists either way: a hook's failure is not the request's (the
+   * Environment reports it to the calls), so it is swallowed here.
+   */
+  private async eachEnvironment(tools: PlacedTool[], hook: (env: Environment, tools: PlacedTool[]) => Promise<void> | void): Promise<void> {
+    const byKind = new Map<PlacedTool["placement"]["kind"], PlacedTool[]>();
+    for (const t of tools) byKind.set(t.placement.kind, [...(byKind.get(t.placement.kind) ?? []), t]);
+    await Promise.all([...byKind].map(async ([kind, mine]) => {
+      const env = this.dispatcher().environment(kind);
+      if (env !== undefined) await Promise.resolve().then(() => hook(env, mine)).catch(() => {});
+    }));
   }
 
   private async admitAndCreate(req: CreateSessionRequest, id: string, owner: string | undefined, admitted: PlacedTool[]): Promise<Session> {
@@ -358,6 +379,8 @@ export class SessionManager {
     e.loop.stop();
     const deleted = e.state.append("session.deleted", {});
     await Promise.all([ended, turn, deleted.committed]);
+    // Host processes and folders the session's Environments hold for it go now (awaited).
+    await this.eachEnvironment(e.state.created.tools, (env) => env.sessionDeleted?.(id));
     const view = e.state.view(false);
     this.drop(id);
     return view;

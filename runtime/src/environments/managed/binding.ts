@@ -1,14 +1,11 @@
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
-import { execFile } from "node:child_process";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
 import type { ErrorInfo, ExecutableReference } from "@aexhq/brain-protocol";
 import type { ManagedRuntime } from "./placement.ts";
 
-const run = promisify(execFile);
 const HOST_ENTRY = fileURLToPath(new URL("./host-entry.mjs", import.meta.url));
 /** How long a managed host may take from spawn to its tools registered. */
 const START_TIMEOUT_MS = 60_000;
@@ -36,19 +33,59 @@ export interface BindingSpec {
   connected(hostId: string): boolean;
 }
 
+/** A child process run to its end: its exit, and the last 4000 characters of its output. */
+interface Ran { code: number | null; signal: string | null; out: string }
+
+/**
+ * Runs a command to its end, resolving once the process has exited and its output is closed (also
+ * when `signal` aborts it: the process is killed and awaited, so nothing it writes comes later).
+ */
+function runToEnd(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeout?: number; signal: AbortSignal }): Promise<Ran> {
+  return new Promise((resolve) => {
+    if (opts.signal.aborted) return resolve({ code: null, signal: "SIGTERM", out: "aborted: the runtime is shutting down or the session was deleted" });
+    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ["ignore", "pipe", "pipe"], ...(opts.timeout ? { timeout: opts.timeout } : {}) });
+    let out = "";
+    const keep = (b: Buffer) => (out = (out + b.toString()).slice(-4000));
+    child.stdout!.on("data", keep);
+    child.stderr!.on("data", keep);
+    const abort = () => child.kill("SIGKILL");
+    opts.signal.addEventListener("abort", abort, { once: true });
+    let spawnError: string | undefined;
+    child.on("error", (e) => {
+      spawnError = String(e);
+      // Never spawned: no "close" follows.
+      if (child.pid === undefined) done(null, null);
+    });
+    const done = (code: number | null, signal: string | null) => {
+      opts.signal.removeEventListener("abort", abort);
+      resolve({ code, signal, out: spawnError === undefined ? out : `${out}\n${spawnError}` });
+    };
+    child.on("close", done);
+  });
+}
+
 /**
  * One binding's host process: unpacked and prepared once (setup runs at most once, and a failure is
- * kept: every call of the binding gets it, nothing is retried), then started on demand. A process
- * that dies ends its open calls through its lost connection (`unknown`); the next call starts a new
- * one, from the same prepared folder.
+ * kept: every call of the binding gets it, nothing is retried), then started. `warm()` does both
+ * when the session is created, so a call's deadline covers only the call; a call that comes to a
+ * binding that is not warm (after a runtime restart) prepares and starts it first. A process that
+ * dies ends its open calls through its lost connection (`unknown`); the next call starts a new one,
+ * from the same prepared folder. `close()` ends everything the binding started and awaits it.
  */
 export class ManagedBinding {
   private prepared: Promise<ErrorInfo | undefined> | undefined;
   private child: ChildProcess | undefined;
+  /** Settles once the current host process has exited (or could not be spawned). */
+  private exited: Promise<void> = Promise.resolve();
   private starting: Promise<void> | undefined;
+  /** Why the host started by warm() did not serve its tools: told to the binding's next call. */
+  private warmFailure: Error | undefined;
+  private warming: Promise<void> | undefined;
   /** Processes started (a restart counts); for tests and diagnostics. */
   starts = 0;
   private closed = false;
+  /** Aborts unpacking and setup in progress when the binding closes. */
+  private abort = new AbortController();
 
   constructor(readonly spec: BindingSpec) {}
 
@@ -60,17 +97,50 @@ export class ManagedBinding {
     return this.child?.pid;
   }
 
+  /** Whether a host process of the binding is running now. */
+  get running(): boolean {
+    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
   /** Unpacks and runs setup, once; resolves with the failure that every call will get, if any. */
   prepare(): Promise<ErrorInfo | undefined> {
     this.prepared ??= this.doPrepare().catch((e) => ({ code: "tool_error", message: `managed host ${this.spec.env}: could not prepare the package: ${String(e instanceof Error ? e.message : e)}` }));
     return this.prepared;
   }
 
+  /**
+   * Prepares the binding and starts its host (at session creation). Never rejects: a setup failure
+   * is kept for every call (prepare()), a host that did not start is told to the next call
+   * (takeWarmFailure()); the call after that starts it again.
+   */
+  warm(): Promise<void> {
+    this.warming ??= (async () => {
+      if ((await this.prepare()) !== undefined || this.closed) return;
+      try {
+        await this.ensureRunning();
+      } catch (e) {
+        if (!this.closed) this.warmFailure = e instanceof Error ? e : new Error(String(e));
+      }
+    })();
+    return this.warming;
+  }
+
+  /** The failure of the host warm() started, once: the next call reports it instead of starting another. */
+  takeWarmFailure(): Error | undefined {
+    const f = this.warmFailure;
+    this.warmFailure = undefined;
+    return f;
+  }
+
   private async doPrepare(): Promise<ErrorInfo | undefined> {
     const { dir, env } = this.spec;
+    const signal = this.abort.signal;
+    if (this.closed) return { code: "tool_error", message: `managed host ${env}: the binding was closed before it was prepared` };
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
-    await run("tar", ["-xzf", this.spec.tarball, "-C", dir, "--no-same-owner", "--no-same-permissions"], { maxBuffer: 16 * 1024 * 1024 });
+    const untar = await runToEnd("tar", ["-xzf", this.spec.tarball, "-C", dir, "--no-same-owner", "--no-same-permissions"], { signal });
+    if (this.closed) return { code: "tool_error", message: `managed host ${env}: the binding was closed while it was prepared` };
+    if (untar.code !== 0) throw new Error(`tar exited ${untar.signal ?? untar.code}: ${untar.out.trim().split("\n").slice(-3).join(" / ")}`);
     copyFileSync(HOST_ENTRY, join(this.packageDir, ".brain-host.mjs"));
     const pkg = JSON.parse(readFileSync(join(this.packageDir, "package.json"), "utf8")) as { dependencies?: Record<string, string>; brain?: { setup?: unknown } };
     if (Object.keys(pkg.dependencies ?? {}).length > 0 && !existsSync(join(this.packageDir, "node_modules"))) {
@@ -86,15 +156,8 @@ export class ManagedBinding {
     }
     // The setup script runs with the binding's authority plus writing its own package folder.
     const args = this.commandLine(setup, true);
-    const r = await new Promise<{ code: number | null; signal: string | null; out: string }>((resolve) => {
-      const child = spawn(args[0]!, args.slice(1), { cwd: this.packageDir, env: this.childEnv(), stdio: ["ignore", "pipe", "pipe"], timeout: SETUP_TIMEOUT_MS });
-      let out = "";
-      const keep = (b: Buffer) => (out = (out + b.toString()).slice(-4000));
-      child.stdout!.on("data", keep);
-      child.stderr!.on("data", keep);
-      child.on("error", (e) => resolve({ code: null, signal: null, out: String(e) }));
-      child.on("close", (code, signal) => resolve({ code, signal, out }));
-    });
+    const r = await runToEnd(args[0]!, args.slice(1), { cwd: this.packageDir, env: this.childEnv(), timeout: SETUP_TIMEOUT_MS, signal });
+    if (this.closed) return { code: "tool_error", message: `managed host ${env}: the binding was closed while its setup ran` };
     if (r.code === 0) return undefined;
     return {
       code: "tool_error",
@@ -137,8 +200,8 @@ export class ManagedBinding {
 
   /** Starts the host process unless one is running; resolves once it serves the binding's tools. */
   ensureRunning(): Promise<void> {
-    if (this.closed) return Promise.reject(new Error("the runtime is shutting down"));
-    if (this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null && this.starting === undefined && this.spec.connected(this.spec.hostId)) return Promise.resolve();
+    if (this.closed) return Promise.reject(new Error(`managed host ${this.spec.env}: the binding is closed (session deleted or runtime shutting down)`));
+    if (this.running && this.starting === undefined && this.spec.connected(this.spec.hostId)) return Promise.resolve();
     this.starting ??= this.start().finally(() => (this.starting = undefined));
     return this.starting;
   }
@@ -148,6 +211,12 @@ export class ManagedBinding {
     const child = spawn(args[0]!, args.slice(1), { cwd: this.packageDir, env: this.childEnv(), stdio: ["pipe", "pipe", "pipe"] });
     this.child = child;
     this.starts += 1;
+    this.exited = new Promise<void>((resolve) => {
+      child.once("exit", () => resolve());
+      child.once("error", () => {
+        if (child.pid === undefined) resolve();
+      });
+    });
     let out = "";
     const keep = (b: Buffer) => (out = (out + b.toString()).slice(-4000));
     child.stderr!.on("data", keep);
@@ -156,18 +225,23 @@ export class ManagedBinding {
     child.stdin!.on("error", () => {});
     child.stdin!.end(JSON.stringify({ url: this.spec.url, token: this.spec.token, hostId: this.spec.hostId, secret: this.spec.secret, tools: this.spec.tools }));
     return new Promise<void>((resolve, reject) => {
+      let settled = false;
       const timer = setTimeout(() => fail(`did not serve its tools within ${START_TIMEOUT_MS} ms`), START_TIMEOUT_MS);
       const fail = (why: string) => {
         clearTimeout(timer);
+        if (settled) return;
+        settled = true;
         child.kill("SIGKILL");
         reject(new Error(`managed host ${this.spec.env} (${this.spec.runtime}) ${why}: ${out.trim().split("\n").slice(-6).join(" / ")}`));
       };
       child.stdout!.on("data", (b: Buffer) => {
         out = (out + b.toString()).slice(-4000);
-        if (out.includes("brain-managed-host: ready")) {
+        if (!settled && out.includes("brain-managed-host: ready")) {
           clearTimeout(timer);
-          if (this.spec.connected(this.spec.hostId)) resolve();
-          else fail("said it was ready but is not connected");
+          if (this.closed) return fail("was stopped: the binding closed while it started");
+          if (!this.spec.connected(this.spec.hostId)) return fail("said it was ready but is not connected");
+          settled = true;
+          resolve();
         }
       });
       child.on("error", (e) => fail(`could not be started (${e.message})`));
@@ -175,9 +249,18 @@ export class ManagedBinding {
     });
   }
 
-  /** Ends the host process (session deleted, runtime shutting down). */
-  close(): void {
+  /**
+   * Ends the binding (session deleted, runtime shutting down): aborts unpacking and setup in
+   * progress, kills the host process, and resolves once every process it started has exited, so
+   * nothing writes into the binding's folder afterwards.
+   */
+  async close(): Promise<void> {
     this.closed = true;
+    this.abort.abort();
     this.child?.kill("SIGKILL");
+    await Promise.allSettled([this.prepared, this.warming, this.starting]);
+    // A host spawned while the above settled was killed by start() seeing `closed`; await it too.
+    this.child?.kill("SIGKILL");
+    await this.exited;
   }
 }

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, rmdirSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, rmdirSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { delimiter, join, resolve } from "node:path";
 import type { ErrorInfo, ManagedPlacement, PlacedTool } from "@aexhq/brain-protocol";
@@ -20,6 +20,8 @@ export interface ManagedEnvironmentOptions {
   sessions: () => SessionManager;
   /** The per-binding register tokens the host channel accepts (token → principal). */
   hostTokens: Map<string, Principal>;
+  /** The binding each host process started here serves (host id → session and env), for the host channel. */
+  hostBindings: Map<string, { sessionId: string; env: string }>;
   /** The runtime's own loopback URL, once it listens. */
   url: () => string;
   /** Runtime binaries; a runtime whose binary does not exist is unsupported. */
@@ -99,36 +101,70 @@ export class ManagedEnvironment implements Environment {
     }
   }
 
-  /** The binding of a call: its tools are every managed tool of the session placed in the same env. */
-  private bindingFor(call: CallInvocation): ManagedBinding {
-    const p = placementOf(call.tool);
-    const key = `${call.sessionId}|${p.env}`;
+  /** The binding of a session's env, made once: its tools are every managed tool of the session placed in that env. */
+  private binding(sessionId: string, env: string, tools: PlacedTool[], owner: string | undefined): ManagedBinding {
+    const key = `${sessionId}|${env}`;
     let b = this.bindings.get(key);
     if (b !== undefined) return b;
-    const created = this.opts.sessions().state(call.sessionId).created;
-    const tools = created.tools.filter((t) => t.placement.kind === "managed" && t.placement.env === p.env);
-    const owner = created.owner;
+    const mine = tools.filter((t) => t.placement.kind === "managed" && t.placement.env === env);
+    const p = placementOf(mine[0]!);
     const token = randomBytes(24).toString("base64url");
     this.opts.hostTokens.set(token, owner === undefined ? { kind: "operator" } : { kind: "key", keyId: owner });
     const mode = p.filesystem?.workspace;
-    const ws = mode !== undefined ? this.workspaceOf(call.sessionId) : undefined;
+    const ws = mode !== undefined ? this.workspaceOf(sessionId) : undefined;
+    const hostId = `managed-${randomBytes(8).toString("hex")}`;
+    this.opts.hostBindings.set(hostId, { sessionId, env });
     b = new ManagedBinding({
-      sessionId: call.sessionId,
-      env: p.env,
+      sessionId,
+      env,
       runtime: p.runtime as ManagedRuntime,
       tarball: this.store.tarball(p.digest),
-      dir: join(this.opts.rootDir, "bindings", call.sessionId, p.env),
+      dir: join(this.opts.rootDir, "bindings", sessionId, env),
       ...(ws !== undefined && mode !== undefined ? { workspace: { path: ws, mode } } : {}),
-      tools: tools.map((t) => ({ executable: placementOf(t).executable, options: t.options })),
+      tools: mine.map((t) => ({ executable: placementOf(t).executable, options: t.options })),
       url: this.opts.url(),
-      hostId: `managed-${randomBytes(8).toString("hex")}`,
+      hostId,
       secret: randomBytes(24).toString("hex"),
       token,
       binaries: this.binaries,
-      connected: (hostId) => this.opts.hosts.isConnected(hostId),
+      connected: (id) => this.opts.hosts.isConnected(id),
     });
     this.bindings.set(key, b);
     return b;
+  }
+
+  /** The binding of a call; made here (not warm) when the session was not created by this process (a runtime restart). */
+  private bindingFor(call: CallInvocation): ManagedBinding {
+    const p = placementOf(call.tool);
+    const known = this.bindings.get(`${call.sessionId}|${p.env}`);
+    if (known !== undefined) return known;
+    const created = this.opts.sessions().state(call.sessionId).created;
+    return this.binding(call.sessionId, p.env, created.tools, created.owner);
+  }
+
+  /**
+   * The session was created (session.created committed): each of its bindings is unpacked,
+   * prepared and its host started now, and session creation answers once they are, so a call's
+   * deadline covers only the call. Never refuses: a setup failure is kept for every call of the
+   * binding, a host that did not start is told to the binding's next call.
+   */
+  async sessionCreated(sessionId: string, tools: PlacedTool[], owner?: string): Promise<void> {
+    const envs = new Set(tools.map((t) => placementOf(t).env));
+    await Promise.all([...envs].map((env) => this.binding(sessionId, env, tools, owner).warm()));
+  }
+
+  /** The session was deleted: its hosts are stopped (awaited) and its bindings' folders removed. */
+  async sessionDeleted(sessionId: string): Promise<void> {
+    const mine = [...this.bindings].filter(([, b]) => b.spec.sessionId === sessionId);
+    await Promise.all(mine.map(([key, b]) => this.end(key, b)));
+    rmSync(join(this.opts.rootDir, "bindings", sessionId), { recursive: true, force: true });
+  }
+
+  private async end(key: string, b: ManagedBinding): Promise<void> {
+    this.bindings.delete(key);
+    await b.close();
+    this.opts.hostTokens.delete(b.spec.token);
+    this.opts.hostBindings.delete(b.spec.hostId);
   }
 
   async start(call: CallInvocation, sink: CallSink): Promise<CallHandle> {
@@ -137,6 +173,10 @@ export class ManagedEnvironment implements Environment {
     const failure = await binding.prepare();
     if (failure !== undefined) throw new BrainRuntimeError(failure.code, failure.message, failure.details);
     if (sink.finished) return noop;
+    // The host started at session creation did not serve its tools: this call gets why (it is not
+    // started again within this call's deadline); the next call starts it anew.
+    const warmFailure = binding.takeWarmFailure();
+    if (warmFailure !== undefined) throw new BrainRuntimeError("tool_error", warmFailure.message);
     try {
       await binding.ensureRunning();
     } catch (e) {
@@ -154,7 +194,8 @@ export class ManagedEnvironment implements Environment {
     };
   }
 
-  close(): void {
-    for (const b of this.bindings.values()) b.close();
+  /** Stops every host and unpacking in progress and resolves once all of them have exited. */
+  async close(): Promise<void> {
+    await Promise.all([...this.bindings].map(([key, b]) => this.end(key, b)));
   }
 }

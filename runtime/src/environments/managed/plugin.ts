@@ -19,11 +19,12 @@ export function installManagedHosts(internals: BrainInternals): ManagedEnvironme
     hosts: internals.hosts,
     sessions: () => internals.sessions,
     hostTokens: internals.hostTokens,
+    hostBindings: internals.hostBindings,
     url: () => internals.localUrl(),
   });
   const close = env.close.bind(env);
-  env.close = () => {
-    close();
+  env.close = async () => {
+    await close();
     if (temp) rmSync(temp, { recursive: true, force: true });
   };
   internals.environments.set("managed", env);
