@@ -6,9 +6,12 @@ import type { BrainInternals } from "../plugins.ts";
 import { ComponentEnvironment } from "./environment.ts";
 import { componentMemoryMb } from "./memory-setting.ts";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { componentRoute } from "./upload-route.ts";
+import { digestUploadRoute } from "../digest-upload-route.ts";
 import { BrainRuntimeError } from "../../errors.ts";
 import { sendError } from "../../http/respond.ts";
+
+/** Largest component upload (PUT /v1/components/:digest). */
+export const MAX_COMPONENT_BYTES = 64 * 1024 * 1024;
 
 /**
  * Plugs the component Environment and its upload route into startBrain. Components live under
@@ -28,7 +31,8 @@ export function installComponents(internals: BrainInternals): ComponentEnvironme
     if (temp) rmSync(temp, { recursive: true, force: true });
   };
   internals.environments.set("component", env);
-  internals.routes.push(componentRoute(env.store));
+  // Components are larger than ordinary bodies (a componentize-js guest is ~12 MB).
+  internals.routes.push(digestUploadRoute({ collection: "components", noun: "component", of: "the bytes", maxBytes: MAX_COMPONENT_BYTES, store: env.store, answer: (a) => ({ admitMs: a.admitMs }) }));
   return env;
 }
 

@@ -1,75 +1,35 @@
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ErrorInfo } from "@aexhq/brain-protocol";
 import { parseWorld, worldProblems } from "./world.ts";
+import { DigestStore } from "../digest-store.ts";
+import type { DigestAdmission } from "../digest-store.ts";
 
-/** What admission concluded about one digest; persisted beside the bytes. */
-export type Admission =
-  | { status: "admitted"; digest: string; imports: string[]; admittedAt: number; admitMs: number }
-  | { status: "refused"; digest: string; error: ErrorInfo };
+/** What admission concluded about one component: its world's imports, and how long it took. */
+export type Admission = DigestAdmission<{ imports: string[]; admittedAt: number; admitMs: number }>;
 
 /**
  * Component bytes, admission results and jco transpilations, by sha256 digest, on disk:
- *   <dir>/<digest>.wasm         the uploaded bytes
+ *   <dir>/<digest>.wasm         the uploaded bytes (admitted ones)
  *   <dir>/<digest>.json         the Admission
  *   <dir>/<digest>/component.js + core wasm files (jco transpile output, instantiation "async")
  * Admission runs once per digest (at upload); a restart reuses everything already on disk.
  */
-export class ComponentStore {
-  private admissions = new Map<string, Admission>();
-  private pending = new Map<string, Promise<Admission>>();
-
-  constructor(readonly dir: string) {
-    mkdirSync(dir, { recursive: true });
-  }
-
-  has(digest: string): boolean {
-    return this.get(digest) !== undefined;
-  }
-
-  get(digest: string): Admission | undefined {
-    let a = this.admissions.get(digest);
-    if (a === undefined && /^[0-9a-f]{64}$/.test(digest) && existsSync(join(this.dir, `${digest}.json`))) {
-      a = JSON.parse(readFileSync(join(this.dir, `${digest}.json`), "utf8")) as Admission;
-      this.admissions.set(digest, a);
-    }
-    return a;
+export class ComponentStore extends DigestStore<{ imports: string[]; admittedAt: number; admitMs: number }> {
+  constructor(dir: string) {
+    super(dir, async (digest, bytes) => {
+      const t0 = performance.now();
+      const result = await admitBytes(digest, bytes, join(dir, digest));
+      if (!result.ok) return { status: "refused", digest, error: result.error };
+      writeFileSync(join(dir, `${digest}.wasm`), bytes);
+      return { status: "admitted", digest, imports: result.imports, admittedAt: Date.now(), admitMs: Math.round(performance.now() - t0) };
+    });
   }
 
   /** The folder holding component.js for an admitted digest. */
   transpiledDir(digest: string): string {
     return join(this.dir, digest);
   }
-
-  /** Stores and admits bytes whose sha256 must equal `digest`. Idempotent per digest. */
-  put(digest: string, bytes: Uint8Array): Promise<Admission> {
-    const known = this.get(digest);
-    if (known) return Promise.resolve(known);
-    const inflight = this.pending.get(digest);
-    if (inflight) return inflight;
-    const p = this.admit(digest, bytes).finally(() => this.pending.delete(digest));
-    this.pending.set(digest, p);
-    return p;
-  }
-
-  private async admit(digest: string, bytes: Uint8Array): Promise<Admission> {
-    const t0 = performance.now();
-    const result = await admitBytes(digest, bytes, this.transpiledDir(digest));
-    const a: Admission = result.ok
-      ? { status: "admitted", digest, imports: result.imports, admittedAt: Date.now(), admitMs: Math.round(performance.now() - t0) }
-      : { status: "refused", digest, error: result.error };
-    if (a.status === "admitted") writeFileSync(join(this.dir, `${digest}.wasm`), bytes);
-    const tmp = join(this.dir, `${digest}.json.tmp`);
-    writeFileSync(tmp, JSON.stringify(a));
-    renameSync(tmp, join(this.dir, `${digest}.json`));
-    this.admissions.set(digest, a);
-    return a;
-  }
-}
-
-export function sha256Hex(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
 }
 
 type AdmitResult = { ok: true; imports: string[] } | { ok: false; error: ErrorInfo };

@@ -4,7 +4,10 @@ import { join } from "node:path";
 import { environmentPlugins } from "../plugins.ts";
 import type { BrainInternals } from "../plugins.ts";
 import { ManagedEnvironment } from "./environment.ts";
-import { packageRoute } from "./upload-route.ts";
+import { digestUploadRoute } from "../digest-upload-route.ts";
+
+/** Largest package upload: a package with its dependencies may be larger than a component. */
+export const MAX_PACKAGE_BYTES = 128 * 1024 * 1024;
 
 /**
  * Plugs Brain-managed JS hosts (placement kind "managed") and their package upload route into
@@ -28,7 +31,9 @@ export function installManagedHosts(internals: BrainInternals): ManagedEnvironme
     if (temp) rmSync(temp, { recursive: true, force: true });
   };
   internals.environments.set("managed", env);
-  internals.routes.push(packageRoute(env.store));
+  // PUT /v1/packages/:digest: the package tarball (npm pack layout, dependencies may ride under
+  // package/node_modules/); 201 {digest, status, name, version}, 200 when already admitted.
+  internals.routes.push(digestUploadRoute({ collection: "packages", noun: "package", of: "the tarball", maxBytes: MAX_PACKAGE_BYTES, store: env.store, answer: (a) => ({ name: a.name, version: a.version }) }));
   return env;
 }
 

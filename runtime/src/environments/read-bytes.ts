@@ -1,8 +1,8 @@
 import type { IncomingMessage } from "node:http";
-import { BrainRuntimeError } from "../../errors.ts";
+import { BrainRuntimeError } from "../errors.ts";
 
 /** Reads a binary body of at most `limit` bytes; a larger one is refused with body_too_large. */
-export function readBytes(req: IncomingMessage, limit: number): Promise<Uint8Array> {
+export function readBytes(req: IncomingMessage, limit: number, noun = "body"): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -11,7 +11,7 @@ export function readBytes(req: IncomingMessage, limit: number): Promise<Uint8Arr
       if (size > limit) {
         chunks.length = 0;
         req.destroy();
-        reject(new BrainRuntimeError("body_too_large", `component exceeds ${limit} bytes`));
+        reject(new BrainRuntimeError("body_too_large", `${noun} exceeds ${limit} bytes`));
         return;
       }
       chunks.push(chunk);
