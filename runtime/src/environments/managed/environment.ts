@@ -43,8 +43,10 @@ function placementOf(tool: PlacedTool): ManagedPlacement {
  * Packaged `run` tools in host processes Brain starts and owns (kind "managed"): one process per
  * binding (session + env), its package unpacked into <root>/bindings/<session>/<env>, prepared
  * (setup) once, started with the runtime's own permission flags for the binding's grants, and
- * connected to the host channel as an ordinary host with a per-binding id, secret and token. Calls
- * go over that connection exactly as for any host: a lost connection ends its open calls `unknown`.
+ * connected to the host channel as an ordinary host with a per-binding id, secret and token; all of
+ * it when the session is created (sessionCreated), so calls find the host serving. Calls go over
+ * that connection exactly as for any host: a lost connection ends its open calls `unknown`. Deleting
+ * the session or closing the runtime stops the hosts and awaits them.
  */
 export class ManagedEnvironment implements Environment {
   readonly kind = "managed" as const;
@@ -180,6 +182,8 @@ export class ManagedEnvironment implements Environment {
     try {
       await binding.ensureRunning();
     } catch (e) {
+      // This call reports the failure (also one of a start warm() shared): the next call starts again.
+      binding.takeWarmFailure();
       throw new BrainRuntimeError("tool_error", e instanceof Error ? e.message : String(e));
     }
     if (sink.finished) return noop;
