@@ -6,12 +6,17 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { readFileSync } from "node:fs";
 import { WebSocket } from "ws";
+import pg from "pg";
 import { LIMITS, PROTOCOL } from "@aexhq/brain-protocol";
 import type { RuntimeToHostFrame, ScriptStep } from "@aexhq/brain-protocol";
 import { memoryBrain, api, createSession, records, waitFor } from "./helpers/brain.ts";
 import type { Brain } from "./helpers/brain.ts";
 import { contract, placed } from "./helpers/contract.ts";
 import { TestHost } from "./helpers/host.ts";
+import { startPgCluster } from "./helpers/pg-cluster.ts";
+import type { PgCluster } from "./helpers/pg-cluster.ts";
+import { freshDatabase, kill9, killAll, startNode } from "./helpers/nodes.ts";
+import type { NodeProcess } from "./helpers/nodes.ts";
 
 interface Answer { answer: string; code?: string; when: string }
 const schema = JSON.parse(readFileSync(new URL("../../contract/protocol.schema.json", import.meta.url), "utf8")) as {
@@ -46,6 +51,8 @@ test.after(async () => {
   await lateRegister.close();
   await brain.close();
   await budgetBrain.close();
+  await killAll();
+  await pgCluster?.stop();
 });
 
 const track = (h: TestHost) => (sockets.push(h), h);
@@ -320,6 +327,101 @@ test("no register within registerTimeoutMs: error not_registered without a ref, 
   assert.is((await lateRegister.closed).code, 4408);
   assert.ok(Date.now() - lateRegisterOpened >= LIMITS.registerTimeoutMs - 100);
   observedCloses.add(4408);
+});
+
+// Several nodes on one PostgreSQL (runtime/README.md): the host is connected to node B, the call's
+// session is owned by node A, so B relays the host's frames for the call to A (cluster/host-relay.ts).
+const NODE_TOKEN = "answers-operator-token-0001";
+let pgCluster: PgCluster | undefined;
+let twoNodes: Promise<{ db: string; a: NodeProcess; b: NodeProcess }> | undefined;
+/** One PostgreSQL server and nodes A and B on one database, started by the first test that needs them. */
+function nodes(): Promise<{ db: string; a: NodeProcess; b: NodeProcess }> {
+  return (twoNodes ??= (async () => {
+    pgCluster = await startPgCluster();
+    const db = await freshDatabase(pgCluster.url, "protocol_answers");
+    // A lease far longer than these tests: nothing changes hands unless a test makes it.
+    const env = { BRAIN_LEASE_MS: "120000", BRAIN_HOST_TIMEOUT_MS: "60000" };
+    const a = await startNode(db, NODE_TOKEN, { ...env, BRAIN_NODE_ID: "node-a" });
+    const b = await startNode(db, NODE_TOKEN, { ...env, BRAIN_NODE_ID: "node-b" });
+    return { db, a, b };
+  })());
+}
+const operator = (n: NodeProcess) => ({ url: n.url, token: NODE_TOKEN });
+
+async function sql(db: string, text: string, params: unknown[] = []): Promise<any[]> {
+  const c = new pg.Client({ connectionString: db });
+  await c.connect();
+  try {
+    return (await c.query(text, params)).rows;
+  } finally {
+    await c.end();
+  }
+}
+
+/** A session created through A (so A owns it) whose call is open on `host`, connected to B. */
+async function relayedCall(a: NodeProcess, host: TestHost): Promise<{ callId: string; sessionId: string }> {
+  const r = await api(operator(a), "POST", "/v1/sessions", { model: { provider: "scripted", script: toolCall }, tools: [placed(tool, host.hostId)] });
+  assert.is(r.status, 201, JSON.stringify(r.body));
+  assert.is((await api(operator(a), "POST", `/v1/sessions/${r.body.id}/messages`, { text: "go" })).status, 202);
+  const invoke = await host.invoke(10000);
+  return { callId: invoke.callId, sessionId: r.body.id as string };
+}
+
+const lastSequence = async (db: string, sessionId: string) => Number((await sql(db, "SELECT max(sequence) AS n FROM journal WHERE session_id = $1", [sessionId]))[0].n);
+const RELAYED = ["emit", "emit_result", "returned", "finish", "model_request"] as const;
+
+test("several nodes: a frame relayed to an owner that lost the session's lease: rejected conflict (model_result conflict), nothing journaled", async () => {
+  const { db, a, b } = await nodes();
+  const host = track(await TestHost.register(operator(b), [tool]));
+  const calls = new Map<string, { callId: string; sessionId: string }>();
+  for (const t of RELAYED) calls.set(t, await relayedCall(a, host));
+  // The same on a host connected to A itself (no relay).
+  const direct = track(await TestHost.register(operator(a), [tool]));
+  const local = await relayedCall(a, direct);
+  const sessions = [...calls.values(), local].map((c) => c.sessionId);
+  const before = new Map<string, number>();
+  for (const id of sessions) before.set(id, await lastSequence(db, id));
+  // Another node took the sessions over (as after A was paused past its lease: a SIGSTOP would make
+  // this depend on whether A's renewal or the frame runs first when it resumes): the lease rows name a
+  // live node that is not A, with a raised token. A does not know yet; its next write for each is fenced.
+  await sql(db, "INSERT INTO nodes (node_id, url, expires_at, run) VALUES ('node-elsewhere', 'http://127.0.0.1:9', clock_timestamp() + interval '1 hour', 'elsewhere')");
+  await sql(db, "UPDATE leases SET owner = 'node-elsewhere', token = token + 1 WHERE session_id = ANY($1)", [sessions]);
+  const conflict = async (h: TestHost, t: (typeof RELAYED)[number], callId: string) => {
+    const answer = await send(h, FRAME[t](callId));
+    expectAnswer(t, answer, refused(t), "conflict");
+    assert.is((answer as { error: { retryable?: boolean } }).error.retryable, undefined, `${t}: not retryable`);
+  };
+  for (const t of RELAYED) {
+    const { callId, sessionId } = calls.get(t)!;
+    await conflict(host, t, callId);
+    assert.is(await lastSequence(db, sessionId), before.get(sessionId), `${t}: nothing journaled`);
+    // A let go of the session: later frames for the call are refused as for a finished call.
+    expectAnswer("emit", await send(host, FRAME.emit(callId)), "rejected", "call_finished");
+  }
+  await conflict(direct, "emit", local.callId);
+  expectAnswer("emit", await send(direct, FRAME.emit(local.callId)), "rejected", "call_finished");
+  assert.is(await lastSequence(db, local.sessionId), before.get(local.sessionId), "direct: nothing journaled");
+});
+
+test("several nodes: a frame relayed to an owner that cannot be reached: rejected unavailable, retryable (model_result unavailable); environment_request is unsupported", async () => {
+  const { db, a, b } = await nodes();
+  const host = track(await TestHost.register(operator(b), [tool]));
+  const { callId, sessionId } = await relayedCall(a, host);
+  // Relayed while A answers: committed with A's sequence; environment control is not relayed.
+  const ok = await send(host, FRAME.emit(callId));
+  expectAnswer("emit", ok, "committed");
+  assert.is((ok as { sequence: number }).sequence, await lastSequence(db, sessionId));
+  expectAnswer("environment_request", await send(host, FRAME.environment_request(callId)), "environment_result", "unsupported");
+  const before = await lastSequence(db, sessionId);
+  await kill9(a.child);
+  for (const t of RELAYED) {
+    const answer = await send(host, FRAME[t](callId));
+    expectAnswer(t, answer, refused(t), "unavailable");
+    assert.is((answer as { error: { retryable?: boolean } }).error.retryable, true, `${t}: ${JSON.stringify(answer)}`);
+  }
+  // Sent again (the host retries): the same answer while the owner is gone.
+  expectAnswer("emit", await send(host, FRAME.emit(callId)), "rejected", "unavailable");
+  assert.is(await lastSequence(db, sessionId), before, "nothing journaled");
 });
 
 test("every answer and close code the contract documents was observed here, and nothing undocumented", () => {
