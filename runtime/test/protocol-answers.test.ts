@@ -403,7 +403,7 @@ test("several nodes: a frame relayed to an owner that lost the session's lease: 
   assert.is(await lastSequence(db, local.sessionId), before.get(local.sessionId), "direct: nothing journaled");
 });
 
-test("several nodes: a frame relayed to an owner that cannot be reached: rejected unavailable, retryable (model_result unavailable); environment_request is unsupported", async () => {
+test("several nodes: a frame relayed to an owner that cannot be reached: rejected unavailable, retryable (model_result unavailable), then call_finished once the session was taken over; environment_request is unsupported", async () => {
   const { db, a, b } = await nodes();
   const host = track(await TestHost.register(operator(b), [tool]));
   const { callId, sessionId } = await relayedCall(a, host);
@@ -422,6 +422,10 @@ test("several nodes: a frame relayed to an owner that cannot be reached: rejecte
   // Sent again (the host retries): the same answer while the owner is gone.
   expectAnswer("emit", await send(host, FRAME.emit(callId)), "rejected", "unavailable");
   assert.is(await lastSequence(db, sessionId), before, "nothing journaled");
+  // Another node takes the session over (which ends the call `unknown` there): the host's node finds
+  // the lease moved and answers as for a finished call, no longer `unavailable`.
+  await sql(db, "UPDATE leases SET owner = 'node-b', token = token + 1 WHERE session_id = $1", [sessionId]);
+  for (const t of RELAYED) expectAnswer(t, await send(host, FRAME[t](callId)), refused(t), "call_finished");
 });
 
 test("every answer and close code the contract documents was observed here, and nothing undocumented", () => {

@@ -161,7 +161,17 @@ export class HostRelay implements RemoteHosts {
     if (!conn.advertises(call.tool.contract.digest)) {
       throw new BrainRuntimeError("reattach_mismatch", `host ${p.kind === "host" ? p.hostId : "?"} is connected but did not register tool ${call.tool.contract.name} with digest ${call.tool.contract.digest} (its schemas changed?); the call was not sent`);
     }
-    conn.invoke(call, new RelayedSink(call.callId, () => this.link(owner)));
+    conn.invoke(call, new RelayedSink(call.callId, () => this.link(owner), () => this.takenOver(call.callId, owner)));
+  }
+
+  /**
+   * Whether the session of a call relayed from the node at `ownerUrl` belongs to another node now.
+   * A takeover ends every call it finds open `unknown` and never re-sends it, so such a call is over.
+   */
+  private async takenOver(callId: string, ownerUrl: string): Promise<boolean> {
+    const sessionId = callId.slice(0, callId.lastIndexOf(":"));
+    const { rows } = await this.pool.query<{ url: string | null }>("SELECT n.url FROM leases l LEFT JOIN nodes n ON n.node_id = l.owner WHERE l.session_id = $1", [sessionId]);
+    return rows[0] !== undefined && rows[0].url !== ownerUrl;
   }
 
   /** Owner side: a host's answer, relayed, applied to the call as if it came from a local host. */
@@ -190,6 +200,8 @@ class RelayedSink implements CallSink {
   constructor(
     private callId: string,
     private owner: () => Promise<PeerLink>,
+    /** The call's session belongs to another node now (cluster/host-relay.ts takenOver). */
+    private takenOver: () => Promise<boolean>,
   ) {}
 
   private async op(op: SinkOp, args: SinkArgs): Promise<LinkMessage> {
@@ -197,13 +209,27 @@ class RelayedSink implements CallSink {
     try {
       link = await this.owner();
     } catch (e) {
-      throw new CallRejectedError("unavailable", `the node that runs this call's session cannot be reached: ${e instanceof Error ? e.message : String(e)}`, undefined, true);
+      throw await this.unreachable(e);
     }
-    const answer = await link.request({ t: "sink", callId: this.callId, op, args }).catch((e: unknown) => {
+    const answer = await link.request({ t: "sink", callId: this.callId, op, args }).catch(async (e: unknown) => {
+      if (e instanceof BrainRuntimeError && e.code === "unavailable") throw await this.unreachable(e);
       throw e instanceof BrainRuntimeError ? new CallRejectedError(e.code, e.message, e.details, e.retryable) : e;
     });
     if (answer.finished === true) this.finished = true;
     return answer;
+  }
+
+  /**
+   * The owner cannot be reached: `unavailable` (retryable) while it may come back, `call_finished`
+   * once another node has taken the session over (which ended this call `unknown`).
+   */
+  private async unreachable(e: unknown): Promise<CallRejectedError> {
+    const why = e instanceof Error ? e.message : String(e);
+    if (await this.takenOver().catch(() => false)) {
+      this.finished = true;
+      return new CallRejectedError("call_finished", `call ${this.callId} ended: its session was taken over by another node after its owner was lost (${why}); a takeover ends open calls unknown and never re-sends them`);
+    }
+    return new CallRejectedError("unavailable", `the node that runs this call's session cannot be reached: ${why}`, undefined, true);
   }
 
   emit(kind: string, data: unknown): Promise<number> {
