@@ -157,7 +157,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
     const node = new ClusterNode({ journal: nodeJournal, leases, sessions, keys, registry });
     sessions.dropped = (id) => node.released(id);
     cluster = node;
-    relay = new HostRelay(nodeJournal.pg.readers, nodeId, token, () => opts.nodeUrl ?? url, hostEnv, () => dispatcher, () => node.refreshCredentials());
+    relay = new HostRelay(nodeJournal.pg.readers, nodeId, token, () => opts.nodeUrl ?? url, hostEnv, () => dispatcher, () => node.refreshCredentials(), leaseMs + 2_000);
     hostEnv.remote = relay;
   }
   // A node of several recovers by taking over what dead nodes (its own earlier run included) left open.

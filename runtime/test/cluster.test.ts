@@ -316,6 +316,31 @@ test("SIGSTOP the owner past its lease: the survivor takes over; resumed, the ol
   await host.close();
 });
 
+test("SIGSTOP the owner of a call relayed to a host on another node: the host's frame is answered call_finished once the survivor took the session over, not left waiting", async () => {
+  const { a, b } = await twoNodes();
+  // The host is connected to B; A owns the session, so the call reaches the host through B.
+  const host = await TestHost.register(as(b), [echo], { hostId: "host-p", secret: "host-p-secret-0001" });
+  const id = await sessionWithCall(a, host, [{ toolCalls: [{ name: "echo", input: { n: 1 } }] }, { text: "done" }]);
+  assert.is((await api(as(a), "POST", `/v1/sessions/${id}/messages`, { text: "go" })).status, 202);
+  const call = await host.invoke();
+  assert.is((await host.request({ type: "emit", callId: call.callId, kind: "progress", data: { n: 1 } })).type, "committed");
+  a.child.kill("SIGSTOP");
+  try {
+    const all = await waitFor(as(b), id, (x) => x.type === "tool.finished", LEASE_MS * 10);
+    assert.is(ofType(all, "tool.finished")[0]!.data.status, "unknown");
+    // B relays the frame to A, which does not answer (stopped); after the lease B finds the session
+    // its own now, so the call is over. Without a timeout the frame waited for A to run again.
+    const ref = host.nextRef();
+    host.send({ type: "emit", ref, callId: call.callId, kind: "progress", data: { n: 2 } });
+    const answer = await host.next((f) => (f.type === "rejected" || f.type === "committed") && f.ref === ref, LEASE_MS + 2_000 + 8_000);
+    assert.is(answer.type, "rejected", JSON.stringify(answer));
+    assert.is((answer as { error: { code: string } }).error.code, "call_finished", JSON.stringify(answer));
+  } finally {
+    a.child.kill("SIGCONT");
+  }
+  await host.close();
+});
+
 test("a node stopped cleanly (SIGTERM) ends its lease at once: another node takes its sessions when asked, without waiting for the lease", async () => {
   const db = await freshDatabase(cluster.url, `nodes_${++databases}`);
   // A lease far longer than this test waits: only the clean stop lets B in.

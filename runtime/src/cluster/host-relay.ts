@@ -41,6 +41,11 @@ export class HostRelay implements RemoteHosts {
     private hosts: HostEnvironment,
     private dispatcher: () => Dispatcher,
     private refreshRegistry: () => Promise<void>,
+    /**
+     * How long the host's node waits for the owner to answer a relayed frame (the model's answer
+     * excepted: a model call takes what it takes). A stopped owner has lost its lease by then.
+     */
+    private answerTimeoutMs: number,
   ) {}
 
   /** A host connected to this node: where the other nodes find it. */
@@ -161,7 +166,7 @@ export class HostRelay implements RemoteHosts {
     if (!conn.advertises(call.tool.contract.digest)) {
       throw new BrainRuntimeError("reattach_mismatch", `host ${p.kind === "host" ? p.hostId : "?"} is connected but did not register tool ${call.tool.contract.name} with digest ${call.tool.contract.digest} (its schemas changed?); the call was not sent`);
     }
-    conn.invoke(call, new RelayedSink(call.callId, () => this.link(owner), () => this.takenOver(call.callId, owner)));
+    conn.invoke(call, new RelayedSink(call.callId, () => this.link(owner), () => this.takenOver(call.callId, owner), this.answerTimeoutMs));
   }
 
   /**
@@ -202,6 +207,7 @@ class RelayedSink implements CallSink {
     private owner: () => Promise<PeerLink>,
     /** The call's session belongs to another node now (cluster/host-relay.ts takenOver). */
     private takenOver: () => Promise<boolean>,
+    private answerTimeoutMs: number,
   ) {}
 
   private async op(op: SinkOp, args: SinkArgs): Promise<LinkMessage> {
@@ -211,7 +217,7 @@ class RelayedSink implements CallSink {
     } catch (e) {
       throw await this.unreachable(e);
     }
-    const answer = await link.request({ t: "sink", callId: this.callId, op, args }).catch(async (e: unknown) => {
+    const answer = await link.request({ t: "sink", callId: this.callId, op, args }, op === "model" ? undefined : this.answerTimeoutMs).catch(async (e: unknown) => {
       if (e instanceof BrainRuntimeError && e.code === "unavailable") throw await this.unreachable(e);
       throw e instanceof BrainRuntimeError ? new CallRejectedError(e.code, e.message, e.details, e.retryable) : e;
     });

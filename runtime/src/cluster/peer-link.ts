@@ -65,11 +65,32 @@ export class PeerLink {
     });
   }
 
-  request(m: LinkMessage): Promise<LinkMessage> {
+  /**
+   * Sends a request; with `timeoutMs`, a peer that does not answer in time (stopped, or stuck) fails
+   * it with `unavailable` like a closed link, and its late answer is dropped.
+   */
+  request(m: LinkMessage, timeoutMs?: number): Promise<LinkMessage> {
     if (this.closed) return Promise.reject(new BrainRuntimeError("unavailable", "the link to the other node is closed", undefined, true));
     const id = ++this.next;
     return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
+      const timer =
+        timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              this.waiting.delete(id);
+              reject(new BrainRuntimeError("unavailable", `the other node did not answer within ${timeoutMs} ms`, undefined, true));
+            }, timeoutMs);
+      timer?.unref();
+      this.waiting.set(id, {
+        resolve: (v) => {
+          clearTimeout(timer);
+          resolve(v);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      });
       this.send({ ...m, id });
     });
   }
