@@ -64,6 +64,15 @@ test("a wrong secret for a known host id is unauthorized", async () => {
   assert.is((await impostor.closed).code, 4401);
 });
 
+test("a host id of Brain's managed hosts (managed-…) that serves no binding is unauthorized, and nothing is registered", async () => {
+  const squatter = await track(await TestHost.connect(brain.url, { hostId: "managed-0011223344556677" }));
+  const reply = await squatter.registerTools(brain.token, [echo]);
+  assert.is((reply as { error: { code: string } }).error.code, "unauthorized");
+  assert.match((reply as { error: { message: string } }).error.message, /Brain-managed host/);
+  assert.is((await squatter.closed).code, 4401);
+  assert.is((await api(brain, "GET", "/v1/hosts/managed-0011223344556677")).status, 404);
+});
+
 test("a second connection with the same host id replaces the first", async () => {
   const first = await track(await TestHost.register(brain, [echo]));
   const second = await track(await TestHost.register(brain, [echo], { hostId: first.hostId, secret: first.secret }));

@@ -17,6 +17,7 @@ import type { Brain } from "./helpers/brain.ts";
 import { managedUpload, packFolder, packWorkspaces, repoRoot } from "./helpers/managed-package.ts";
 import type { Upload } from "./helpers/managed-package.ts";
 import type { ManagedEnvironment } from "../src/environments/managed/environment.ts";
+import { SqliteStore } from "../src/journal/sqlite.ts";
 
 const DENO = join(repoRoot, "node_modules/.bin/deno");
 const EXAMPLE = "@aexhq/example-text-tools";
@@ -292,6 +293,11 @@ test("deleting a session stops its managed host (awaited) and removes the bindin
   const b = managed().bindings.get(`${s.id}|${env.name}`)!;
   const pid = b.pid!;
   assert.ok(alive(pid));
+  const hostId = b.spec.hostId;
+  assert.is((await api(brain, "GET", `/v1/hosts/${hostId}`)).status, 200);
+  assert.ok(brain.internals.store.loadHosts().some((h) => h.hostId === hostId));
+  // An application's host, registered meanwhile, is never forgotten with it.
+  const app = await TestHost.register(brain, [probeContracts.probe_wait!]);
   const r = await api(brain, "POST", `/v1/sessions/${s.id}/messages`, { text: "go" });
   assert.ok(r.status < 300, JSON.stringify(r.body));
   await waitFor(brain, s.id, (x) => x.type === "tool.event", 30_000);
@@ -301,8 +307,61 @@ test("deleting a session stops its managed host (awaited) and removes the bindin
   assert.not.ok(existsSync(b.spec.dir), "the binding's folder is still there");
   assert.is(managed().bindings.get(`${s.id}|${env.name}`), undefined);
   assert.not.ok(brain.internals.hostTokens.has(b.spec.token), "the binding's register token is still accepted");
+  // Its registration is forgotten, in the registry and in the store; the application's host stays.
+  const gone = await api(brain, "GET", `/v1/hosts/${hostId}`);
+  assert.is(gone.status, 404, JSON.stringify(gone.body));
+  assert.not.ok(brain.internals.store.loadHosts().some((h) => h.hostId === hostId), "the managed host's row is still in the store");
+  assert.is((await api(brain, "GET", `/v1/hosts/${app.hostId}`)).status, 200);
+  app.ws.close();
+  // Its id cannot register again with its old secret: not with its dropped register token, nor with the operator token.
+  for (const token of [b.spec.token, brain.token]) {
+    const again = await TestHost.connect(brain.url, { hostId, secret: b.spec.secret });
+    const reply = await again.registerTools(token, [probeContracts.probe_wait!]);
+    assert.is(reply.type === "error" && reply.error.code, "unauthorized", JSON.stringify(reply));
+    assert.is((await again.closed).code, 4401);
+  }
+  assert.is((await api(brain, "GET", `/v1/hosts/${hostId}`)).status, 404);
+  assert.not.ok(brain.internals.store.loadHosts().some((h) => h.hostId === hostId));
   const all = await records(brain, s.id);
   assert.is(ofType(all, "tool.finished")[0]?.data.status, "cancelled");
+});
+
+test("managed host registrations on SQLite: a deleted session's is gone after a restart, runtime close forgets the running ones, a crashed run's are forgotten at start; an application's host stays", async () => {
+  const data = mkdtempSync(join(dir, "data-"));
+  const tool = (name: string) => placed(probeContracts.probe_order!, probe, PROBE, "probeOrder", { name, runtime: "node" });
+  let b2 = await startBrain({ dataDir: data, port: 0 });
+  let deleted: string, closed: string, app: TestHost | undefined;
+  try {
+    await put(b2, probe);
+    app = await TestHost.register(b2, [probeContracts.probe_order!]);
+    const gone = await createSession(b2, [tool("gone")], []);
+    deleted = managed(b2).bindings.get(`${gone.id}|gone`)!.spec.hostId;
+    const kept = await createSession(b2, [tool("kept")], []);
+    closed = managed(b2).bindings.get(`${kept.id}|kept`)!.spec.hostId;
+    const ids = () => b2.internals.store.loadHosts().map((h) => h.hostId);
+    assert.ok(ids().includes(deleted) && ids().includes(closed));
+    assert.is((await api(b2, "DELETE", `/v1/sessions/${gone.id}`)).status, 200);
+    assert.not.ok(ids().includes(deleted));
+    assert.ok(ids().includes(closed));
+    app.ws.close();
+    await b2.close();
+    // What a run that crashed leaves: a managed host registration no binding will ever use again.
+    const store = new SqliteStore(join(data, "journal.sqlite"));
+    assert.equal(store.loadHosts().map((h) => h.hostId), [app.hostId]);
+    store.saveHost({ hostId: "managed-00crashed00run0", salt: "s", hash: "x", contracts: [], registeredAt: 1 });
+    await store.close();
+    b2 = await startBrain({ dataDir: data, port: 0 });
+    assert.equal(b2.internals.store.loadHosts().map((h) => h.hostId), [app.hostId]);
+    for (const id of [deleted, closed, "managed-00crashed00run0"]) assert.is((await api(b2, "GET", `/v1/hosts/${id}`)).status, 404);
+    assert.is((await api(b2, "GET", `/v1/hosts/${app.hostId}`)).status, 200);
+    // The application's host registers again with its secret after the restart.
+    const back = await TestHost.register(b2, [probeContracts.probe_order!], { hostId: app.hostId, secret: app.secret });
+    back.ws.close();
+  } finally {
+    app?.ws.close();
+    await b2.close();
+    rmSync(data, { recursive: true, force: true });
+  }
 });
 
 test("a late frame of a managed call that ended by its deadline gets call_finished, also on a later connection of its host; another binding's host gets forbidden", async () => {

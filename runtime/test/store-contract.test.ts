@@ -12,6 +12,7 @@ import type { JournalRecord } from "@aexhq/brain-protocol";
 import { SqliteStore } from "../src/journal/sqlite.ts";
 import { MemoryStore } from "../src/journal/memory.ts";
 import { PostgresStore } from "../src/journal/postgres.ts";
+import { NodeJournal } from "../src/cluster/node-journal.ts";
 import type { SessionHead } from "../src/journal/head.ts";
 import type { HostRow, KeyRow, StoreStats } from "../src/journal/store.ts";
 import fc from "fast-check";
@@ -29,6 +30,7 @@ interface Store {
   openWork(): string[] | Promise<string[]>;
   sessionIds(): string[] | Promise<string[]>;
   saveHost(row: HostRow): void | Promise<void>;
+  deleteHost(hostId: string): void | Promise<void>;
   loadHosts(): HostRow[] | Promise<HostRow[]>;
   saveKey(row: KeyRow): void | Promise<void>;
   loadKeys(): KeyRow[] | Promise<KeyRow[]>;
@@ -176,15 +178,25 @@ for (const kind of KINDS) {
     });
   });
 
-  test(`${kind.name}: hosts and keys are kept${kind.durable ? " across reopening" : ""}`, async () => {
+  test(`${kind.name}: hosts and keys are kept${kind.durable ? " across reopening" : ""}; a deleted host is gone${kind.durable ? " for good" : ""}`, async () => {
     await withStore(async (store, reopen) => {
       await store.saveHost({ hostId: "h1", salt: "s", hash: "x", contracts: [], registeredAt: 5, owner: "k1" });
       await store.saveHost({ hostId: "h1", salt: "s", hash: "x", contracts: [{ name: "t", description: "d", inputSchema: {}, digest: "0".repeat(64) }], registeredAt: 5, owner: "k1" });
+      await store.saveHost({ hostId: "managed-0123", salt: "s2", hash: "y", contracts: [], registeredAt: 6 });
+      await store.saveHost({ hostId: "managed-4567", salt: "s3", hash: "z", contracts: [], registeredAt: 6 });
       await store.saveKey({ keyId: "k1", name: "app", hash: "ab", createdAt: 7 });
       await store.saveKey({ keyId: "k1", name: "app", hash: "ab", createdAt: 7, revokedAt: 9 });
+      await store.deleteHost("managed-0123");
+      // Deleting an id the store does not hold is nothing.
+      await store.deleteHost("never-registered");
+      const ids = async () => (await store.loadHosts()).map((h) => h.hostId).sort();
+      assert.equal(await ids(), ["h1", "managed-4567"]);
       if (kind.durable) store = await reopen();
-      const hosts = await store.loadHosts();
-      assert.equal(hosts.map((h) => [h.hostId, h.contracts.length, h.owner]), [["h1", 1, "k1"]]);
+      const hosts = (await store.loadHosts()).sort((a, b) => a.hostId.localeCompare(b.hostId));
+      assert.equal(hosts.map((h) => [h.hostId, h.contracts.length, h.owner]), [["h1", 1, "k1"], ["managed-4567", 0, undefined]]);
+      await store.deleteHost("managed-4567");
+      if (kind.durable) store = await reopen();
+      assert.equal(await ids(), ["h1"]);
       assert.equal((await store.loadKeys()).map((k) => [k.keyId, k.revokedAt]), [["k1", 9]]);
     });
   });
@@ -252,6 +264,43 @@ test("postgres: two stores on one database (two nodes) append to different sessi
   } finally {
     await a.close();
     await b.close();
+  }
+});
+
+test("postgres: a node's journal (NodeJournal) forgets a deleted host at once, deletes its row after a registration in flight, and a refresh does not bring it back", async () => {
+  const db = `contract_${++databases}`;
+  const admin = new pg.Client({ connectionString: cluster.url });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${db}`);
+  await admin.end();
+  const url = cluster.url.replace(/\/postgres$/, `/${db}`);
+  const [a, b] = await Promise.all([PostgresStore.open(url), PostgresStore.open(url)]);
+  const node = new NodeJournal(a);
+  const other = new NodeJournal(b);
+  try {
+    node.saveHost({ hostId: "app-host", salt: "s", hash: "x", contracts: [], registeredAt: 1 });
+    // Saved and deleted in one tick: the DELETE goes after the INSERT, never before it.
+    node.saveHost({ hostId: "managed-1", salt: "s", hash: "x", contracts: [], registeredAt: 1 });
+    node.deleteHost("managed-1");
+    assert.equal(node.loadHosts().map((h) => h.hostId), ["app-host"]);
+    await node.flush();
+    assert.equal((await a.loadHosts()).map((h) => h.hostId), ["app-host"]);
+    await other.loadCredentials();
+    assert.equal(other.loadHosts().map((h) => h.hostId), ["app-host"]);
+    // Another node's cache drops it at its next refresh.
+    node.saveHost({ hostId: "managed-2", salt: "s", hash: "x", contracts: [], registeredAt: 2 });
+    await node.flush();
+    await other.loadCredentials();
+    assert.equal(other.loadHosts().map((h) => h.hostId).sort(), ["app-host", "managed-2"]);
+    node.deleteHost("managed-2");
+    await node.loadCredentials();
+    assert.equal(node.loadHosts().map((h) => h.hostId), ["app-host"]);
+    await node.flush();
+    await other.loadCredentials();
+    assert.equal(other.loadHosts().map((h) => h.hostId), ["app-host"]);
+  } finally {
+    await node.close();
+    await other.close();
   }
 });
 

@@ -29,6 +29,8 @@ export class NodeJournal implements JournalStore {
   private keys = new Map<string, KeyRow>();
   private hosts = new Map<string, HostRow>();
   private writes = new Set<Promise<unknown>>();
+  /** Host registrations whose DELETE is still in flight. */
+  private deleting = new Set<string>();
   /** Sessions recovery should read: set by the node just before it runs the session layer's recovery. */
   recovering: string[] = [];
 
@@ -173,12 +175,21 @@ export class NodeJournal implements JournalStore {
   async loadCredentials(): Promise<void> {
     const [keys, hosts] = await Promise.all([this.pg.loadKeys(), this.pg.loadHosts()]);
     this.keys = new Map(keys.map((k) => [k.keyId, k]));
-    this.hosts = new Map(hosts.map((h) => [h.hostId, h]));
+    // A registration being deleted does not come back from a read made before its DELETE committed.
+    this.hosts = new Map(hosts.filter((h) => !this.deleting.has(h.hostId)).map((h) => [h.hostId, h]));
   }
 
   saveHost(row: HostRow): void {
     this.hosts.set(row.hostId, row);
     this.track(this.pg.saveHost(row));
+  }
+
+  /** Forgets a registration here at once; the row goes once the writes already made have settled (a registration in flight is not written after it). */
+  deleteHost(hostId: string): void {
+    this.hosts.delete(hostId);
+    this.deleting.add(hostId);
+    const before = [...this.writes];
+    this.track(Promise.allSettled(before).then(() => this.pg.deleteHost(hostId)).finally(() => this.deleting.delete(hostId)));
   }
 
   loadHosts(): HostRow[] {

@@ -94,6 +94,23 @@ export class HostEnvironment implements Environment {
     for (const id of hostIds) this.connections.get(id)?.fail("unauthorized", message, CLOSE.unauthorized);
   }
 
+  /**
+   * A Brain-managed host's binding ended for good (its process has exited): its registration is
+   * forgotten, here and in the store, and a connection still attached under its id is closed.
+   * An application's host is never forgotten (registry.forgetManaged).
+   */
+  forgetManaged(hostId: string): void {
+    if (!this.registry.forgetManaged(hostId)) return;
+    this.connections.get(hostId)?.fail("unauthorized", `managed host ${hostId}: its binding ended and its registration was forgotten`, CLOSE.unauthorized);
+  }
+
+  /** Forgets every Brain-managed host registration (at start, when no binding can be running: one node alone). */
+  forgetAllManaged(): number {
+    const ids = this.registry.managedIds();
+    for (const id of ids) this.forgetManaged(id);
+    return ids.length;
+  }
+
   close(): void {
     for (const c of this.connections.values()) c.abandon();
   }

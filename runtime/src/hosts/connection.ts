@@ -126,7 +126,8 @@ export class HostConnection implements RuntimeFrameHandler {
     if (mismatch) return this.send({ type: "error", ref: f.ref, error: mismatch });
     let digests: string[];
     try {
-      digests = this.deps.registry.register(f.hostId, f.secret, f.tools, ownerOf(principal));
+      // A Brain-managed host id registers only while its binding runs here (registry.ts).
+      digests = this.deps.registry.register(f.hostId, f.secret, f.tools, ownerOf(principal), this.deps.bindingOf?.(f.hostId) !== undefined);
     } catch (e) {
       const info = toErrorInfo(e);
       if (info.code === "unauthorized") return this.fail("unauthorized", info.message, CLOSE.unauthorized, f.ref);

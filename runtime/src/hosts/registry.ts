@@ -5,9 +5,21 @@ import type { Redactor } from "../redact.ts";
 import { hashSecret, verifySecret } from "../credentials/secret.ts";
 
 /**
- * Registered hosts, persisted in the journal store. Registrations never expire (so one with placed
- * sessions survives any disconnect and a runtime restart); a later registration must present the
- * same secret and adds contracts (union by digest).
+ * The host ids Brain gives the host processes it starts (managed bindings) begin with this; no
+ * other host may register one (see `register`).
+ */
+export const MANAGED_HOST_PREFIX = "managed-";
+
+export function isManagedHostId(hostId: string): boolean {
+  return hostId.startsWith(MANAGED_HOST_PREFIX);
+}
+
+/**
+ * Registered hosts, persisted in the journal store. An application's host registration never
+ * expires (so one with placed sessions survives any disconnect and a runtime restart); a later
+ * registration must present the same secret and adds contracts (union by digest). A Brain-managed
+ * host's registration lives as long as its binding: it is forgotten (`forgetManaged`) when the
+ * binding ends for good, and its id cannot be registered again.
  */
 export class HostRegistry {
   private hosts = new Map<string, HostRow>();
@@ -39,9 +51,19 @@ export class HostRegistry {
    * Authenticates and merges `tools`; returns every digest now registered for the host. `owner` is
    * the API key the connection registered with (absent: the operator token); a host id belongs to
    * the credential that first registered it, and only that credential may register it again.
+   * A managed host id (MANAGED_HOST_PREFIX) registers only while a binding of this process is
+   * `serving` it: otherwise (its binding ended: session deleted, runtime restarted; or never Brain's)
+   * it is `unauthorized`, whatever the secret.
    */
-  register(hostId: string, secret: string, tools: ToolContract[], owner?: string): string[] {
+  register(hostId: string, secret: string, tools: ToolContract[], owner?: string, serving = false): string[] {
     this.redactor?.add(secret);
+    if (isManagedHostId(hostId) && !serving) {
+      throw new BrainRuntimeError(
+        "unauthorized",
+        `host ${hostId} is not a Brain-managed host serving a binding now (its session was deleted, or the runtime restarted, and its registration was forgotten); host ids starting "${MANAGED_HOST_PREFIX}" are Brain's own`,
+        { hostId },
+      );
+    }
     let row = this.hosts.get(hostId);
     if (row === undefined) {
       const { salt, hash } = hashSecret(secret);
@@ -56,6 +78,22 @@ export class HostRegistry {
     this.store.saveHost(row);
     this.hosts.set(hostId, row);
     return [...byDigest.keys()];
+  }
+
+  /**
+   * Forgets a Brain-managed host's registration, here and in the store (its binding ended for good).
+   * Never an application's host: an id without MANAGED_HOST_PREFIX is left as it is (false).
+   */
+  forgetManaged(hostId: string): boolean {
+    if (!isManagedHostId(hostId)) return false;
+    const known = this.hosts.delete(hostId);
+    this.store.deleteHost(hostId);
+    return known;
+  }
+
+  /** The Brain-managed host ids registered now. */
+  managedIds(): string[] {
+    return [...this.hosts.keys()].filter(isManagedHostId);
   }
 
   /** Hosts registered under `owner` (an API key id). */

@@ -68,6 +68,9 @@ export class MemoryStore extends BatchingStore {
   saveHost(row: HostRow): void {
     this.hosts.set(row.hostId, structuredClone(row));
   }
+  deleteHost(hostId: string): void {
+    this.hosts.delete(hostId);
+  }
   loadHosts(): HostRow[] {
     return [...this.hosts.values()].map((r) => structuredClone(r));
   }

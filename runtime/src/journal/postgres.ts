@@ -409,6 +409,10 @@ export class PostgresStore {
     );
   }
 
+  async deleteHost(hostId: string): Promise<void> {
+    await this.readers.query("DELETE FROM hosts WHERE host_id = $1", [hostId]);
+  }
+
   async loadHosts(): Promise<HostRow[]> {
     const { rows } = await this.readers.query<{ host_id: string; salt: string; hash: string; contracts: string; registered_at: string; owner: string | null }>("SELECT * FROM hosts");
     return rows.map((r) => ({ hostId: r.host_id, salt: r.salt, hash: r.hash, contracts: JSON.parse(r.contracts), registeredAt: Number(r.registered_at), ...(r.owner === null ? {} : { owner: r.owner }) }));

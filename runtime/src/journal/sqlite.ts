@@ -354,6 +354,10 @@ export class SqliteStore extends BatchingStore {
       .run(row.hostId, row.salt, row.hash, JSON.stringify(row.contracts), row.registeredAt, row.owner ?? null);
   }
 
+  deleteHost(hostId: string): void {
+    this.db.prepare("DELETE FROM hosts WHERE host_id = ?").run(hostId);
+  }
+
   loadHosts(): HostRow[] {
     const rows = this.db.prepare("SELECT host_id, salt, hash, contracts, registered_at, owner FROM hosts").all() as Array<{ host_id: string; salt: string; hash: string; contracts: string; registered_at: number; owner: string | null }>;
     return rows.map((r) => ({ hostId: r.host_id, salt: r.salt, hash: r.hash, contracts: JSON.parse(r.contracts), registeredAt: r.registered_at, ...(r.owner === null ? {} : { owner: r.owner }) }));

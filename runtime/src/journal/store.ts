@@ -56,6 +56,8 @@ export interface JournalStore {
   /** Every session id the journal holds, deleted ones included, newest first. */
   sessionIds(): string[];
   saveHost(row: HostRow): void;
+  /** Removes a host's registration (a Brain-managed host whose binding ended); nothing for an unknown id. */
+  deleteHost(hostId: string): void;
   loadHosts(): HostRow[];
   saveKey(row: KeyRow): void;
   loadKeys(): KeyRow[];
@@ -130,6 +132,7 @@ export abstract class BatchingStore implements JournalStore {
   abstract openWork(): string[];
   abstract sessionIds(): string[];
   abstract saveHost(row: HostRow): void;
+  abstract deleteHost(hostId: string): void;
   abstract loadHosts(): HostRow[];
   abstract saveKey(row: KeyRow): void;
   abstract loadKeys(): KeyRow[];

@@ -11,6 +11,7 @@ import { ManagedBinding } from "./binding.ts";
 import { PackageStore } from "./package-store.ts";
 import { MANAGED_RUNTIMES } from "./placement.ts";
 import type { ManagedRuntime } from "./placement.ts";
+import { MANAGED_HOST_PREFIX } from "../../hosts/registry.ts";
 
 export interface ManagedEnvironmentOptions {
   /** <dataDir> (or a temp folder): packages/ and bindings/ live under it. */
@@ -46,7 +47,7 @@ function placementOf(tool: PlacedTool): ManagedPlacement {
  * connected to the host channel as an ordinary host with a per-binding id, secret and token; all of
  * it when the session is created (sessionCreated), so calls find the host serving. Calls go over
  * that connection exactly as for any host: a lost connection ends its open calls `unknown`. Deleting
- * the session or closing the runtime stops the hosts and awaits them.
+ * the session or closing the runtime stops the hosts, awaits them and forgets their registrations.
  */
 export class ManagedEnvironment implements Environment {
   readonly kind = "managed" as const;
@@ -114,7 +115,7 @@ export class ManagedEnvironment implements Environment {
     this.opts.hostTokens.set(token, owner === undefined ? { kind: "operator" } : { kind: "key", keyId: owner });
     const mode = p.filesystem?.workspace;
     const ws = mode !== undefined ? this.workspaceOf(sessionId) : undefined;
-    const hostId = `managed-${randomBytes(8).toString("hex")}`;
+    const hostId = `${MANAGED_HOST_PREFIX}${randomBytes(8).toString("hex")}`;
     this.opts.hostBindings.set(hostId, { sessionId, env });
     b = new ManagedBinding({
       sessionId,
@@ -155,18 +156,28 @@ export class ManagedEnvironment implements Environment {
     await Promise.all([...envs].map((env) => this.binding(sessionId, env, tools, owner).warm()));
   }
 
-  /** The session was deleted: its hosts are stopped (awaited) and its bindings' folders removed. */
+  /**
+   * The session was deleted: its hosts are stopped (awaited), their registrations forgotten and its
+   * bindings' folders removed.
+   */
   async sessionDeleted(sessionId: string): Promise<void> {
     const mine = [...this.bindings].filter(([, b]) => b.spec.sessionId === sessionId);
     await Promise.all(mine.map(([key, b]) => this.end(key, b)));
     rmSync(join(this.opts.rootDir, "bindings", sessionId), { recursive: true, force: true });
   }
 
+  /**
+   * Ends a binding for good (session deleted, runtime closing): its host id is never used again (a
+   * binding made after a restart gets a new one), so once its process has exited its register token
+   * is dropped and its registration forgotten, in the registry and the store; the id can no longer
+   * register (registry.ts), with its old secret or any other.
+   */
   private async end(key: string, b: ManagedBinding): Promise<void> {
     this.bindings.delete(key);
     await b.close();
     this.opts.hostTokens.delete(b.spec.token);
     this.opts.hostBindings.delete(b.spec.hostId);
+    this.opts.hosts.forgetManaged(b.spec.hostId);
   }
 
   async start(call: CallInvocation, sink: CallSink): Promise<CallHandle> {
@@ -198,7 +209,7 @@ export class ManagedEnvironment implements Environment {
     };
   }
 
-  /** Stops every host and unpacking in progress and resolves once all of them have exited. */
+  /** Stops every host and unpacking in progress and resolves once all of them have exited; their registrations are forgotten. */
   async close(): Promise<void> {
     await Promise.all([...this.bindings].map(([key, b]) => this.end(key, b)));
   }

@@ -16,6 +16,10 @@ export const MAX_PACKAGE_BYTES = 128 * 1024 * 1024;
  */
 export function installManagedHosts(internals: BrainInternals): ManagedEnvironment {
   const temp = internals.dataDir === undefined ? mkdtempSync(join(tmpdir(), "brain-managed-")) : undefined;
+  // No binding runs before this: a managed host registration in the store is one a run that ended
+  // without closing (a crash) left behind, and its id is never used again. Only on a store of one
+  // runtime: on PostgreSQL the other nodes' managed hosts are registered there too.
+  if (internals.store.kind !== "postgres") internals.hosts.forgetAllManaged();
   const env = new ManagedEnvironment({
     rootDir: temp ?? internals.dataDir!,
     workspaceRoot: internals.workspaceRoot ?? process.env.BRAIN_WORKSPACE_ROOT,
