@@ -12,6 +12,9 @@ import type { NodeJournal } from "./node-journal.ts";
 /** Default lease time (BRAIN_LEASE_MS): how long a silent node keeps its sessions before others take them. */
 export const DEFAULT_LEASE_MS = 10_000;
 
+/** Sessions taken over at once by one scan (the reader pool has 4 connections). */
+const TAKEOVER_CONCURRENCY = 4;
+
 /** Wrong tokens re-read the keys at most this often. */
 const REFRESH_GAP_MS = 250;
 
@@ -125,12 +128,19 @@ export class ClusterNode {
     return (this.takingOver ??= (async () => {
       try {
         if (this.stopped) return;
-        for (const { sessionId } of await this.parts.leases.orphaned()) {
-          if (this.stopped) return;
-          // Open work this node runs is its own (in flight); only what it does not hold is orphaned.
-          if (this.parts.journal.holds(sessionId)) continue;
-          await this.place(sessionId).catch((e) => console.error(`brain: taking over ${sessionId} failed: ${e instanceof Error ? e.message : String(e)}`));
-        }
+        const orphans = (await this.parts.leases.orphaned()).map((o) => o.sessionId);
+        // A few at a time: each is a lease update and a read of the session's records, mostly waiting
+        // on the database, so a dead node's sessions come back together rather than one by one.
+        let next = 0;
+        const worker = async () => {
+          while (next < orphans.length && !this.stopped) {
+            const sessionId = orphans[next++]!;
+            // Open work this node runs is its own (in flight); only what it does not hold is orphaned.
+            if (this.parts.journal.holds(sessionId)) continue;
+            await this.place(sessionId).catch((e) => console.error(`brain: taking over ${sessionId} failed: ${e instanceof Error ? e.message : String(e)}`));
+          }
+        };
+        await Promise.all(Array.from({ length: Math.min(TAKEOVER_CONCURRENCY, orphans.length) }, worker));
       } catch (e) {
         console.error(`brain: looking for sessions to take over failed: ${e instanceof Error ? e.message : String(e)}`);
       } finally {
