@@ -161,6 +161,36 @@ test("the fence: a takeover waits for the old owner's write in flight (which hol
   }
 });
 
+test("long-dead nodes' rows and host links are swept; their sessions' leases stay takeable, and a swept node that comes back rejoins", async () => {
+  const db = await freshDatabase(cluster.url, `nodes_${++databases}`);
+  const store = await PostgresStore.open(db); // migrates the database
+  try {
+    const live = new Leases(store.readers, "sweeper", 60_000);
+    const gone = new Leases(store.readers, "gone", 60_000);
+    await live.join("http://sweeper.invalid");
+    await gone.join("http://gone.invalid");
+    await rows(db, "INSERT INTO nodes (node_id, url, expires_at, run) VALUES ('recent', 'http://recent.invalid', clock_timestamp() - interval '1 minute', 'r')");
+    await rows(db, "UPDATE nodes SET expires_at = clock_timestamp() - interval '2 hours' WHERE node_id = 'gone'");
+    await rows(db, "INSERT INTO leases (session_id, owner, token) VALUES ('s1', 'gone', 3)");
+    await rows(db, "INSERT INTO sessions (session_id, created_at, last_sequence, activations, model_requests, open_calls, open_model_requests, turn_open, deleted) VALUES ('s1', 0, 1, 0, 0, 1, 0, false, false)");
+    await rows(db, "INSERT INTO host_links (host_id, node_id, url) VALUES ('h-gone', 'gone', 'http://gone.invalid'), ('h-recent', 'recent', 'http://recent.invalid')");
+    assert.is(await live.forgetDead(60 * 60_000), 1);
+    assert.equal(await rows(db, "SELECT node_id FROM nodes ORDER BY node_id"), [{ node_id: "recent" }, { node_id: "sweeper" }]);
+    assert.equal(await rows(db, "SELECT host_id FROM host_links"), [{ host_id: "h-recent" }]);
+    // The session of the swept node is an orphan like any dead node's, and taken with a raised token.
+    assert.equal((await live.orphaned()).map((o) => o.sessionId), ["s1"]);
+    const view = await live.lookup("s1");
+    assert.equal({ owner: view?.owner, alive: view?.alive }, { owner: "gone", alive: false });
+    assert.is(await live.acquire("s1", view), 4);
+    // The swept node, had it only been stopped: its renewal is refused; it joins again.
+    assert.is(await gone.renew(), false);
+    await gone.join("http://gone.invalid");
+    assert.is(await gone.renew(), true);
+  } finally {
+    await store.close();
+  }
+});
+
 test("a store whose connections were cut (terminated by the server) reconnects: the batch in flight fails, the next ones are written", async () => {
   const db = await freshDatabase(cluster.url, `nodes_${++databases}`);
   const store = await PostgresStore.open(db);

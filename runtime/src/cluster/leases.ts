@@ -60,6 +60,23 @@ export class Leases {
     await this.pool.query("UPDATE nodes SET expires_at = clock_timestamp() - interval '1 millisecond' WHERE node_id = $1", [this.nodeId]);
   }
 
+  /**
+   * Removes the rows of nodes whose lease ran out more than `deadForMs` ago, and their host links.
+   * A node started without BRAIN_NODE_ID gets a new random id at every start, so without this the
+   * table would keep a row per start for good. Their sessions' leases stay: a lease whose owner has
+   * no row is a dead node's (lookup, acquire), and a node that comes back after being swept finds
+   * its renewal refused, lets its sessions go and joins again, as after any expiry.
+   */
+  async forgetDead(deadForMs: number): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>(
+      `WITH gone AS (DELETE FROM nodes WHERE node_id <> $1 AND expires_at < clock_timestamp() - $2 * interval '1 millisecond' RETURNING node_id),
+       links AS (DELETE FROM host_links WHERE node_id IN (SELECT node_id FROM gone))
+       SELECT count(*)::int AS n FROM gone`,
+      [this.nodeId, deadForMs],
+    );
+    return rows[0]?.n ?? 0;
+  }
+
   async lookup(sessionId: string): Promise<LeaseView | undefined> {
     const { rows } = await this.pool.query<{ owner: string; token: string; url: string | null; alive: boolean | null }>(
       `SELECT l.owner, l.token, n.url, n.expires_at > clock_timestamp() AS alive

@@ -14,6 +14,9 @@ export const DEFAULT_LEASE_MS = 10_000;
 
 /** Sessions taken over at once by one scan (the reader pool has 4 connections). */
 const TAKEOVER_CONCURRENCY = 4;
+/** How often a node sweeps the rows of long-dead nodes (Leases.forgetDead), and how long they are kept. */
+const SWEEP_EVERY_MS = 60_000;
+const DEAD_NODE_KEPT_MS = 60 * 60_000;
 
 /** Wrong tokens re-read the keys at most this often. */
 const REFRESH_GAP_MS = 250;
@@ -53,6 +56,7 @@ export class ClusterNode {
   private renewing: Promise<void> | undefined;
   private credentialRefresh: Promise<void> | undefined;
   private credentialsReadAt = -Infinity;
+  private sweptAt = -Infinity;
 
   constructor(private parts: ClusterParts) {}
 
@@ -128,6 +132,12 @@ export class ClusterNode {
     return (this.takingOver ??= (async () => {
       try {
         if (this.stopped) return;
+        if (performance.now() - this.sweptAt > SWEEP_EVERY_MS) {
+          this.sweptAt = performance.now();
+          await this.parts.leases
+            .forgetDead(Math.max(DEAD_NODE_KEPT_MS, 10 * this.parts.leases.leaseMs))
+            .catch((e) => console.error(`brain: sweeping dead nodes failed: ${e instanceof Error ? e.message : String(e)}`));
+        }
         const orphans = (await this.parts.leases.orphaned()).map((o) => o.sessionId);
         // A few at a time: each is a lease update and a read of the session's records, mostly waiting
         // on the database, so a dead node's sessions come back together rather than one by one.
