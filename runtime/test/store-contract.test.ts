@@ -17,6 +17,7 @@ import type { SessionHead } from "../src/journal/head.ts";
 import type { HostRow, KeyRow, StoreStats } from "../src/journal/store.ts";
 import fc from "fast-check";
 import { boolArray, nullableTextArray, numberArray, textArray } from "../src/journal/pg-arrays.ts";
+import { freshDatabase } from "./helpers/nodes.ts";
 import { startPgCluster } from "./helpers/pg-cluster.ts";
 import { refusedServe } from "./helpers/cli.ts";
 import type { PgCluster } from "./helpers/pg-cluster.ts";
@@ -68,12 +69,8 @@ const KINDS: Kind[] = [
     name: "postgres",
     durable: true,
     async place() {
-      const db = `contract_${++databases}`;
-      const admin = new pg.Client({ connectionString: cluster.url });
-      await admin.connect();
-      await admin.query(`CREATE DATABASE ${db}`);
-      await admin.end();
-      return { open: () => PostgresStore.open(cluster.url.replace(/\/postgres$/, `/${db}`)), drop: async () => {} };
+      const url = await freshDatabase(cluster.url, `contract_${++databases}`);
+      return { open: () => PostgresStore.open(url), drop: async () => {} };
     },
   },
 ];
@@ -244,12 +241,7 @@ test("postgres: the batch's array literals (journal/pg-arrays.ts) read back as t
 });
 
 test("postgres: two stores on one database (two nodes) append to different sessions, and each reads the other's", async () => {
-  const db = `contract_${++databases}`;
-  const admin = new pg.Client({ connectionString: cluster.url });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${db}`);
-  await admin.end();
-  const url = cluster.url.replace(/\/postgres$/, `/${db}`);
+  const url = await freshDatabase(cluster.url, `contract_${++databases}`);
   const [a, b] = await Promise.all([PostgresStore.open(url), PostgresStore.open(url)]);
   try {
     await Promise.all([a.append(created("ses_on_a")), b.append(created("ses_on_b"))]);
@@ -268,12 +260,7 @@ test("postgres: two stores on one database (two nodes) append to different sessi
 });
 
 test("postgres: a node's journal (NodeJournal) forgets a deleted host at once, deletes its row after a registration in flight, and a refresh does not bring it back", async () => {
-  const db = `contract_${++databases}`;
-  const admin = new pg.Client({ connectionString: cluster.url });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${db}`);
-  await admin.end();
-  const url = cluster.url.replace(/\/postgres$/, `/${db}`);
+  const url = await freshDatabase(cluster.url, `contract_${++databases}`);
   const [a, b] = await Promise.all([PostgresStore.open(url), PostgresStore.open(url)]);
   const node = new NodeJournal(a);
   const other = new NodeJournal(b);
