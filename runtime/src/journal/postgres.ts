@@ -97,6 +97,10 @@ export interface PostgresStoreOptions {
    * for longer than a lease.
    */
   idleTransactionTimeoutMs?: number;
+  /** Writer connections (default 2): batches of different sessions commit side by side. */
+  writers?: number;
+  /** Fewest sessions per part when a batch is dealt out among writers (default 24). */
+  minSessionsPerSplit?: number;
 }
 
 interface Pending {
@@ -183,9 +187,13 @@ interface HeadRow {
 /**
  * The journal on PostgreSQL (for several runtime nodes on one database, issue 20). The same
  * contract as the SQLite store, with asynchronous reads:
- * - Group commit: appends made while no commit is in flight go into one transaction on the next
- *   turn of the event loop; appends made while one is in flight wait for it and form the next batch,
- *   so a batch grows with the commit latency. `append` resolves only after COMMIT.
+ * - Group commit over two writer connections: the appends of one turn of the event loop go into
+ *   one transaction on the next turn, unless both writers are free and the batch has at least
+ *   2 × MIN_SESSIONS_PER_SPLIT sessions: then its sessions are dealt out between the two, which
+ *   commit side by side. A session's records are in one batch in flight at a time; those appended
+ *   meanwhile wait for it, so a session's records commit in order, and a batch grows with the commit
+ *   latency. `append` resolves only after COMMIT. (Lock-step work, where every session waits on the
+ *   same commit, would otherwise keep the node and the database taking turns on one core each.)
  * - Records are keyed by (session, sequence): a read of one session is one index range scan of its
  *   own rows. Record data is kept as the JSON text written (not jsonb), so it reads back byte-identical.
  * - Each session's head (journal/head.ts) is written in the same transaction as its records, so the
@@ -197,42 +205,45 @@ export class PostgresStore {
   readonly kind = "postgres" as const;
   readonly stats: StoreStats = { transactions: 0, records: 0, rowsRead: 0, headsLoaded: 0 };
   private pending: Pending[] = [];
-  private inFlight: Promise<void> | undefined;
+  /** Batches being committed, each on its own writer connection. */
+  private inFlight = new Set<Promise<void>>();
+  /** Sessions with records in a batch in flight: their later records wait for it (one batch per session at a time). */
+  private busy = new Set<string>();
   private scheduled: NodeJS.Immediate | undefined;
   /** Heads of the sessions this store wrote, as committed (loaded from the sessions table on first write). */
   private heads = new Map<string, SessionHead>();
   private closed = false;
 
-  private writerBroken = false;
-
   private constructor(
     private url: string,
-    /** One connection for the writer: one batch in flight, in order. */
-    private writer: pg.Client,
+    /**
+     * The writer connections: while one batch commits, the records of other sessions form the next
+     * batch on another connection, so the node's work and the database's overlap.
+     */
+    private writers: Writer[],
     /** Reads, and the node's lease statements (cluster/leases.ts). */
     readonly readers: pg.Pool,
     private fence: Fence | undefined,
     private idleTransactionTimeoutMs: number | undefined,
-  ) {
-    writer.on("error", () => (this.writerBroken = true));
-  }
+    private minSessionsPerSplit: number,
+  ) {}
 
   /** Connects, applies missing migrations, and returns the store. */
   static async open(url: string, opts: PostgresStoreOptions = {}): Promise<PostgresStore> {
-    const writer = new pg.Client({ connectionString: url });
-    // A failed connection (a server restarting) is reported by the next query; never an unhandled 'error'.
-    writer.on("error", () => {});
-    await writer.connect();
+    const writers: Writer[] = [];
     try {
-      await migrate(writer);
-      if (opts.idleTransactionTimeoutMs !== undefined) await writer.query(`SET idle_in_transaction_session_timeout = ${Math.max(1, Math.floor(opts.idleTransactionTimeoutMs))}`);
+      for (let i = 0; i < (opts.writers ?? WRITERS); i++) {
+        const w = await connectWriter(url, opts.idleTransactionTimeoutMs);
+        writers.push(w);
+        if (i === 0) await migrate(w.client);
+      }
     } catch (e) {
-      await writer.end();
+      for (const w of writers) await w.client.end().catch(() => {});
       throw e;
     }
     const readers = new pg.Pool({ connectionString: url, max: 4 });
     readers.on("error", () => {});
-    return new PostgresStore(url, writer, readers, opts.fence, opts.idleTransactionTimeoutMs);
+    return new PostgresStore(url, writers, readers, opts.fence, opts.idleTransactionTimeoutMs, opts.minSessionsPerSplit ?? MIN_SESSIONS_PER_SPLIT);
   }
 
   append(record: JournalRecord): Promise<void> {
@@ -246,17 +257,48 @@ export class PostgresStore {
   }
 
   private schedule(): void {
-    if (this.inFlight !== undefined || this.scheduled !== undefined || this.pending.length === 0) return;
+    if (this.scheduled !== undefined || this.pending.length === 0 || !this.writers.some((w) => !w.busy)) return;
     // setImmediate: every append of this turn of the event loop joins the batch.
     this.scheduled = setImmediate(() => {
       this.scheduled = undefined;
-      const batch = this.pending;
-      this.pending = [];
-      this.inFlight = this.commit(batch).finally(() => {
-        this.inFlight = undefined;
-        this.schedule();
-      });
+      const free = this.writers.filter((w) => !w.busy);
+      // A batch takes every pending record of its sessions, in order, and only sessions with no batch
+      // in flight: one batch holds a session's records from one head, so heads and fences stay per batch.
+      const groups = new Map<string, Pending[]>();
+      const waiting: Pending[] = [];
+      for (const p of this.pending) {
+        const id = p.record.sessionId;
+        if (this.busy.has(id)) waiting.push(p);
+        else {
+          const g = groups.get(id);
+          if (g === undefined) groups.set(id, [p]);
+          else g.push(p);
+        }
+      }
+      if (groups.size === 0 || free.length === 0) return;
+      this.pending = waiting;
+      // With several writers free, the sessions are dealt out among them: the batches commit side
+      // by side (one database backend each), and their sessions fall out of step, so later batches
+      // overlap with the node's own work instead of all waiting for the same commit.
+      const parts = Math.min(free.length, Math.max(1, Math.floor(groups.size / this.minSessionsPerSplit)));
+      const batches: Pending[][] = Array.from({ length: parts }, () => []);
+      let k = 0;
+      for (const g of groups.values()) batches[k++ % parts]!.push(...g);
+      batches.forEach((batch, i) => this.launch(free[i]!, batch));
     });
+  }
+
+  private launch(writer: Writer, batch: Pending[]): void {
+    const sessions = new Set(batch.map((p) => p.record.sessionId));
+    for (const id of sessions) this.busy.add(id);
+    writer.busy = true;
+    const done: Promise<void> = this.commit(writer, batch).finally(() => {
+      for (const id of sessions) this.busy.delete(id);
+      writer.busy = false;
+      this.inFlight.delete(done);
+      this.schedule();
+    });
+    this.inFlight.add(done);
   }
 
   /**
@@ -269,7 +311,7 @@ export class PostgresStore {
    * committed before a takeover (and the new owner reads it) or refused. Heads are computed here beforehand
    * from cached or preloaded heads; nothing is read while the statement runs.
    */
-  private async commit(all: Pending[]): Promise<void> {
+  private async commit(w: Writer, all: Pending[]): Promise<void> {
     let batch = all;
     try {
       if (this.fence !== undefined) batch = this.dropStale(all, this.fence);
@@ -286,7 +328,7 @@ export class PostgresStore {
       const rows = batch.map((p) => ({ s: p.record.sessionId, q: p.record.sequence, a: p.record.at, t: p.record.type, k: p.token, d: JSON.stringify(p.record.data) }));
       const params: unknown[] = [JSON.stringify(rows), JSON.stringify(sessions)];
       if (this.fence !== undefined) params.push(sessions.map((h) => h.sessionId), this.fence.nodeId, this.fence.run() ?? "");
-      const writer = await this.liveWriter();
+      const writer = await this.liveWriter(w);
       // Named: prepared once per connection. Planning this statement took twice as long as running it.
       const { rows: answered } = await writer.query<{ session_id: string }>(
         this.fence === undefined ? { name: "brain_commit", text: COMMIT_SQL, values: params } : { name: "brain_fenced_commit", text: FENCED_COMMIT_SQL, values: params },
@@ -310,7 +352,7 @@ export class PostgresStore {
       }
     } catch (e) {
       // A broken connection (no SQLSTATE: reset, terminated, timed out) is replaced for the next batch.
-      if (!(typeof (e as { code?: unknown }).code === "string" && /^[0-9A-Z]{5}$/.test((e as { code: string }).code))) this.writerBroken = true;
+      if (!(typeof (e as { code?: unknown }).code === "string" && /^[0-9A-Z]{5}$/.test((e as { code: string }).code))) w.broken = true;
       for (const p of batch) p.reject(e);
     }
   }
@@ -334,18 +376,17 @@ export class PostgresStore {
     return kept;
   }
 
-  /** The writer connection, reconnected if the last one broke. */
-  private async liveWriter(): Promise<pg.Client> {
-    if (!this.writerBroken) return this.writer;
-    const old = this.writer;
-    const next = new pg.Client({ connectionString: this.url });
-    next.on("error", () => (this.writerBroken = true));
-    await next.connect();
-    if (this.idleTransactionTimeoutMs !== undefined) await next.query(`SET idle_in_transaction_session_timeout = ${Math.max(1, Math.floor(this.idleTransactionTimeoutMs))}`);
-    this.writer = next;
-    this.writerBroken = false;
+  /** A writer's connection, reconnected if the last one broke. */
+  private async liveWriter(w: Writer): Promise<pg.Client> {
+    if (!w.broken) return w.client;
+    const old = w.client;
+    const next = await connectWriter(this.url, this.idleTransactionTimeoutMs);
+    w.client = next.client;
+    w.broken = false;
+    next.client.removeAllListeners("error");
+    next.client.on("error", () => (w.broken = true));
     void old.end().catch(() => {});
-    return next;
+    return w.client;
   }
 
   /** Forgets a session's cached head: another node may have written it since (a takeover back). */
@@ -433,18 +474,49 @@ export class PostgresStore {
 
   /** Resolves once everything appended so far is committed (or failed). */
   async flush(): Promise<void> {
-    while (this.inFlight !== undefined || this.scheduled !== undefined || this.pending.length > 0) {
-      if (this.inFlight === undefined && this.scheduled === undefined) this.schedule();
-      await (this.inFlight ?? new Promise((r) => setImmediate(r)));
+    while (this.inFlight.size > 0 || this.scheduled !== undefined || this.pending.length > 0) {
+      if (this.inFlight.size === 0 && this.scheduled === undefined) this.schedule();
+      await (this.inFlight.size > 0 ? Promise.race(this.inFlight) : new Promise((r) => setImmediate(r)));
     }
   }
 
   async close(): Promise<void> {
     await this.flush();
     this.closed = true;
-    await this.writer.end();
+    for (const w of this.writers) await w.client.end();
     await this.readers.end();
   }
+}
+
+/** Writer connections of a store (PostgresStoreOptions.writers). */
+const WRITERS = 2;
+/**
+ * A batch is dealt out among free writers only while each part keeps at least this many sessions:
+ * a statement's fixed cost is shared by its sessions, so small batches stay whole.
+ */
+const MIN_SESSIONS_PER_SPLIT = 24;
+
+interface Writer {
+  client: pg.Client;
+  /** Its connection failed; replaced before the next batch. */
+  broken: boolean;
+  /** A batch is in flight on it. */
+  busy: boolean;
+}
+
+async function connectWriter(url: string, idleTransactionTimeoutMs: number | undefined): Promise<Writer> {
+  const client = new pg.Client({ connectionString: url });
+  const w: Writer = { client, broken: false, busy: false };
+  // A failed connection (a server restarting) is reported by the next query; never an unhandled 'error'.
+  client.on("error", () => (w.broken = true));
+  await client.connect();
+  try {
+    if (idleTransactionTimeoutMs !== undefined) await client.query(`SET idle_in_transaction_session_timeout = ${Math.max(1, Math.floor(idleTransactionTimeoutMs))}`);
+  } catch (e) {
+    await client.end().catch(() => {});
+    throw e;
+  }
+  return w;
 }
 
 async function migrate(client: pg.Client): Promise<void> {

@@ -35,8 +35,10 @@ export interface StoreStats {
 
 /**
  * The journal store: append-only records per session plus the host registry.
- * `append` resolves only after the record's transaction committed; every append made in one
- * event-loop tick goes into one transaction (group commit), in the order of the calls. A record
+ * `append` resolves only after the record's transaction committed; the appends made in one
+ * event-loop tick go into one transaction (group commit), in the order of the calls. (PostgreSQL
+ * may deal a large tick's sessions out between two transactions committed side by side; a
+ * session's records are never split or reordered.) A record
  * is deep-frozen when appended: committed history is immutable, so it is shared, never copied.
  *
  * Reads go by session: `read` visits only that session's rows, and `head` answers what a session
