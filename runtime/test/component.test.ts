@@ -13,6 +13,7 @@ import { components, inspectContract, placedComponent, rustMissing, skipNotice, 
 import type { Built } from "./component-helpers.mts";
 import { contractDigest, startBrain } from "../src/index.ts";
 import type { ComponentEnvironment } from "../src/index.ts";
+import { WorkerPool } from "../src/environments/component/pool.ts";
 
 let brain: Brain;
 let built: Built;
@@ -252,7 +253,10 @@ test("shutdown: a component call still running when the runtime closes stays ope
     const s = await createSession(b, [tool], [{ toolCalls: [{ name: "inspect", input: { path: "x" } }] }, { text: "done" }]);
     await api(b, "POST", `/v1/sessions/${s.id}/messages`, { text: "go" });
     await waitFor(b, s.id, (r) => r.type === "tool.call_started");
-    await new Promise((r) => setTimeout(r, 200)); // the guest is looping in its worker
+    // Its worker is started (a cold start can take long on a loaded machine), then the guest loops.
+    const env = b.internals.environments.get("component") as ComponentEnvironment;
+    for (let i = 0; env.workersStarted === 0 && i < 3000; i++) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 200));
     const token = b.token;
     // Closing kills the worker; that must not be recorded as the call's end (a made-up tool_error).
     await b.close();
@@ -267,6 +271,25 @@ test("shutdown: a component call still running when the runtime closes stays ope
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("shutdown while a call's worker is still starting: the pool starts no worker after close(), and hands out none it killed", async () => {
+  // A worker started after close() was never terminated: with a looping guest (the shutdown test
+  // above, closing within a slow cold start) it kept the test process alive after the suite.
+  const dir = (brain.internals.environments.get("component") as ComponentEnvironment).store.transpiledDir(digests.counter!);
+  // Closed while the call waits for the modules' compile: no worker is started at all.
+  const compiling = new WorkerPool(256);
+  const first = compiling.acquire("k", dir, undefined);
+  await compiling.close();
+  assert.ok((await first) === undefined, "a worker was started after close()");
+  assert.is(compiling.started, 0);
+  // Closed while its worker starts (not ready yet): the worker is killed and nobody gets it.
+  const starting = new WorkerPool(256);
+  const second = starting.acquire("k", dir, undefined);
+  while (starting.started === 0) await new Promise((r) => setImmediate(r));
+  await starting.close();
+  assert.ok((await second) === undefined, "a worker close() killed was handed out");
+  assert.is(starting.started, 1);
 });
 
 test("a finish with outcome-json that is not JSON becomes error/invalid_output", async () => {

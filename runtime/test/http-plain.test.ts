@@ -90,7 +90,16 @@ async function turn(tools: PlacedTool[], calls: { name: string; input: unknown; 
 }
 
 /** Whether the client aborted `s` within a few seconds (false, not a hang, when it never does). */
-const abortedSoon = (s: Seen) => Promise.race([s.aborted, new Promise<boolean>((r) => setTimeout(() => r(false), 3000))]);
+const abortedSoon = async (s: Seen) => {
+  let timer: NodeJS.Timeout | undefined;
+  // The timer is cleared once the race is decided: left running, it outlived the tests.
+  const timeout = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), 3000)));
+  try {
+    return await Promise.race([s.aborted, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+};
 
 const outcomes = (all: JournalRecord[]) => ofType(all, "tool.result").map((r) => r.data.outcome as { status: string; value?: any; error?: any });
 const statuses = (all: JournalRecord[]) => ofType(all, "tool.finished").map((r) => r.data.status);

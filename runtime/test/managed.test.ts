@@ -416,4 +416,23 @@ test("runtime close stops its managed hosts and unpacking in progress and awaits
   assert.not.ok(existsSync(data));
 });
 
+test("a binding made after runtime close (a session whose creation was in flight as it closed) starts no process", async () => {
+  const data = mkdtempSync(join(dir, "data-"));
+  const b2 = await startBrain({ dataDir: data, port: 0 });
+  try {
+    await put(b2, probe);
+    const tool = placed(probeContracts.probe_order!, probe, PROBE, "probeOrder", { name: "late", runtime: "node" });
+    await b2.close();
+    // What a create request whose session.created committed after close() began goes on to do:
+    // close() had ended the bindings it knew, so nothing would kill or await a host started now.
+    await managed(b2).sessionCreated("ses_late", [tool]);
+    const late = managed(b2).bindings.get("ses_late|late")!;
+    assert.is(late.starts, 0);
+    assert.is(late.pid, undefined);
+  } finally {
+    await b2.close();
+    rmSync(data, { recursive: true, force: true });
+  }
+});
+
 test.run();

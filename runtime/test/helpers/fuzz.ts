@@ -507,8 +507,21 @@ class Host {
   }
   async close(): Promise<void> {
     if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close();
-    await Promise.race([this.closed, new Promise((r) => setTimeout(r, 2000))]);
+    await within(this.closed, 2000);
     if (this.ws.readyState !== WebSocket.CLOSED) this.ws.terminate();
+  }
+}
+
+/**
+ * `p`, or undefined after `ms`; the timer is cleared once `p` settles (a bare race against a
+ * setTimeout left it running, keeping the test process alive for up to `ms` after the suite).
+ */
+async function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), ms)))]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -744,7 +757,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
   stopping = true;
   if (!crashed) {
     server.child.kill("SIGTERM");
-    const stopped = await Promise.race([server.exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), 20_000))]);
+    const stopped = await within(server.exited, 20_000);
     if (stopped === undefined) {
       findings.push({ kind: "hang", detail: "brain serve did not stop within 20 s of SIGTERM" });
       server.child.kill("SIGKILL");

@@ -16,7 +16,7 @@ export const invalidFrames: unknown[] = [];
 /** A raw test host: a real `ws` WebSocket speaking frames built from the generated types. */
 export class TestHost {
   readonly frames: RuntimeToHostFrame[] = [];
-  private waiters: Array<{ pred: (f: RuntimeToHostFrame) => boolean; resolve: (f: RuntimeToHostFrame) => void }> = [];
+  private waiters: Array<{ pred: (f: RuntimeToHostFrame) => boolean; resolve: (f: RuntimeToHostFrame) => void; reject: (e: Error) => void }> = [];
   private ref = 0;
   readonly closed: Promise<{ code: number; reason: string }>;
   readonly hostId: string;
@@ -33,7 +33,12 @@ export class TestHost {
       if (w >= 0) this.waiters.splice(w, 1)[0]!.resolve(frame);
       else this.frames.push(frame);
     });
-    this.closed = new Promise((resolve) => ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })));
+    this.closed = new Promise((resolve) => ws.on("close", (code, reason) => {
+      // No frame comes any more: fail the waits now rather than leave their timers running after
+      // the test (a wait of a killed host kept the suite's process alive for up to its timeout).
+      for (const w of this.waiters.splice(0)) w.reject(new Error(`connection closed (${code}) before a matching frame; got ${JSON.stringify(this.frames)}`));
+      resolve({ code, reason: reason.toString() });
+    }));
   }
 
   static async connect(url: string, opts: { hostId?: string; secret?: string } = {}): Promise<TestHost> {
@@ -81,6 +86,10 @@ export class TestHost {
         resolve: (f: RuntimeToHostFrame) => {
           clearTimeout(timer);
           resolve(f);
+        },
+        reject: (e: Error) => {
+          clearTimeout(timer);
+          reject(e);
         },
       };
       const timer = setTimeout(() => {

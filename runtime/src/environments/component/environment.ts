@@ -125,6 +125,9 @@ export class ComponentEnvironment implements Environment {
     // Every tool in one binding shares its authority; different grants never share a worker.
     const key = `${call.sessionId}|${p.env}|${p.digest}|${grant ?? "none"}`;
     const slot = await this.pool.acquire(key, this.store.transpiledDir(p.digest), preopen);
+    // The runtime closed while the worker was being started: none was (see WorkerPool.closed); the
+    // call stays open in the journal and recovery ends it `unknown`, as for a worker close() killed.
+    if (slot === undefined) return noop;
     if (sink.finished) {
       this.pool.release(slot);
       return noop;

@@ -58,6 +58,14 @@ export class WorkerPool {
   private compiled = new Map<string, Promise<Record<string, CoreModule>>>();
   /** Workers started so far (a cold start each); for diagnostics and tests. */
   started = 0;
+  /**
+   * close() was called. acquire() awaits the modules' compile (and a handoff) before it starts a
+   * worker, and close() kills only the workers that exist: without this check a call starting as
+   * the runtime closed got a worker after close() had returned, nobody ever terminated it, and its
+   * thread kept the process alive for good (a looping guest: the runtime suite hung after its
+   * summary when the component shutdown test closed the runtime within that window).
+   */
+  private closed = false;
 
   constructor(private memoryLimitMb: number) {}
 
@@ -89,7 +97,9 @@ export class WorkerPool {
     return p;
   }
 
-  async acquire(key: string, dir: string, preopen: Preopen | undefined): Promise<WorkerSlot> {
+  /** A worker for the binding, or undefined once the pool is closed (the runtime is shutting down). */
+  async acquire(key: string, dir: string, preopen: Preopen | undefined): Promise<WorkerSlot | undefined> {
+    if (this.closed) return undefined;
     const list = this.idle.get(key);
     const warm = list?.pop();
     if (warm) {
@@ -99,6 +109,8 @@ export class WorkerPool {
     const handed = await this.waitForHandoff(key);
     if (handed) return handed;
     const modules = await this.modules(dir);
+    // Closed while this call waited (see `closed`): start no worker that close() would not end.
+    if (this.closed) return undefined;
     const sab = channelBuffer();
     this.started++;
     const worker = new Worker(WORKER_URL, {
@@ -118,23 +130,35 @@ export class WorkerPool {
     });
     worker.stdout.on("data", (d: Buffer) => slot.current?.stdout(d));
     worker.stderr.on("data", (d: Buffer) => slot.current?.stderr(d));
-    await new Promise<void>((resolve, reject) => {
+    const ready = await new Promise<boolean>((resolve, reject) => {
       const onMessage = (m: { type: string; error?: string }) => {
         if (m.type !== "ready") return;
-        worker.off("error", onError);
-        worker.off("message", onMessage);
-        if (m.error === undefined) return resolve();
+        settle();
+        if (m.error === undefined) return resolve(true);
         void this.kill(slot);
         reject(new BrainRuntimeError("tool_error", `component could not be instantiated: ${m.error}`));
       };
       const onError = (e: Error) => {
+        settle();
         this.forget(slot);
         reject(e);
       };
+      // Terminated before it was ready (close() kills starting workers too): no slot to hand out.
+      const onExit = () => {
+        settle();
+        if (this.closed) resolve(false);
+        else reject(new BrainRuntimeError("tool_error", "component worker exited before it was ready"));
+      };
+      const settle = () => {
+        worker.off("error", onError);
+        worker.off("message", onMessage);
+        worker.off("exit", onExit);
+      };
       worker.on("message", onMessage);
       worker.once("error", onError);
+      worker.once("exit", onExit);
     });
-    return slot;
+    return ready ? slot : undefined;
   }
 
   /** The slot's call has finished; its run is about to return (see HANDOFF_MS). */
@@ -198,6 +222,7 @@ export class WorkerPool {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     await Promise.all([...this.all].map((s) => this.kill(s)));
   }
 }

@@ -54,6 +54,8 @@ export class ManagedEnvironment implements Environment {
   readonly store: PackageStore;
   readonly bindings = new Map<string, ManagedBinding>();
   private binaries: Record<ManagedRuntime, string>;
+  /** close() was called: a binding made from now on is closed at once (see binding()). */
+  private closed = false;
 
   constructor(private opts: ManagedEnvironmentOptions) {
     this.store = new PackageStore(join(opts.rootDir, "packages"));
@@ -133,6 +135,10 @@ export class ManagedEnvironment implements Environment {
       connected: (id) => this.opts.hosts.isConnected(id),
     });
     this.bindings.set(key, b);
+    // Made after close() (a session whose creation was in flight as the runtime closed): close()
+    // ended only the bindings it saw, so this one is closed now, before it spawns anything; else it
+    // unpacked and spawned its host after close() had returned, and nothing killed or awaited it.
+    if (this.closed) void b.close();
     return b;
   }
 
@@ -211,6 +217,7 @@ export class ManagedEnvironment implements Environment {
 
   /** Stops every host and unpacking in progress and resolves once all of them have exited; their registrations are forgotten. */
   async close(): Promise<void> {
+    this.closed = true;
     await Promise.all([...this.bindings].map(([key, b]) => this.end(key, b)));
   }
 }
