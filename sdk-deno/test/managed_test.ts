@@ -139,19 +139,6 @@ Deno.test({ name: "the installed example placed with brainEnv({ runtime: \"node\
   }
 });
 
-Deno.test({ name: "the installed example's types check in Deno: an application importing it by name passes deno check", ...opts }, async () => {
-  await buildExample();
-  // The package's .d.ts files are what Deno reads for its types: a `./count-words.ts` specifier
-  // there (tsc keeps them in declarations) names a file the package does not ship.
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["check", "--quiet", `--config=${root}/sdk-deno/deno.json`, `${root}/examples/packaged-tools/managed_deno.ts`],
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  if (!out.success) throw new Error(`deno check failed:\n${new TextDecoder().decode(out.stderr)}`);
-});
-
 Deno.test({ name: "packInstalled from Deno: the example from node_modules in npm pack layout with its run-time dependencies, stable", ...opts }, async () => {
   await buildExample();
   const ref = { package: EXAMPLE, version: "0.2.0", module: ".", export: "slugify" };
