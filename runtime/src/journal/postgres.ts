@@ -233,7 +233,8 @@ export class PostgresStore {
     const writers: Writer[] = [];
     try {
       for (let i = 0; i < (opts.writers ?? WRITERS); i++) {
-        const w = await connectWriter(url, opts.idleTransactionTimeoutMs);
+        const w = { broken: false, busy: false } as Writer;
+        w.client = await connectWriter(url, opts.idleTransactionTimeoutMs, () => (w.broken = true));
         writers.push(w);
         if (i === 0) await migrate(w.client);
       }
@@ -380,11 +381,8 @@ export class PostgresStore {
   private async liveWriter(w: Writer): Promise<pg.Client> {
     if (!w.broken) return w.client;
     const old = w.client;
-    const next = await connectWriter(this.url, this.idleTransactionTimeoutMs);
-    w.client = next.client;
+    w.client = await connectWriter(this.url, this.idleTransactionTimeoutMs, () => (w.broken = true));
     w.broken = false;
-    next.client.removeAllListeners("error");
-    next.client.on("error", () => (w.broken = true));
     void old.end().catch(() => {});
     return w.client;
   }
@@ -504,11 +502,11 @@ interface Writer {
   busy: boolean;
 }
 
-async function connectWriter(url: string, idleTransactionTimeoutMs: number | undefined): Promise<Writer> {
+/** A writer's connection; `broken` is called when it fails (never an unhandled 'error'). */
+async function connectWriter(url: string, idleTransactionTimeoutMs: number | undefined, broken: () => void): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: url });
-  const w: Writer = { client, broken: false, busy: false };
-  // A failed connection (a server restarting) is reported by the next query; never an unhandled 'error'.
-  client.on("error", () => (w.broken = true));
+  // A failed connection (a server restarting) is reported by the next query, and replaced before the next batch.
+  client.on("error", broken);
   await client.connect();
   try {
     if (idleTransactionTimeoutMs !== undefined) await client.query(`SET idle_in_transaction_session_timeout = ${Math.max(1, Math.floor(idleTransactionTimeoutMs))}`);
@@ -516,7 +514,7 @@ async function connectWriter(url: string, idleTransactionTimeoutMs: number | und
     await client.end().catch(() => {});
     throw e;
   }
-  return w;
+  return client;
 }
 
 async function migrate(client: pg.Client): Promise<void> {
