@@ -16,7 +16,6 @@ import { test } from "uvu";
 import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
 import { isDeepStrictEqual } from "node:util";
 import type { JournalRecord } from "@aexhq/brain-protocol";
 import { assertJournal } from "./helpers/brain.ts";
@@ -26,7 +25,7 @@ import { CrashHost, ERROR_CODE, Rng, nonceOf } from "./helpers/crash-host.ts";
 import type { Sent } from "./helpers/crash-host.ts";
 import { startPgCluster } from "./helpers/pg-cluster.ts";
 import type { PgCluster } from "./helpers/pg-cluster.ts";
-import { freshDatabase, kill9, killAll, startNode } from "./helpers/nodes.ts";
+import { freshDatabase, kill9, killAll, queryRows as query, startNode } from "./helpers/nodes.ts";
 import type { NodeProcess } from "./helpers/nodes.ts";
 
 const TOKEN = "crash-operator-token-0001";
@@ -81,16 +80,6 @@ async function http(url: string, method: string, path: string, body?: unknown, t
     return { status: res.status, body: parsed };
   } catch (e) {
     return { status: 0, body: undefined, error: e instanceof Error ? `${e.message}${e.cause ? ` (${String((e.cause as Error).message ?? e.cause)})` : ""}` : String(e) };
-  }
-}
-
-async function query(db: string, sql: string, params: unknown[] = []): Promise<any[]> {
-  const c = new pg.Client({ connectionString: db });
-  await c.connect();
-  try {
-    return (await c.query(sql, params)).rows;
-  } finally {
-    await c.end();
   }
 }
 

@@ -12,7 +12,7 @@ import { contract, placed } from "./helpers/contract.ts";
 import { TestHost } from "./helpers/host.ts";
 import { startPgCluster } from "./helpers/pg-cluster.ts";
 import type { PgCluster } from "./helpers/pg-cluster.ts";
-import { freshDatabase, kill9, killAll, startNode } from "./helpers/nodes.ts";
+import { freshDatabase, kill9, killAll, queryRows as rows, startNode } from "./helpers/nodes.ts";
 import { PostgresStore } from "../src/journal/postgres.ts";
 import { Leases } from "../src/cluster/leases.ts";
 
@@ -46,16 +46,6 @@ async function sessionWithCall(node: { url: string }, host: TestHost, script = [
   const r = await api(as(node), "POST", "/v1/sessions", { model: { provider: "scripted", script }, tools: [placed(echo, host.hostId)] });
   assert.is(r.status, 201, JSON.stringify(r.body));
   return r.body.id as string;
-}
-
-async function rows(db: string, sql: string, params: unknown[] = []): Promise<any[]> {
-  const c = new pg.Client({ connectionString: db });
-  await c.connect();
-  try {
-    return (await c.query(sql, params)).rows;
-  } finally {
-    await c.end();
-  }
 }
 
 test("the fence: a write proves its lease in its own transaction; a lease is never taken from a live node; an expired node writes nothing", async () => {

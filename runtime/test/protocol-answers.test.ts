@@ -6,7 +6,6 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { readFileSync } from "node:fs";
 import { WebSocket } from "ws";
-import pg from "pg";
 import { LIMITS, PROTOCOL } from "@aexhq/brain-protocol";
 import type { RuntimeToHostFrame, ScriptStep } from "@aexhq/brain-protocol";
 import { memoryBrain, api, createSession, records, waitFor } from "./helpers/brain.ts";
@@ -15,7 +14,7 @@ import { contract, placed } from "./helpers/contract.ts";
 import { TestHost } from "./helpers/host.ts";
 import { startPgCluster } from "./helpers/pg-cluster.ts";
 import type { PgCluster } from "./helpers/pg-cluster.ts";
-import { freshDatabase, kill9, killAll, startNode } from "./helpers/nodes.ts";
+import { freshDatabase, kill9, killAll, queryRows as sql, startNode } from "./helpers/nodes.ts";
 import type { NodeProcess } from "./helpers/nodes.ts";
 
 interface Answer { answer: string; code?: string; when: string }
@@ -347,16 +346,6 @@ function nodes(): Promise<{ db: string; a: NodeProcess; b: NodeProcess }> {
   })());
 }
 const operator = (n: NodeProcess) => ({ url: n.url, token: NODE_TOKEN });
-
-async function sql(db: string, text: string, params: unknown[] = []): Promise<any[]> {
-  const c = new pg.Client({ connectionString: db });
-  await c.connect();
-  try {
-    return (await c.query(text, params)).rows;
-  } finally {
-    await c.end();
-  }
-}
 
 /** A session created through A (so A owns it) whose call is open on `host`, connected to B. */
 async function relayedCall(a: NodeProcess, host: TestHost): Promise<{ callId: string; sessionId: string }> {

@@ -28,6 +28,17 @@ export async function freshDatabase(clusterUrl: string, name: string): Promise<s
   return clusterUrl.replace(/\/postgres$/, `/${name}`);
 }
 
+/** Rows of one statement on `database`, over a connection of its own (what a test reads or sets behind the nodes' backs). */
+export async function queryRows(database: string, text: string, params: unknown[] = []): Promise<any[]> {
+  const c = new pg.Client({ connectionString: database });
+  await c.connect();
+  try {
+    return (await c.query(text, params)).rows;
+  } finally {
+    await c.end();
+  }
+}
+
 /** Starts one node on `database`; resolves once it listens. */
 export function startNode(database: string, token: string, env: Record<string, string> = {}): Promise<NodeProcess> {
   const child = spawn(process.execPath, ["--conditions=brain-source", "--import", "tsx", "src/cli.ts", "serve"], {
