@@ -14,6 +14,7 @@ import { validate } from "@aexhq/brain-protocol";
 import type { JournalRecord, PlacedTool, ToolContract } from "@aexhq/brain-protocol";
 import { api, assertJournal, createSession, memoryBrain, ofType, records, waitFor } from "./helpers/brain.ts";
 import type { Brain } from "./helpers/brain.ts";
+import { orAfter } from "./helpers/provider-server.ts";
 import { contractDigest, startBrain } from "../src/index.ts";
 
 /** One request the endpoint received. */
@@ -90,16 +91,7 @@ async function turn(tools: PlacedTool[], calls: { name: string; input: unknown; 
 }
 
 /** Whether the client aborted `s` within a few seconds (false, not a hang, when it never does). */
-const abortedSoon = async (s: Seen) => {
-  let timer: NodeJS.Timeout | undefined;
-  // The timer is cleared once the race is decided: left running, it outlived the tests.
-  const timeout = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), 3000)));
-  try {
-    return await Promise.race([s.aborted, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-};
+const abortedSoon = (s: Seen) => orAfter(s.aborted, 3000, false);
 
 const outcomes = (all: JournalRecord[]) => ofType(all, "tool.result").map((r) => r.data.outcome as { status: string; value?: any; error?: any });
 const statuses = (all: JournalRecord[]) => ofType(all, "tool.finished").map((r) => r.data.status);

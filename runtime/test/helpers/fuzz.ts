@@ -22,6 +22,7 @@ import { WebSocket } from "ws";
 import { PROTOCOL, validate } from "@aexhq/brain-protocol";
 import type { JournalRecord, ToolContract } from "@aexhq/brain-protocol";
 import { contractDigest } from "../../src/index.ts";
+import { orAfter } from "./provider-server.ts";
 
 const runtimeDir = fileURLToPath(new URL("../..", import.meta.url));
 const examplesDir = fileURLToPath(new URL("../../../contract/examples/", import.meta.url));
@@ -507,21 +508,8 @@ class Host {
   }
   async close(): Promise<void> {
     if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close();
-    await within(this.closed, 2000);
+    await orAfter(this.closed, 2000, undefined);
     if (this.ws.readyState !== WebSocket.CLOSED) this.ws.terminate();
-  }
-}
-
-/**
- * `p`, or undefined after `ms`; the timer is cleared once `p` settles (a bare race against a
- * setTimeout left it running, keeping the test process alive for up to `ms` after the suite).
- */
-async function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), ms)))]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 
@@ -757,7 +745,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
   stopping = true;
   if (!crashed) {
     server.child.kill("SIGTERM");
-    const stopped = await within(server.exited, 20_000);
+    const stopped = await orAfter(server.exited, 20_000, undefined);
     if (stopped === undefined) {
       findings.push({ kind: "hang", detail: "brain serve did not stop within 20 s of SIGTERM" });
       server.child.kill("SIGKILL");

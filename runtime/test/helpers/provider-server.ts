@@ -26,6 +26,13 @@ export function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
+/** `p`, or `fallback` when it takes longer than `ms`; the timer is cleared either way, so it never outlives the test. */
+export function orAfter<T, F>(p: Promise<T>, ms: number, fallback: F): Promise<T | F> {
+  let timer: NodeJS.Timeout;
+  const late = new Promise<F>((resolve) => (timer = setTimeout(() => resolve(fallback), ms)));
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
 /** `answer` writes each response; requests are recorded; `closedEarly` resolves when a client drops a response before it ended. `base` is the origin plus `basePath`. */
 export async function providerServer(answer: (res: ServerResponse, req: IncomingMessage) => unknown, basePath = "") {
   const received: Received[] = [];
