@@ -77,6 +77,12 @@ export class Leases {
     return rows[0]?.n ?? 0;
   }
 
+  /** Whether a node's lease is running now (the database's clock); false for a node without a row. */
+  async alive(nodeId: string): Promise<boolean> {
+    const { rows } = await this.pool.query<{ alive: boolean }>("SELECT expires_at > clock_timestamp() AS alive FROM nodes WHERE node_id = $1", [nodeId]);
+    return rows[0]?.alive === true;
+  }
+
   async lookup(sessionId: string): Promise<LeaseView | undefined> {
     const { rows } = await this.pool.query<{ owner: string; token: string; url: string | null; alive: boolean | null }>(
       `SELECT l.owner, l.token, n.url, n.expires_at > clock_timestamp() AS alive

@@ -5,7 +5,7 @@ import type { KeyRing } from "../credentials/keys.ts";
 import type { HostRegistry } from "../hosts/registry.ts";
 import { requestUrl } from "../http/path.ts";
 import { sendError } from "../http/respond.ts";
-import { FORWARDED_HEADER, buffered, forward } from "./forward.ts";
+import { FORWARDED_HEADER, ForwardFailed, buffered, forward } from "./forward.ts";
 import type { Leases } from "./leases.ts";
 import type { NodeJournal } from "./node-journal.ts";
 
@@ -21,7 +21,16 @@ const DEAD_NODE_KEPT_MS = 60 * 60_000;
 /** Wrong tokens re-read the keys at most this often. */
 const REFRESH_GAP_MS = 250;
 
-type Place = { here: true } | { here: false; url: string };
+type Place = { here: true } | { here: false; url: string; owner: string };
+
+/**
+ * Whether a request may be passed to an owner again after the first one may have reached it: reads,
+ * and a message carrying an Idempotency-Key (its owner runs one key at most once).
+ */
+function mayRepeat(req: IncomingMessage, path: string): boolean {
+  if (req.method === "GET" || req.method === "HEAD") return true;
+  return req.method === "POST" && /\/messages$/.test(path) && req.headers["idempotency-key"] !== undefined;
+}
 
 export interface ClusterParts {
   journal: NodeJournal;
@@ -45,8 +54,10 @@ export interface ClusterParts {
  */
 export class ClusterNode {
   private placing = new Map<string, Promise<Place>>();
-  /** Requests in progress per held session: a session is let go only when none reads it. */
-  private using = new Map<string, number>();
+  /** Requests in progress per session served here: a session is let go only when none reads it. */
+  private holding = new Map<string, Set<ServerResponse>>();
+  /** Owner nodes' liveness, asked by forwards in progress. */
+  private liveness = new Map<string, { at: number; alive: Promise<boolean> }>();
   private timers: NodeJS.Timeout[] = [];
   /** performance.now() of the last renewal that succeeded (sent before it, so on the safe side). */
   private renewedAt = 0;
@@ -113,12 +124,16 @@ export class ClusterNode {
 
   private letGoOfAll(why: string): void {
     const ids = this.parts.journal.releaseAll();
-    for (const id of ids) this.parts.sessions.evict(id);
+    for (const id of ids) {
+      this.answerHeld(id, why);
+      this.parts.sessions.evict(id);
+    }
     if (ids.length > 0) console.error(`brain: ${why}; let go of ${ids.length} session(s) without writing`);
   }
 
   /** A write found the session's lease taken: stop running it here, without writing. */
   lost(sessionId: string): void {
+    this.answerHeld(sessionId, "another node holds its lease now");
     this.parts.sessions.evict(sessionId);
   }
 
@@ -179,7 +194,7 @@ export class ClusterNode {
     const { leases, journal, sessions } = this.parts;
     for (let attempt = 0; attempt < 3; attempt++) {
       const view = await leases.lookup(id);
-      if (view !== undefined && view.owner !== this.nodeId && view.alive && view.url !== undefined) return { here: false, url: view.url };
+      if (view !== undefined && view.owner !== this.nodeId && view.alive && view.url !== undefined) return { here: false, url: view.url, owner: view.owner };
       const token = await leases.acquire(id, view);
       if (token === undefined) {
         // No such session (the route answers 404), or another node moved first: look again.
@@ -201,8 +216,14 @@ export class ClusterNode {
   /**
    * Places each request before the local routes see it: a session's routes are served by its owner,
    * listings read the directory of every session first, and an unknown credential is looked up again
-   * (it may be a key another node issued a moment ago). An owner that cannot be reached is waited
-   * for, up to the lease time and a little more, until its lease runs out and this node takes over.
+   * (it may be a key another node issued a moment ago).
+   *
+   * A request is passed to the owner once. It is sent again only where that cannot run it twice:
+   * when no connection to the owner was ever made (an owner that died is waited for, up to the lease
+   * time and a little more, until its lease runs out and this node takes over), or when sending it
+   * again is harmless (a read, or a message with an Idempotency-Key, which the owner runs at most
+   * once). A message without a key whose owner was lost after receiving it is answered 503
+   * `unavailable`, saying its outcome is unknown.
    */
   async route(req: IncomingMessage, res: ServerResponse, local: (req: IncomingMessage) => Promise<void>): Promise<void> {
     let session: string | undefined;
@@ -220,20 +241,28 @@ export class ClusterNode {
         }
         // A body is read before placing, so the request can be passed on, tried again, or served here.
         const request = req.method === "GET" || req.method === "HEAD" ? () => req : await buffered(req);
-        const until = performance.now() + this.parts.leases.leaseMs + 2_000;
+        const again = mayRepeat(req, path);
+        let unreachableSince: number | undefined;
         for (;;) {
           const place = await this.place(id);
           if (place.here) break;
           if (req.headers[FORWARDED_HEADER] !== undefined) throw new BrainRuntimeError("unavailable", `session ${id} is changing hands between nodes; retry`, undefined, true);
           try {
-            return await forward(request(), res, place.url, this.nodeId, this.parts.leases.leaseMs);
+            return await forward(request(), res, place.url, this.nodeId, { ownerLost: () => this.ownerLost(place.owner), everyMs: this.watchEveryMs });
           } catch (e) {
-            if (!(e instanceof BrainRuntimeError) || e.code !== "unavailable" || performance.now() > until) throw e;
+            if (!(e instanceof ForwardFailed)) throw e;
+            if (e.delivered && !again) {
+              throw new BrainRuntimeError("unavailable", `${e.message}: whether the request was carried out is unknown (the session's events tell); a message sent with an Idempotency-Key may be sent again safely`, undefined, true);
+            }
+            if (!e.delivered) {
+              unreachableSince ??= performance.now();
+              if (performance.now() - unreachableSince > this.parts.leases.leaseMs + 2_000) throw e;
+            }
             await new Promise((r) => setTimeout(r, 100));
           }
         }
         session = id;
-        this.using.set(id, (this.using.get(id) ?? 0) + 1);
+        this.hold(id, res);
         return await local(request());
       }
       // Listings (sessions, a host's placed sessions) read every session's head from the database.
@@ -243,21 +272,56 @@ export class ClusterNode {
       if (!res.headersSent) sendError(res, e);
       else res.destroy();
     } finally {
-      if (session !== undefined) this.done(session);
+      if (session !== undefined) this.done(session, res);
     }
   }
 
-  private done(id: string): void {
-    const n = (this.using.get(id) ?? 1) - 1;
-    if (n > 0) return void this.using.set(id, n);
-    this.using.delete(id);
+  /** How often a forward in progress asks whether the owner is still alive. */
+  private get watchEveryMs(): number {
+    return Math.max(50, Math.floor(this.parts.leases.leaseMs / 4));
+  }
+
+  /** Whether a node's lease ran out; forwards to one owner share one question per half watch interval. */
+  private ownerLost(owner: string): Promise<boolean> {
+    const now = performance.now();
+    const known = this.liveness.get(owner);
+    if (known !== undefined && now - known.at < this.watchEveryMs / 2) return known.alive.then((alive) => !alive);
+    const alive = this.parts.leases.alive(owner);
+    this.liveness.set(owner, { at: now, alive });
+    alive.catch(() => this.liveness.delete(owner));
+    return alive.then((a) => !a);
+  }
+
+  private hold(id: string, res: ServerResponse): void {
+    let held = this.holding.get(id);
+    if (held === undefined) this.holding.set(id, (held = new Set()));
+    held.add(res);
+  }
+
+  private done(id: string, res: ServerResponse): void {
+    const held = this.holding.get(id);
+    held?.delete(res);
+    if (held !== undefined && held.size > 0) return;
+    this.holding.delete(id);
     // A session read once and not run here is not kept: its records are the database's.
     if (!this.parts.sessions.isResident(id)) this.parts.journal.release(id);
   }
 
+  /**
+   * This node stopped running a session (its lease was lost): every request it still holds on it
+   * is answered now, not left waiting for a turn that will not end here. A response already begun
+   * (an SSE stream) is ended; its reader resumes through another node.
+   */
+  private answerHeld(id: string, why: string): void {
+    for (const res of this.holding.get(id) ?? []) {
+      if (res.headersSent) res.destroy();
+      else sendError(res, new BrainRuntimeError("unavailable", `this node stopped running session ${id} while serving the request (${why}); its outcome is unknown here: retry (a message sent again with the same Idempotency-Key runs at most once)`, undefined, true));
+    }
+  }
+
   /** A session the session layer stopped running (paged out, deleted): let go of it unless a request reads it. */
   released(id: string): void {
-    if (!this.using.has(id)) this.parts.journal.release(id);
+    if (!this.holding.has(id)) this.parts.journal.release(id);
   }
 
   /**
