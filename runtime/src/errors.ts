@@ -1,4 +1,15 @@
-import type { ErrorInfo } from "@aexhq/brain-protocol";
+import { ERROR_CODES } from "@aexhq/brain-protocol";
+import type { ErrorCode, ErrorInfo } from "@aexhq/brain-protocol";
+
+/** An ErrorInfo whose code is one of Brain's own (what the runtime's parts report to each other). */
+export type RuntimeErrorInfo = Omit<ErrorInfo, "code"> & { code: ErrorCode };
+
+const CODES: ReadonlySet<string> = new Set(ERROR_CODES);
+
+/** Whether `code` is one of the contract's ErrorCode values. */
+export function isErrorCode(code: string): code is ErrorCode {
+  return CODES.has(code);
+}
 
 /** HTTP status for each of Brain's own error codes; anything unlisted is a 400. */
 const STATUS: Record<string, number> = {
@@ -13,19 +24,32 @@ const STATUS: Record<string, number> = {
   unavailable: 503,
 };
 
-/** A runtime failure with a stable contract `code`; crosses HTTP as an ErrorBody and the host channel as ErrorInfo. */
+/**
+ * A runtime failure with a stable contract `code` (one of the contract's ErrorCode values); crosses
+ * HTTP as an ErrorBody and the host channel as ErrorInfo. `cause` keeps what it was made from (a
+ * driver's error, a failed write), for logs and debugging; it never crosses the wire.
+ */
 export class BrainRuntimeError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly details: unknown;
   /** Whether retrying may help (a provider's 429 or 5xx); Brain itself never retries. */
   readonly retryable: boolean | undefined;
-  constructor(code: string, message: string, details?: unknown, retryable?: boolean) {
-    super(message);
+  constructor(code: ErrorCode, message: string, details?: unknown, retryable?: boolean, options?: { cause?: unknown }) {
+    super(message, options);
     this.name = "BrainRuntimeError";
     this.code = code;
     this.details = details;
     this.retryable = retryable;
   }
+  /**
+   * The error an ErrorInfo from elsewhere describes (an Environment's refusal, a peer node's answer).
+   * A code the contract does not list is a bug where it was made: it becomes `internal`, naming it.
+   */
+  static of(info: ErrorInfo | RuntimeErrorInfo, cause?: unknown): BrainRuntimeError {
+    if (isErrorCode(info.code)) return new BrainRuntimeError(info.code, info.message, info.details, info.retryable, { cause });
+    return new BrainRuntimeError("internal", `${info.message} (code ${JSON.stringify(info.code)} is not one of Brain's error codes)`, info.details, info.retryable, { cause });
+  }
+
   get status(): number {
     return STATUS[this.code] ?? 400;
   }
@@ -39,13 +63,14 @@ export class BrainRuntimeError extends Error {
 
 /** A host frame (or Environment call) that was not committed; the host gets `rejected` with this error. */
 export class CallRejectedError extends BrainRuntimeError {
-  constructor(code: string, message: string, details?: unknown, retryable?: boolean) {
-    super(code, message, details, retryable);
+  constructor(code: ErrorCode, message: string, details?: unknown, retryable?: boolean, options?: { cause?: unknown }) {
+    super(code, message, details, retryable, options);
     this.name = "CallRejectedError";
   }
 
-  static of(info: ErrorInfo): CallRejectedError {
-    return new CallRejectedError(info.code, info.message, info.details, info.retryable);
+  static override of(info: ErrorInfo | RuntimeErrorInfo, cause?: unknown): CallRejectedError {
+    const e = BrainRuntimeError.of(info, cause);
+    return new CallRejectedError(e.code, e.message, e.details, e.retryable, { cause });
   }
 }
 

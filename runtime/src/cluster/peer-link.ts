@@ -39,7 +39,7 @@ export class PeerLink {
         const w = this.waiting.get(m.re);
         this.waiting.delete(m.re);
         if (w === undefined) return;
-        if (m.error !== undefined) w.reject(new BrainRuntimeError(m.error.code, m.error.message, m.error.details, m.error.retryable));
+        if (m.error !== undefined) w.reject(BrainRuntimeError.of(m.error));
         else w.resolve(m);
         return;
       }

@@ -58,7 +58,7 @@ export function digestUploadRoute<T extends object>(opts: DigestUploadRoute<T>) 
       const actual = sha256Hex(bytes);
       if (actual !== digest) throw new BrainRuntimeError("invalid_request", `body sha256 is ${actual}, not ${digest}`);
       const a = await store.put(digest, bytes);
-      if (a.status === "refused") throw new BrainRuntimeError(a.error.code, a.error.message, a.error.details);
+      if (a.status === "refused") throw BrainRuntimeError.of(a.error);
       sendJson(res, 201, { digest, status: "admitted", ...opts.answer(a) });
     } catch (e) {
       sendError(res, e);

@@ -1,8 +1,9 @@
+import type { ErrorCode } from "@aexhq/brain-protocol";
 import { ModelCallError } from "./provider.ts";
 import { checkJsonTextDepth } from "../json-limits.ts";
 
 /** Contract codes for a provider's HTTP status; 429 and 5xx are worth retrying (by the caller: Brain never retries). */
-function codeOf(status: number): string {
+function codeOf(status: number): ErrorCode {
   if (status === 400 || status === 422) return "invalid_request";
   if (status === 401) return "unauthorized";
   if (status === 403) return "forbidden";

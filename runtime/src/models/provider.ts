@@ -1,4 +1,4 @@
-import type { ModelRequest, ModelResult, ModelToolCall } from "@aexhq/brain-protocol";
+import type { ErrorCode, ModelRequest, ModelResult, ModelToolCall } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
 
 /** Per-reply hints a provider may give the Agentloop beyond ModelResult (the scripted model's per-call deadlines). */
@@ -36,8 +36,8 @@ export interface ModelProvider {
 
 /** A failed model call with a contract code (`script_exhausted`, `unsupported`, ...). */
 export class ModelCallError extends BrainRuntimeError {
-  constructor(code: string, message: string, details?: unknown, retryable?: boolean) {
-    super(code, message, details, retryable);
+  constructor(code: ErrorCode, message: string, details?: unknown, retryable?: boolean, options?: { cause?: unknown }) {
+    super(code, message, details, retryable, options);
     this.name = "ModelCallError";
   }
 }

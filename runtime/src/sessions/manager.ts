@@ -255,7 +255,7 @@ export class SessionManager {
     for (const t of req.tools) {
       admitted.push(t);
       const err = await this.dispatcher().environment(t.placement.kind)!.admit(t, id, owner);
-      if (err) throw new BrainRuntimeError(err.code, err.message, err.details);
+      if (err) throw BrainRuntimeError.of(err);
     }
     const data: SessionCreatedRecord["data"] = { model: req.model, tools: req.tools };
     if (owner !== undefined) data.owner = owner;

@@ -119,7 +119,7 @@ export class EnvironmentControl {
     for (const t of bindings.make(name, workspace, spec.tools ?? []).tools) {
       const refused = component!.admit(t, caller.session.id, this.deps.ownerOf(caller.session.id));
       if (refused instanceof Promise) throw new BrainRuntimeError("internal", "the component Environment admits asynchronously");
-      if (refused !== undefined) throw new BrainRuntimeError(refused.code, `ctx.environments.${operation}(${JSON.stringify(name)}): ${refused.message}`, refused.details);
+      if (refused !== undefined) throw BrainRuntimeError.of({ ...refused, message: `ctx.environments.${operation}(${JSON.stringify(name)}): ${refused.message}` });
     }
     return workspace;
   }

@@ -66,7 +66,7 @@ export class DescriptorEnvironment implements Environment {
   start(call: CallInvocation, sink: CallSink): CallHandle {
     // Checked again: after a restart the operator may have changed or removed the environment.
     const found = this.resolve(call.tool);
-    if ("code" in found) throw new BrainRuntimeError(found.code, found.message, found.details);
+    if ("code" in found) throw BrainRuntimeError.of(found);
     return found.interpreter.start(call, found.descriptor, sink);
   }
 

@@ -103,7 +103,7 @@ export class PlainHttpEnvironment implements Environment {
   start(call: CallInvocation, sink: CallSink): CallHandle {
     // Checked again: after a restart the operator may no longer allow the origin.
     const problem = this.admit(call.tool);
-    if (problem !== undefined) throw new BrainRuntimeError(problem.code, problem.message, problem.details);
+    if (problem !== undefined) throw BrainRuntimeError.of(problem);
     const abort = new AbortController();
     this.inflight.add(abort);
     this.run(call, sink, abort.signal)

@@ -190,7 +190,7 @@ export class ManagedEnvironment implements Environment {
     const noop: CallHandle = { stop: () => {} };
     const binding = this.bindingFor(call);
     const failure = await binding.prepare();
-    if (failure !== undefined) throw new BrainRuntimeError(failure.code, failure.message, failure.details);
+    if (failure !== undefined) throw BrainRuntimeError.of(failure);
     if (sink.finished) return noop;
     // The host started at session creation did not serve its tools: this call gets why (it is not
     // started again within this call's deadline); the next call starts it anew.
