@@ -5,13 +5,11 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { JournalRecord } from "@aexhq/brain-protocol";
-import { memoryBrain, api, waitFor } from "./helpers/brain.ts";
+import { memoryBrain, api } from "./helpers/brain.ts";
 import type { Brain } from "./helpers/brain.ts";
-import { contract, placed } from "./helpers/contract.ts";
 import { TestHost } from "./helpers/host.ts";
-import { openSse } from "./helpers/sse.ts";
+import { lastSequence, openSse, tick, tickingSession, ticks, uiCookie } from "./helpers/streams.ts";
 
-const tick = contract("tick");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** On the node that revoked the key its streams end inside the DELETE; this is slack for the loopback. */
 const AT_ONCE_MS = 500;
@@ -21,49 +19,6 @@ async function newKey(brain: Brain, name: string): Promise<{ id: string; key: st
   assert.is(r.status, 201, JSON.stringify(r.body));
   return r.body;
 }
-
-/** Logs in at /ui with `credential` as the login form does; returns the Cookie header the page then sends. */
-async function uiCookie(brain: Brain, credential: string): Promise<string> {
-  const res = await fetch(`${brain.url}/ui/login`, { method: "POST", redirect: "manual", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ credential, next: "/ui" }).toString() });
-  assert.is(res.status, 303, await res.text());
-  const cookie = /^(brain_ui=[^;]+)/.exec(res.headers.get("set-cookie") ?? "")?.[1];
-  assert.ok(cookie, "the login sets its cookie");
-  return cookie!;
-}
-
-/** A session of `token`'s whose one tool call (on `host`) emits a `tick` record every few ms until stopped. */
-async function tickingSession(brain: Brain, token: string, host: TestHost) {
-  const created = await api({ url: brain.url, token }, "POST", "/v1/sessions", { model: { provider: "scripted", script: [{ toolCalls: [{ name: "tick", input: {} }] }, { text: "done" }] }, tools: [placed(tick, host.hostId)] });
-  assert.is(created.status, 201, JSON.stringify(created.body));
-  const id = created.body.id as string;
-  return {
-    id,
-    /** Starts the turn and the ticks; `stop()` ends them and the call, and resolves once the turn completed. */
-    async start() {
-      assert.is((await api({ url: brain.url, token }, "POST", `/v1/sessions/${id}/messages`, { text: "go" })).status, 202);
-      const invoke = await host.invoke();
-      let stopped = false;
-      // Its failure is reported by stop(); a test that fails first closes the host, which ends it.
-      const loop = (async () => {
-        for (let n = 0; !stopped; n++) {
-          const answer = await host.request({ type: "emit", callId: invoke.callId, kind: "tick", data: { n } });
-          if (answer.type !== "committed") throw new Error(`tick ${n}: ${JSON.stringify(answer)}`);
-          await sleep(5);
-        }
-      })().then(() => undefined, (e: Error) => e);
-      return async () => {
-        stopped = true;
-        const failed = await loop;
-        if (failed !== undefined) throw failed;
-        await host.request({ type: "finish", callId: invoke.callId, outcome: { status: "ok", value: "ticked" } });
-        await waitFor(brain, id, (r) => r.type === "turn.completed");
-      };
-    },
-  };
-}
-
-const lastSequence = async (brain: Brain, id: string) => (await api(brain, "GET", `/v1/sessions/${id}/events?after=0`)).body.lastSequence as number;
-const ticks = (records: JournalRecord[]) => records.filter((r) => r.type === "tool.event").length;
 
 async function revokedStreamEnds(credential: "header" | "cookie") {
   const brain = await memoryBrain();
