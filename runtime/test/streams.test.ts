@@ -8,6 +8,7 @@ import type { JournalRecord } from "@aexhq/brain-protocol";
 import { memoryBrain, api } from "./helpers/brain.ts";
 import type { Brain } from "./helpers/brain.ts";
 import { TestHost } from "./helpers/host.ts";
+import { configFromEnv } from "../src/config.ts";
 import { lastSequence, openSse, tick, tickingSession, ticks, uiCookie } from "./helpers/streams.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -120,6 +121,17 @@ test("every SSE stream ends after maxStreamMs; resuming from Last-Event-ID misse
     await host.close();
     await brain.close();
   }
+});
+
+test("BRAIN_MAX_STREAM_MS sets the bound (an integer of at least 100 ms); startBrain refuses a bound that is not a positive integer", async () => {
+  const env = { BRAIN_TOKEN: "t0ken-t0ken-t0ken", BRAIN_JOURNAL: "memory" };
+  assert.is(configFromEnv({ ...env, BRAIN_MAX_STREAM_MS: "300" }).maxStreamMs, 300);
+  assert.is(configFromEnv(env).maxStreamMs, undefined, "unset: startBrain's default (10 minutes)");
+  for (const bad of ["99", "1.5", "ten", ""]) {
+    assert.throws(() => configFromEnv({ ...env, BRAIN_MAX_STREAM_MS: bad }), /BRAIN_MAX_STREAM_MS must be an integer of at least 100/, bad);
+  }
+  const refused = await memoryBrain({ maxStreamMs: 0 }).then((b) => b.close().then(() => "started"), (e: Error) => e.message);
+  assert.match(refused, /maxStreamMs must be a positive integer/);
 });
 
 test.run();
