@@ -23,7 +23,7 @@ import type { Environment } from "./dispatch/environment.ts";
 import { Dispatcher } from "./dispatch/dispatcher.ts";
 import { SessionManager } from "./sessions/manager.ts";
 import { handle } from "./http/routes.ts";
-import { DEFAULT_MAX_STREAM_MS, OpenStreams } from "./http/sse.ts";
+import { DEFAULT_MAX_STREAM_MS, MAX_STREAM_MS, OpenStreams } from "./http/sse.ts";
 import { requestUrl } from "./http/path.ts";
 import type { RouteDeps } from "./http/routes.ts";
 import { hostsRoute } from "./environments/host-route.ts";
@@ -114,7 +114,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   const memory = postgresUrl === undefined && (opts.journal === "memory" || dataDir === ":memory:");
   const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
   const maxStreamMs = opts.maxStreamMs ?? DEFAULT_MAX_STREAM_MS;
-  if (!Number.isInteger(maxStreamMs) || maxStreamMs < 1) throw new BrainRuntimeError("invalid_request", `maxStreamMs must be a positive integer (ms), got ${maxStreamMs}`);
+  if (!Number.isInteger(maxStreamMs) || maxStreamMs < 1 || maxStreamMs > MAX_STREAM_MS) throw new BrainRuntimeError("invalid_request", `maxStreamMs must be a positive integer (ms) up to ${MAX_STREAM_MS}, got ${maxStreamMs}`);
   const nodeId = opts.nodeId ?? `node_${randomBytes(6).toString("hex")}`;
   let store: JournalStore;
   let nodeJournal: NodeJournal | undefined;

@@ -123,15 +123,17 @@ test("every SSE stream ends after maxStreamMs; resuming from Last-Event-ID misse
   }
 });
 
-test("BRAIN_MAX_STREAM_MS sets the bound (an integer of at least 100 ms); startBrain refuses a bound that is not a positive integer", async () => {
+test("BRAIN_MAX_STREAM_MS sets the bound (an integer from 100 ms up to the longest timer); startBrain refuses a bound that is not a positive integer", async () => {
   const env = { BRAIN_TOKEN: "t0ken-t0ken-t0ken", BRAIN_JOURNAL: "memory" };
   assert.is(configFromEnv({ ...env, BRAIN_MAX_STREAM_MS: "300" }).maxStreamMs, 300);
   assert.is(configFromEnv(env).maxStreamMs, undefined, "unset: startBrain's default (10 minutes)");
-  for (const bad of ["99", "1.5", "ten", ""]) {
+  for (const bad of ["99", "1.5", "ten", "", "2147483648"]) {
     assert.throws(() => configFromEnv({ ...env, BRAIN_MAX_STREAM_MS: bad }), /BRAIN_MAX_STREAM_MS must be an integer of at least 100/, bad);
   }
-  const refused = await memoryBrain({ maxStreamMs: 0 }).then((b) => b.close().then(() => "started"), (e: Error) => e.message);
-  assert.match(refused, /maxStreamMs must be a positive integer/);
+  for (const bad of [0, 2 ** 31]) {
+    const refused = await memoryBrain({ maxStreamMs: bad }).then((b) => b.close().then(() => "started"), (e: Error) => e.message);
+    assert.match(refused, /maxStreamMs must be a positive integer \(ms\) up to 2147483647/, String(bad));
+  }
 });
 
 test.run();

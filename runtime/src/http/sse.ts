@@ -7,6 +7,8 @@ const BACKLOG_SLICE = 256;
 
 /** How long one SSE stream lasts at most (BRAIN_MAX_STREAM_MS); the client resumes with Last-Event-ID. */
 export const DEFAULT_MAX_STREAM_MS = 600_000;
+/** The longest a timer waits (2^31 - 1 ms, about 24.8 days); a longer bound would fire at once. */
+export const MAX_STREAM_MS = 2_147_483_647;
 
 /** Ends a stream; `why` goes to the client as an SSE comment line just before the end. */
 export type EndStream = (why?: string) => void;
@@ -95,11 +97,5 @@ export class OpenStreams {
     const all = [...this.byKey.values()];
     this.byKey.clear();
     for (const set of all) for (const end of set) end(why);
-  }
-
-  get size(): number {
-    let n = 0;
-    for (const set of this.byKey.values()) n += set.size;
-    return n;
   }
 }
