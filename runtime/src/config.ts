@@ -3,6 +3,7 @@ import { join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { BrainOptions } from "./server.ts";
 import { BrainRuntimeError } from "./errors.ts";
+import { MAX_STREAM_MS } from "./http/sse.ts";
 import { componentMemoryMb } from "./environments/component/memory-setting.ts";
 import { parseDescriptorEnvironments } from "./environments/descriptor/environment.ts";
 import type { DescriptorEnvironmentConfig } from "./environments/descriptor/environment.ts";
@@ -72,6 +73,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv): BrainOptions & { tokenFil
   const hostTimeout = env.BRAIN_HOST_TIMEOUT_MS === undefined ? undefined : Number(env.BRAIN_HOST_TIMEOUT_MS);
   if (hostTimeout !== undefined && (!Number.isInteger(hostTimeout) || hostTimeout < 30)) throw new BrainRuntimeError("invalid_request", `BRAIN_HOST_TIMEOUT_MS must be an integer of at least 30 (ms), got ${env.BRAIN_HOST_TIMEOUT_MS}`);
   if (hostTimeout !== undefined) opts.hostTimeoutMs = hostTimeout;
+  const maxStream = env.BRAIN_MAX_STREAM_MS === undefined ? undefined : Number(env.BRAIN_MAX_STREAM_MS);
+  if (maxStream !== undefined && (!Number.isInteger(maxStream) || maxStream < 100 || maxStream > MAX_STREAM_MS)) throw new BrainRuntimeError("invalid_request", `BRAIN_MAX_STREAM_MS must be an integer of at least 100 (ms) and at most ${MAX_STREAM_MS}, got ${env.BRAIN_MAX_STREAM_MS}`);
+  if (maxStream !== undefined) opts.maxStreamMs = maxStream;
   if (descriptorEnvironments !== undefined) opts.descriptorEnvironments = descriptorEnvironments;
   const origins = httpToolOrigins(env);
   if (origins.length > 0) opts.httpToolOrigins = origins;

@@ -23,6 +23,7 @@ import type { Environment } from "./dispatch/environment.ts";
 import { Dispatcher } from "./dispatch/dispatcher.ts";
 import { SessionManager } from "./sessions/manager.ts";
 import { handle } from "./http/routes.ts";
+import { DEFAULT_MAX_STREAM_MS, MAX_STREAM_MS, OpenStreams } from "./http/sse.ts";
 import { requestUrl } from "./http/path.ts";
 import type { RouteDeps } from "./http/routes.ts";
 import { hostsRoute } from "./environments/host-route.ts";
@@ -30,6 +31,7 @@ import { uiRoute } from "./ui/routes.ts";
 import { KeyRing } from "./credentials/keys.ts";
 import type { Principal } from "./credentials/keys.ts";
 import { Redactor } from "./redact.ts";
+import { BrainRuntimeError } from "./errors.ts";
 import { modelSettingsFromEnv } from "./models/select.ts";
 import type { ModelSettings } from "./models/select.ts";
 import type { DescriptorEnvironmentConfig } from "./environments/descriptor/environment.ts";
@@ -90,6 +92,12 @@ export interface BrainOptions {
   httpToolOrigins?: string[];
   /** The URL applications reach this server at, for HTTP tools' callbacks (BRAIN_PUBLIC_URL); default the listening URL. */
   publicUrl?: string;
+  /**
+   * How long one SSE stream (`GET …/events` with `Accept: text/event-stream`) lasts at most
+   * (BRAIN_MAX_STREAM_MS); default DEFAULT_MAX_STREAM_MS (10 minutes). The client resumes with
+   * Last-Event-ID: an EventSource and the SDK's `session.events({ follow: true })` do so by themselves.
+   */
+  maxStreamMs?: number;
 }
 
 export interface BrainServer {
@@ -105,6 +113,8 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   const postgresUrl = typeof opts.journal === "string" && /^postgres(ql)?:\/\//.test(opts.journal) ? opts.journal : undefined;
   const memory = postgresUrl === undefined && (opts.journal === "memory" || dataDir === ":memory:");
   const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
+  const maxStreamMs = opts.maxStreamMs ?? DEFAULT_MAX_STREAM_MS;
+  if (!Number.isInteger(maxStreamMs) || maxStreamMs < 1 || maxStreamMs > MAX_STREAM_MS) throw new BrainRuntimeError("invalid_request", `maxStreamMs must be a positive integer (ms) up to ${MAX_STREAM_MS}, got ${maxStreamMs}`);
   const nodeId = opts.nodeId ?? `node_${randomBytes(6).toString("hex")}`;
   let store: JournalStore;
   let nodeJournal: NodeJournal | undefined;
@@ -163,7 +173,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   // A node of several recovers by taking over what dead nodes (its own earlier run included) left open.
   else await sessions.recover();
 
-  const streams = new Set<() => void>();
+  const streams = new OpenStreams();
   const extra: RouteDeps["extra"] = [hostsRoute(registry, hostEnv, sessions)];
   // The session viewer (/ui) logs in with what the API accepts, and reads the API with it.
   const open: RouteDeps["open"] = [uiRoute({ accepts: (credential) => keys.authenticate(credential) !== undefined })];
@@ -184,9 +194,14 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
 
   const connections = new Set<HostConnection>();
   const links = new Set<PeerLink>();
-  // A revoked key's hosts are disconnected at once (their open calls end `unknown`).
-  const revoked = (keyId: string) => hostEnv.disconnect(registry.ownedBy(keyId), `the API key ${keyId} was revoked`);
-  const deps: RouteDeps = { keys, revoked, redactor, sessions, streams, extra, open };
+  // A revoked key's SSE streams end and its hosts are disconnected (their open calls end `unknown`):
+  // on the node that revoked it at once, on the others when their credentials refresh (every third
+  // of BRAIN_LEASE_MS) finds it revoked.
+  const stopRevoking = keys.onRevoked((keyId) => {
+    streams.endKey(keyId, "the API key of this stream was revoked");
+    hostEnv.disconnect(registry.ownedBy(keyId), `the API key ${keyId} was revoked`);
+  });
+  const deps: RouteDeps = { keys, redactor, sessions, streams, maxStreamMs, extra, open };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (cluster === undefined) void handle(req, res, deps);
     else void cluster.route(req, res, (request) => handle(request, res, deps));
@@ -263,7 +278,8 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
       for (const c of connections) c.close();
       relay?.close();
       for (const l of links) l.close();
-      for (const end of streams) end();
+      stopRevoking();
+      streams.endAll("the server is shutting down");
       wss.close();
       for (const env of environments.values()) await env.close?.();
       await new Promise<void>((resolve) => {

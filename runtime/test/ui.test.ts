@@ -58,9 +58,9 @@ async function newPage(opts: { colorScheme?: "light" | "dark" } = {}): Promise<P
   return context.newPage();
 }
 
-/** Logs in through the form; resolves on the page the login leads to. */
-async function login(page: Page, credential: string, path = "/ui"): Promise<void> {
-  await page.goto(brain.url + path);
+/** Logs in through the form (at `server`, default the shared runtime); resolves on the page the login leads to. */
+async function login(page: Page, credential: string, path = "/ui", server: { url: string } = brain): Promise<void> {
+  await page.goto(server.url + path);
   await page.fill("#credential", credential);
   await Promise.all([page.waitForURL((u) => u.pathname === path), page.click("button[type=submit]")]);
   await page.waitForSelector("#main h1, #session-error");
@@ -296,6 +296,56 @@ test("another key's session is not reachable (404) from the page, its list or it
   await login(owner, keyA.body.key, `/ui/sessions/${id}`);
   await owner.waitForSelector('[data-kind="session"]');
   assert.is(await owner.locator("#session-error").count(), 0, "the owner's key sees it");
+});
+
+/** The page's record count (`#counts`) reaches `n`. */
+const showsRecords = (page: Page, n: number, timeout = 10_000) =>
+  page.waitForFunction((n) => document.getElementById("counts")?.textContent?.startsWith(`${n.toLocaleString("en")} record`), n, { timeout });
+
+test("revoking the key the page logged in with ends its stream: it shows nothing committed after, and says closed rather than reconnecting", async () => {
+  const key = await api(brain, "POST", "/v1/keys", { name: "ui-revoked" });
+  assert.is(key.status, 201);
+  const created = await api({ url: brain.url, token: key.body.key }, "POST", "/v1/sessions", { model: { provider: "scripted", script: [{ text: "before" }, { text: "after" }] }, tools: [] });
+  const id = created.body.id as string;
+  assert.is((await api(brain, "POST", `/v1/sessions/${id}/messages`, { text: "one", wait: true })).body.status, "completed");
+  const before = (await records(brain, id)).length;
+
+  const page = await newPage();
+  await login(page, key.body.key, `/ui/sessions/${id}`);
+  await showsRecords(page, before);
+  await page.waitForSelector("#live.on");
+  assert.is((await api(brain, "DELETE", `/v1/keys/${key.body.id}`)).status, 200);
+  assert.is((await api(brain, "POST", `/v1/sessions/${id}/messages`, { text: "two", wait: true })).body.status, "completed");
+  // The EventSource sees its stream end, tries again (401: the login went with the key) and stays closed.
+  await page.waitForFunction(() => document.getElementById("live")?.textContent === "closed (reload the page)", undefined, { timeout: 15_000 });
+  assert.ok((await records(brain, id)).length > before, "the second turn was committed");
+  await showsRecords(page, before, 100);
+  assert.is(await page.locator('[data-kind="turnEnd"]:has-text("after")').count(), 0, "nothing committed after the revocation reached the page");
+});
+
+test("a stream that ends after maxStreamMs is resumed by the page's EventSource from Last-Event-ID: every record once, no reload", async () => {
+  const short = await startBrain({ dataDir: ":memory:", port: 0, maxStreamMs: 400 });
+  try {
+    const script = Array.from({ length: 8 }, (_, i) => ({ text: `answer ${i}` }));
+    const created = await api(short, "POST", "/v1/sessions", { model: { provider: "scripted", script }, tools: [] });
+    const id = created.body.id as string;
+    const page = await newPage();
+    let streams = 0;
+    page.on("request", (r) => void (r.url().endsWith(`/v1/sessions/${id}/events`) && streams++));
+    await login(page, short.token, `/ui/sessions/${id}`, short);
+    await page.evaluate(() => (window.stayed = true));
+    for (let i = 0; i < 6; i++) {
+      assert.is((await api(short, "POST", `/v1/sessions/${id}/messages`, { text: `m${i}`, wait: true })).body.status, "completed");
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const all = await records(short, id);
+    await showsRecords(page, all.length, 20_000);
+    await page.waitForSelector('[data-kind="turnEnd"]:has-text("answer 5")');
+    assert.ok(streams >= 2, `the page opened ${streams} streams`);
+    assert.is(await page.evaluate(() => window.stayed), true, "no reload");
+  } finally {
+    await short.close();
+  }
 });
 
 test("a session of 10,000 records renders its first screen in under a second, measured in the browser", async () => {

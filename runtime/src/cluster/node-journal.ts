@@ -174,7 +174,14 @@ export class NodeJournal implements JournalStore {
   /** API keys and host registrations, as every node wrote them. */
   async loadCredentials(): Promise<void> {
     const [keys, hosts] = await Promise.all([this.pg.loadKeys(), this.pg.loadHosts()]);
-    this.keys = new Map(keys.map((k) => [k.keyId, k]));
+    // Keys are never deleted and a revocation is for good: a read that began before this node's own
+    // write of a key (created, revoked) committed neither loses the key nor brings the revoked one back.
+    const read = new Map(keys.map((k) => [k.keyId, k]));
+    for (const [keyId, mine] of this.keys) {
+      const theirs = read.get(keyId);
+      if (theirs === undefined || (mine.revokedAt !== undefined && theirs.revokedAt === undefined)) read.set(keyId, mine);
+    }
+    this.keys = read;
     // A registration being deleted does not come back from a read made before its DELETE committed.
     this.hosts = new Map(hosts.filter((h) => !this.deleting.has(h.hostId)).map((h) => [h.hostId, h]));
   }

@@ -29,6 +29,7 @@ const KEY = /^bk_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
  */
 export class KeyRing {
   private keys = new Map<string, KeyRow>();
+  private revokedListeners = new Set<(keyId: string) => void>();
 
   constructor(
     private store: JournalStore,
@@ -45,9 +46,32 @@ export class KeyRing {
     await this.store.flush();
   }
 
+  /**
+   * Calls `listener` with the id of every key revoked from now on: revoked here (`revoke`), or found
+   * revoked by `reload` (a node of several: revoked through another node, seen at this node's next
+   * credentials refresh, every third of BRAIN_LEASE_MS). Returns the unsubscribe function.
+   */
+  onRevoked(listener: (keyId: string) => void): () => void {
+    this.revokedListeners.add(listener);
+    return () => this.revokedListeners.delete(listener);
+  }
+
   /** Reads the keys again (a node of several: keys issued or revoked by the other nodes). */
   reload(): void {
+    const before = this.keys;
     this.keys = new Map(this.store.loadKeys().map((row) => [row.keyId, row]));
+    // A key live before and revoked now was revoked elsewhere: its listeners hear of it.
+    for (const [keyId, row] of before) if (row.revokedAt === undefined && this.keys.get(keyId)?.revokedAt !== undefined) this.revoked(keyId);
+  }
+
+  private revoked(keyId: string): void {
+    for (const listener of [...this.revokedListeners]) {
+      try {
+        listener(keyId);
+      } catch (e) {
+        console.error(`brain: ending what the revoked key ${keyId} held open failed: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
   }
 
   /** The principal a bearer token stands for, or undefined (unknown, malformed or revoked). */
@@ -80,7 +104,10 @@ export class KeyRing {
     return [...this.keys.values()].sort((a, b) => a.createdAt - b.createdAt).map(view);
   }
 
-  /** Revokes a key for good; revoking it again is harmless. */
+  /**
+   * Revokes a key for good; revoking it again is harmless. The `onRevoked` listeners run at once
+   * (before this returns), so nothing the key held open here outlives the call.
+   */
   revoke(keyId: string): ApiKey {
     const row = this.keys.get(keyId);
     if (row === undefined) throw new BrainRuntimeError("not_found", `no key ${keyId}`);
@@ -88,6 +115,7 @@ export class KeyRing {
       const revoked = { ...row, revokedAt: Date.now() };
       this.store.saveKey(revoked);
       this.keys.set(keyId, revoked);
+      this.revoked(keyId);
     }
     return view(this.keys.get(keyId)!);
   }

@@ -11,6 +11,7 @@ import { decodeSegment, requestUrl } from "./path.ts";
 import { explainUnsupported } from "./unsupported-placement.ts";
 import { sendError, sendJson } from "./respond.ts";
 import { streamEvents } from "./sse.ts";
+import type { OpenStreams } from "./sse.ts";
 
 export const VERSION = "0.2.0";
 
@@ -22,11 +23,11 @@ export interface RouteDeps {
   redactor?: Redactor;
   /** Who a bearer token stands for, and the operator's key administration. */
   keys: KeyRing;
-  /** Closes the host connections registered under a key that was just revoked. */
-  revoked?: (keyId: string) => void;
   sessions: SessionManager;
-  /** Open SSE streams, ended on shutdown. */
-  streams: Set<() => void>;
+  /** Open SSE streams under the key that opened each: a revoked key's end at once, all end on shutdown. */
+  streams: OpenStreams;
+  /** How long one SSE stream lasts at most (BRAIN_MAX_STREAM_MS); default DEFAULT_MAX_STREAM_MS. */
+  maxStreamMs?: number;
   /** Extra routes (the component upload route plugs in here). Return true when handled. */
   extra: Route[];
   /** Routes tried before the operator token is checked: each authorizes its requests itself. */
@@ -102,9 +103,9 @@ export async function handle(req: IncomingMessage, res: ServerResponse, deps: Ro
       if (follow) {
         // Last-Event-ID (a reconnecting EventSource) wins over ?after.
         const resume = req.headers["last-event-id"] !== undefined ? parseAfter(req.headers["last-event-id"].toString()) : after;
-        const end = streamEvents(res, state, resume);
-        deps.streams.add(end);
-        res.on("close", () => deps.streams.delete(end));
+        const end = streamEvents(res, state, resume, { maxMs: deps.maxStreamMs });
+        // Under the key that opened it (the cookie of /ui included: its bridge filled in the key).
+        res.on("close", deps.streams.add(ownerOf(principal), end));
         return;
       }
       const body: EventsResponse = { records: state.after(after), lastSequence: state.lastSequence };
@@ -134,9 +135,9 @@ async function keysRoute(req: IncomingMessage, res: ServerResponse, method: stri
   }
   const m = /^\/v1\/keys\/([0-9a-f]{12})$/.exec(path);
   if (!m || method !== "DELETE") throw new BrainRuntimeError("not_found", `no route ${method} ${path}`);
+  // Its streams and hosts here end inside revoke() (KeyRing.onRevoked); other nodes' at their next credentials refresh.
   const revoked = deps.keys.revoke(m[1]!);
   await deps.keys.saved();
-  deps.revoked?.(revoked.id);
   return sendJson(res, 200, revoked);
 }
 

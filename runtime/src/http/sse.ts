@@ -5,12 +5,21 @@ import type { SessionJournal } from "../sessions/journal-readers.ts";
 /** Records read and written at a time while a stream catches up with its backlog. */
 const BACKLOG_SLICE = 256;
 
+/** How long one SSE stream lasts at most (BRAIN_MAX_STREAM_MS); the client resumes with Last-Event-ID. */
+export const DEFAULT_MAX_STREAM_MS = 600_000;
+/** The longest a timer waits (2^31 - 1 ms, about 24.8 days); a longer bound would fire at once. */
+export const MAX_STREAM_MS = 2_147_483_647;
+
+/** Ends a stream; `why` goes to the client as an SSE comment line just before the end. */
+export type EndStream = (why?: string) => void;
+
 /**
  * Streams committed records with sequence > `after` as SSE (id = sequence, data = record JSON),
- * then every later commit, until the client goes away or the session is deleted.
- * Returns a function that ends the stream (server shutdown).
+ * then every later commit, until the client goes away, the session is deleted or `maxMs` have
+ * passed (the client then resumes from its Last-Event-ID; an EventSource does so by itself).
+ * Returns a function that ends the stream (its key revoked, server shutdown).
  */
-export function streamEvents(res: ServerResponse, session: SessionJournal, after: number): () => void {
+export function streamEvents(res: ServerResponse, session: SessionJournal, after: number, opts: { maxMs?: number } = {}): EndStream {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-store", connection: "keep-alive" });
   res.write(": brain journal stream\n\n");
   let last = after;
@@ -28,14 +37,19 @@ export function streamEvents(res: ServerResponse, session: SessionJournal, after
   const unsubscribe = session.onCommit((r) => caughtUp && write(r));
   const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), 15000);
   heartbeat.unref();
-  const end = () => {
+  const maxMs = opts.maxMs ?? DEFAULT_MAX_STREAM_MS;
+  const expiry = setTimeout(() => end(`this stream lasts at most ${maxMs} ms; resume after the last id (Last-Event-ID)`), maxMs);
+  expiry.unref();
+  const end: EndStream = (why) => {
     if (ended) return;
     ended = true;
     unsubscribe();
     clearInterval(heartbeat);
+    clearTimeout(expiry);
+    if (why !== undefined && !res.writableEnded && !res.destroyed) res.write(`: ${why.replace(/[\r\n]+/g, " ")}\n\n`);
     res.end();
   };
-  res.on("close", end);
+  res.on("close", () => end());
   const backlog = session.lastSequence;
   const slice = () => {
     if (ended) return;
@@ -50,4 +64,38 @@ export function streamEvents(res: ServerResponse, session: SessionJournal, after
   slice();
   // A deleted session's journal is closed: write() ended the stream at its session.deleted.
   return end;
+}
+
+/**
+ * The open SSE streams, each under the API key that opened it (none: the operator token), so a
+ * revoked key's streams end at once and a shutdown ends them all.
+ */
+export class OpenStreams {
+  private byKey = new Map<string | undefined, Set<EndStream>>();
+
+  /** Registers a stream; returns the function that forgets it (call it when the response closes). */
+  add(keyId: string | undefined, end: EndStream): () => void {
+    let set = this.byKey.get(keyId);
+    if (set === undefined) this.byKey.set(keyId, (set = new Set()));
+    set.add(end);
+    return () => {
+      set.delete(end);
+      if (set.size === 0 && this.byKey.get(keyId) === set) this.byKey.delete(keyId);
+    };
+  }
+
+  /** Ends every stream the key opened; returns how many. */
+  endKey(keyId: string, why: string): number {
+    const set = this.byKey.get(keyId);
+    if (set === undefined) return 0;
+    this.byKey.delete(keyId);
+    for (const end of set) end(why);
+    return set.size;
+  }
+
+  endAll(why: string): void {
+    const all = [...this.byKey.values()];
+    this.byKey.clear();
+    for (const set of all) for (const end of set) end(why);
+  }
 }

@@ -34,7 +34,14 @@ export class HttpClient {
 
   /** Opens an SSE stream of events. */
   async stream(path: string, signal: AbortSignal): Promise<ReadableStream<Uint8Array>> {
-    const res = await fetch(new URL(path, this.baseUrl), { headers: { authorization: `Bearer ${this.token()}`, accept: "text/event-stream" }, signal });
+    const token = this.token();
+    let res: Response;
+    try {
+      res = await fetch(new URL(path, this.baseUrl), { headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" }, signal });
+    } catch (e) {
+      if (signal.aborted) throw e;
+      throw new SdkError("connection_failed", `could not reach Brain at ${this.baseUrl}: ${(e as Error).message}`);
+    }
     if (!res.ok || !res.body) {
       const body = (await res.json().catch(() => undefined)) as ErrorBody | undefined;
       throw new ProtocolError(body?.error ?? { code: "internal", message: `event stream: HTTP ${res.status}` }, res.status);

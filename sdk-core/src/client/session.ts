@@ -2,6 +2,26 @@ import type { JournalRecord, SendMessageResponse, CancelResponse, EventsResponse
 import type { HttpClient } from "./http.ts";
 import { ProtocolError } from "../errors.ts";
 
+/** A stream that lasted at least this long reconnects at once, even if it brought no record. */
+const RECONNECT_QUICK_MS = 1000;
+const RECONNECT_FIRST_PAUSE_MS = 100;
+const RECONNECT_MAX_PAUSE_MS = 2000;
+
+/** Waits `ms`; false if `signal` aborted first. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+  if (signal?.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      resolve(ok);
+    };
+    const onAbort = () => done(false);
+    const timer = setTimeout(() => done(true), ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
 /** A handle on one durable session. */
 export class Session {
   constructor(
@@ -24,30 +44,63 @@ export class Session {
   }
 
   /**
-   * Journal records after `after`; with `follow`, keeps streaming new records (SSE) until `signal` aborts.
+   * Journal records after `after`; with `follow`, keeps streaming new records (SSE) until the
+   * session's `session.deleted` record or until `signal` aborts (the iteration then just ends).
+   * The runtime ends each stream after a while (BRAIN_MAX_STREAM_MS) and a node may restart: the
+   * iteration then opens the next stream after the last record it yielded by itself, so the caller
+   * sees every record once, in order, with no gap. A stream that cannot be opened again (the
+   * runtime unreachable: `connection_failed`; the key revoked: `unauthorized`) ends it with that error.
    * The Agentloop's `model.request` records name the conversation they sent (`conversation.through`);
    * with `expand: "requests"` they also carry the exact `request`, rebuilt by the runtime.
    */
   async *events(opts: { after?: number; follow?: boolean; signal?: AbortSignal; expand?: "requests" } = {}): AsyncGenerator<JournalRecord> {
     const after = opts.after ?? 0;
     if (opts.expand !== undefined && opts.expand !== "requests") throw new TypeError(`events({ expand }): expand must be "requests", got ${JSON.stringify(opts.expand)}`);
-    const path = `/v1/sessions/${encodeURIComponent(this.id)}/events?after=${after}${opts.expand ? "&expand=requests" : ""}`;
+    const path = (n: number) => `/v1/sessions/${encodeURIComponent(this.id)}/events?after=${n}${opts.expand ? "&expand=requests" : ""}`;
     if (!opts.follow) {
-      const page = await this.http.request<EventsResponse>("GET", path);
+      const page = await this.http.request<EventsResponse>("GET", path(after));
       yield* page.records;
       return;
     }
+    let last = after;
+    // Streams in a row that ended soon without a record: the next opens a little later each time.
+    let idle = 0;
+    for (;;) {
+      const opened = Date.now();
+      let yielded = false;
+      for await (const r of this.stream(path(last), opts.signal)) {
+        if (r.sequence <= last) continue;
+        last = r.sequence;
+        yielded = true;
+        yield r;
+        if (r.type === "session.deleted") return;
+      }
+      if (opts.signal?.aborted) return;
+      idle = yielded || Date.now() - opened >= RECONNECT_QUICK_MS ? 0 : idle + 1;
+      if (idle > 0 && !(await pause(Math.min(RECONNECT_FIRST_PAUSE_MS * 2 ** (idle - 1), RECONNECT_MAX_PAUSE_MS), opts.signal))) return;
+    }
+  }
+
+  /** One SSE stream's records, until it ends (by the server, or cut off) or `signal` aborts. */
+  private async *stream(path: string, signal: AbortSignal | undefined): AsyncGenerator<JournalRecord> {
+    if (signal?.aborted) return;
     const controller = new AbortController();
-    opts.signal?.addEventListener("abort", () => controller.abort(), { once: true });
-    const body = await this.http.stream(path, controller.signal);
-    const reader = body.pipeThrough(new TextDecoderStream() as unknown as { readable: ReadableStream<string>; writable: WritableStream<Uint8Array> }).getReader();
-    let buffer = "";
+    const abort = () => controller.abort();
+    signal?.addEventListener("abort", abort, { once: true });
+    let reader: ReadableStreamDefaultReader<string> | undefined;
     try {
+      let body: ReadableStream<Uint8Array>;
+      try {
+        body = await this.http.stream(path, controller.signal);
+      } catch (e) {
+        if (controller.signal.aborted) return;
+        throw e;
+      }
+      reader = body.pipeThrough(new TextDecoderStream() as unknown as { readable: ReadableStream<string>; writable: WritableStream<Uint8Array> }).getReader();
+      let buffer = "";
       for (;;) {
-        const { value, done } = await reader.read().catch((e) => {
-          if (controller.signal.aborted) return { value: undefined, done: true as const };
-          throw e;
-        });
+        // A stream cut off midway (a node went away) ends like one the server ended: the caller opens the next.
+        const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true as const }));
         if (done) return;
         buffer += value;
         let end: number;
@@ -59,8 +112,9 @@ export class Session {
         }
       }
     } finally {
+      signal?.removeEventListener("abort", abort);
       controller.abort();
-      reader.releaseLock();
+      reader?.releaseLock();
     }
   }
 

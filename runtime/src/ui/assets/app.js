@@ -623,7 +623,10 @@ class TimelineView {
     const url = `/v1/sessions/${encodeURIComponent(this.session.id)}/events`;
     this.es = new EventSource(url);
     this.es.onopen = () => this.setLive(true);
-    this.es.onerror = () => this.setLive(false);
+    // A stream the server ended (each lasts at most BRAIN_MAX_STREAM_MS; a node restarted) is opened
+    // again by the EventSource itself, from the last id it got (Last-Event-ID): "reconnecting". One it
+    // cannot open again (the login or its key revoked: 401) stays closed.
+    this.es.onerror = () => this.setLive(false, this.es.readyState === EventSource.CLOSED ? "closed (reload the page)" : undefined);
     this.es.onmessage = (e) => {
       if (this.t.records === 0) performance.mark("brain:first-record");
       this.t.add(JSON.parse(e.data));
