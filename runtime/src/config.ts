@@ -72,6 +72,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv): BrainOptions & { tokenFil
   const hostTimeout = env.BRAIN_HOST_TIMEOUT_MS === undefined ? undefined : Number(env.BRAIN_HOST_TIMEOUT_MS);
   if (hostTimeout !== undefined && (!Number.isInteger(hostTimeout) || hostTimeout < 30)) throw new BrainRuntimeError("invalid_request", `BRAIN_HOST_TIMEOUT_MS must be an integer of at least 30 (ms), got ${env.BRAIN_HOST_TIMEOUT_MS}`);
   if (hostTimeout !== undefined) opts.hostTimeoutMs = hostTimeout;
+  const maxWait = env.BRAIN_MAX_WAIT_MS === undefined ? undefined : Number(env.BRAIN_MAX_WAIT_MS);
+  if (maxWait !== undefined && (!Number.isInteger(maxWait) || maxWait < 1)) throw new BrainRuntimeError("invalid_request", `BRAIN_MAX_WAIT_MS must be a positive integer (ms), got ${env.BRAIN_MAX_WAIT_MS}`);
+  if (maxWait !== undefined) opts.maxWaitMs = maxWait;
   if (descriptorEnvironments !== undefined) opts.descriptorEnvironments = descriptorEnvironments;
   const origins = httpToolOrigins(env);
   if (origins.length > 0) opts.httpToolOrigins = origins;
