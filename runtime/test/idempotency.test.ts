@@ -247,6 +247,26 @@ test("a session this node stops running answers its waiting requests at once wit
   }
 });
 
+test("deleting a session answers its waiting request with the turn's cancellation, not 503 (the end is committed before the session leaves memory)", async () => {
+  const brain = await memoryBrain({ models: {} });
+  const host = await TestHost.register(brain, [slow]);
+  try {
+    const s = await createSession(brain, [placed(slow, host.hostId)], [{ toolCalls: [{ name: "slow", input: {} }] }, { text: "never" }]);
+    const waiting = message(brain, s.id, { text: "go", wait: true }, "deleted");
+    await host.invoke();
+    const del = await fetch(`${brain.url}/v1/sessions/${s.id}`, { method: "DELETE", headers: { authorization: `Bearer ${brain.token}` } });
+    assert.is(del.status, 200);
+    const r = await within(waiting, 2000, "the waiting request answered");
+    assert.equal([r.status, r.body.status, r.body.error?.code], [200, "failed", "cancelled"]);
+    // The key still names its message on the deleted session (read from the journal).
+    const again = await message(brain, s.id, { text: "go", wait: true }, "deleted");
+    assert.equal([again.status, again.replayed, again.body], [200, true, r.body]);
+  } finally {
+    await host.close();
+    await brain.close();
+  }
+});
+
 test("every frame the runtime sent matched its contract def", () => {
   assert.equal(invalidFrames, []);
 });
