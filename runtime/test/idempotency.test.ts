@@ -112,7 +112,7 @@ test("a key used again with another text is 400 invalid_request, and a malformed
         headers: { authorization: `Bearer ${brain.token}`, "content-type": "application/json", "idempotency-key": bad },
         body: JSON.stringify({ text: "one" }),
       });
-      const body = await r.json();
+      const body = (await r.json()) as { error: { code: string; message: string } };
       assert.is(r.status, 400, JSON.stringify(bad));
       assert.is(body.error.code, "invalid_request");
       assert.match(body.error.message, /Idempotency-Key must be 1 to 255 visible ASCII characters/);
