@@ -48,6 +48,12 @@ export function firstDifference(s: Scenario, records: JournalRecord[]): string |
   const firstEnd = turnEnds[0];
   const wantEnd = `turn.${s.expect.turn}`;
   if (firstEnd?.type !== wantEnd) return `expected ${wantEnd}, got ${show(firstEnd)}`;
+  if (s.expect.turnError !== undefined) {
+    const error = (firstEnd.type === "turn.failed" ? firstEnd.data.error : undefined) as Record<string, unknown> | undefined;
+    for (const [key, value] of Object.entries(s.expect.turnError)) {
+      if (!isDeepStrictEqual(error?.[key], value)) return `expected the turn's error.${key} = ${JSON.stringify(value)}, got ${show(firstEnd)}`;
+    }
+  }
   const calls = groupCalls(records);
   if (calls.length !== s.expect.calls.length) {
     return `expected ${s.expect.calls.length} call(s), got ${calls.length}: ${calls.map((c) => c.tool).join(", ")}`;

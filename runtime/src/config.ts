@@ -76,6 +76,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv): BrainOptions & { tokenFil
   const maxStream = env.BRAIN_MAX_STREAM_MS === undefined ? undefined : Number(env.BRAIN_MAX_STREAM_MS);
   if (maxStream !== undefined && (!Number.isInteger(maxStream) || maxStream < 100 || maxStream > MAX_STREAM_MS)) throw new BrainRuntimeError("invalid_request", `BRAIN_MAX_STREAM_MS must be an integer of at least 100 (ms) and at most ${MAX_STREAM_MS}, got ${env.BRAIN_MAX_STREAM_MS}`);
   if (maxStream !== undefined) opts.maxStreamMs = maxStream;
+  const maxWait = env.BRAIN_MAX_WAIT_MS === undefined ? undefined : Number(env.BRAIN_MAX_WAIT_MS);
+  if (maxWait !== undefined && (!Number.isInteger(maxWait) || maxWait < 1)) throw new BrainRuntimeError("invalid_request", `BRAIN_MAX_WAIT_MS must be a positive integer (ms), got ${env.BRAIN_MAX_WAIT_MS}`);
+  if (maxWait !== undefined) opts.maxWaitMs = maxWait;
   if (descriptorEnvironments !== undefined) opts.descriptorEnvironments = descriptorEnvironments;
   const origins = httpToolOrigins(env);
   if (origins.length > 0) opts.httpToolOrigins = origins;

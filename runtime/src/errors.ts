@@ -20,8 +20,11 @@ const STATUS: Record<string, number> = {
   host_unavailable: 409,
   body_too_large: 413,
   internal: 500,
-  // Several nodes: the session's owner cannot be reached, or the session is changing hands; retry.
+  // Several nodes: the session's owner cannot be reached, or the session is changing hands, or this
+  // node stopped running it while a request waited; retry (with the same Idempotency-Key).
   unavailable: 503,
+  // A turn cut short by a restart, a takeover or a shutdown (turn.failed); retryable.
+  interrupted: 503,
 };
 
 /**

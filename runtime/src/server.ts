@@ -22,7 +22,7 @@ import { HostEnvironment } from "./environments/host.ts";
 import type { Environment } from "./dispatch/environment.ts";
 import { Dispatcher } from "./dispatch/dispatcher.ts";
 import { SessionManager } from "./sessions/manager.ts";
-import { handle } from "./http/routes.ts";
+import { DEFAULT_MAX_WAIT_MS, handle } from "./http/routes.ts";
 import { DEFAULT_MAX_STREAM_MS, MAX_STREAM_MS, OpenStreams } from "./http/sse.ts";
 import { requestUrl } from "./http/path.ts";
 import type { RouteDeps } from "./http/routes.ts";
@@ -74,6 +74,11 @@ export interface BrainOptions {
    * `unknown` (BRAIN_HOST_TIMEOUT_MS); default 6000. Pings go every third of it.
    */
   hostTimeoutMs?: number;
+  /**
+   * The longest a `wait: true` message request is held (BRAIN_MAX_WAIT_MS), default 60000: a turn
+   * still running then is answered 202 started, and the client asks again with the same Idempotency-Key.
+   */
+  maxWaitMs?: number;
   /** Model calls one activation may make (BRAIN_MAX_MODEL_CALLS); default LIMITS.defaultMaxModelCalls. */
   maxModelCalls?: number;
   /** Real model providers' endpoints and credentials; default: read from the process environment (OPENAI_API_KEY, ...). */
@@ -201,7 +206,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
     streams.endKey(keyId, "the API key of this stream was revoked");
     hostEnv.disconnect(registry.ownedBy(keyId), `the API key ${keyId} was revoked`);
   });
-  const deps: RouteDeps = { keys, redactor, sessions, streams, maxStreamMs, extra, open };
+  const deps: RouteDeps = { keys, redactor, sessions, streams, maxStreamMs, extra, open, maxWaitMs: opts.maxWaitMs ?? DEFAULT_MAX_WAIT_MS };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (cluster === undefined) void handle(req, res, deps);
     else void cluster.route(req, res, (request) => handle(request, res, deps));

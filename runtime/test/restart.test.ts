@@ -84,7 +84,7 @@ test("kill -9 with a call open: records intact after restart, the open call is u
     const fin = finishedOf(after, invoke.callId);
     assert.is(fin.length, 1);
     assert.is(fin[0]!.data.status, "unknown");
-    assert.is(ofType(after, "turn.failed").length, 1, "the interrupted turn failed");
+    assert.equal(ofType(after, "turn.failed").map((r) => [r.data.error.code, r.data.error.retryable]), [["interrupted", true]], "the interrupted turn failed `interrupted`, retryable (not `internal`: a restart is no bug)");
     // The host re-registers; the old call is not re-sent; the session continues with a new activation.
     const again = await TestHost.register(b2, [echo], { hostId: "restart-host", secret: "restart-secret-0001" });
     const late = await again.request({ type: "finish", callId: invoke.callId });
@@ -104,7 +104,7 @@ test("kill -9 with a call open: records intact after restart, the open call is u
 });
 
 test("the CLI refuses a malformed setting with a message naming it, before it listens", async () => {
-  for (const [name, value] of [["BRAIN_COMPONENT_MEMORY_MB", "lots"], ["BRAIN_PORT", "http"], ["BRAIN_JOURNAL", "paper"], ["BRAIN_MAX_MODEL_CALLS", "0"], ["BRAIN_HTTP_TOOL_ORIGINS", "app.example.com"], ["BRAIN_PUBLIC_URL", "ftp://brain"]] as const) {
+  for (const [name, value] of [["BRAIN_COMPONENT_MEMORY_MB", "lots"], ["BRAIN_PORT", "http"], ["BRAIN_JOURNAL", "paper"], ["BRAIN_MAX_MODEL_CALLS", "0"], ["BRAIN_HTTP_TOOL_ORIGINS", "app.example.com"], ["BRAIN_PUBLIC_URL", "ftp://brain"], ["BRAIN_MAX_WAIT_MS", "0"]] as const) {
     const { code, out } = await refusedServe({ [name]: value });
     assert.is(code, 1, `${name}=${value}: ${out}`);
     assert.match(out, `${name} must be`);

@@ -14,7 +14,7 @@ import { MemoryStore } from "../src/journal/memory.ts";
 import { PostgresStore } from "../src/journal/postgres.ts";
 import { NodeJournal } from "../src/cluster/node-journal.ts";
 import type { SessionHead } from "../src/journal/head.ts";
-import type { HostRow, KeyRow, StoreStats } from "../src/journal/store.ts";
+import type { HostRow, KeyRow, KeyedMessage, StoreStats } from "../src/journal/store.ts";
 import fc from "fast-check";
 import { freshDatabase } from "./helpers/nodes.ts";
 import { startPgCluster } from "./helpers/pg-cluster.ts";
@@ -27,6 +27,7 @@ interface Store {
   append(r: JournalRecord): Promise<void>;
   read(id: string, after?: number, through?: number): JournalRecord[] | Promise<JournalRecord[]>;
   head(id: string): SessionHead | undefined | Promise<SessionHead | undefined>;
+  findMessage(id: string, key: string): Promise<KeyedMessage | undefined>;
   openWork(): string[] | Promise<string[]>;
   sessionIds(): string[] | Promise<string[]>;
   saveHost(row: HostRow): void | Promise<void>;
@@ -174,6 +175,34 @@ for (const kind of KINDS) {
     });
   });
 
+  test(`${kind.name}: a message is found by its idempotency key, in its own session only${kind.durable ? ", also after reopening" : ""}, whatever its text holds`, async () => {
+    await withStore(async (store, reopen) => {
+      const one = (id: string, sequence: number, type: JournalRecord["type"], data: unknown) => store.append(rec(id, sequence, type, data));
+      await Promise.all([store.append(created("ses_k")), store.append(created("ses_l"))]);
+      // What a parser of the whole record would trip on (\u0000, a lone surrogate), and text that looks like a key.
+      const awkward = 'nul \u0000, lone \ud800, a quote " and "idempotencyKey":"k-2"';
+      await Promise.all([
+        one("ses_k", 2, "message.user", { text: awkward, activation: 1, idempotencyKey: "k-1" }),
+        one("ses_k", 3, "turn.started", { activation: 1, cause: "message" }),
+        one("ses_k", 4, "turn.completed", { activation: 1, text: "ok" }),
+        one("ses_k", 5, "message.user", { text: "no key", activation: 2 }),
+        one("ses_l", 2, "message.user", { text: "other", activation: 1, idempotencyKey: "k-2" }),
+      ]);
+      await one("ses_k", 6, "message.user", { text: "third", activation: 3, idempotencyKey: "~!#$%&'()*+,-./:;<=>?@[\\]^_`{|}" });
+      for (let round = 0; round < (kind.durable ? 2 : 1); round++) {
+        const before = store.stats.rowsRead;
+        assert.equal(await store.findMessage("ses_k", "k-1"), { sequence: 2, activation: 1, text: awkward });
+        assert.ok(store.stats.rowsRead - before <= 1, `one row read, not the session's (${store.stats.rowsRead - before})`);
+        assert.equal(await store.findMessage("ses_k", "~!#$%&'()*+,-./:;<=>?@[\\]^_`{|}"), { sequence: 6, activation: 3, text: "third" });
+        assert.is(await store.findMessage("ses_k", "k-2"), undefined, "another session's key");
+        assert.equal(await store.findMessage("ses_l", "k-2"), { sequence: 2, activation: 1, text: "other" });
+        assert.is(await store.findMessage("ses_k", "K-1"), undefined, "keys are case-sensitive");
+        assert.is(await store.findMessage("ses_none", "k-1"), undefined);
+        if (kind.durable && round === 0) store = await reopen();
+      }
+    });
+  });
+
   test(`${kind.name}: hosts and keys are kept${kind.durable ? " across reopening" : ""}; a deleted host is gone${kind.durable ? " for good" : ""}`, async () => {
     await withStore(async (store, reopen) => {
       await store.saveHost({ hostId: "h1", salt: "s", hash: "x", contracts: [], registeredAt: 5, owner: "k1" });
@@ -216,6 +245,38 @@ for (const kind of KINDS) {
     });
   }
 }
+
+test("idempotency keys are looked up through a partial index (SQLite: an expression index; PostgreSQL: a column), which a node's journal reads too", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "brain-contract-"));
+  const sqlite = new SqliteStore(join(dir, "journal.sqlite"));
+  try {
+    const plan = sqlite.db.prepare("EXPLAIN QUERY PLAN SELECT sequence, data FROM journal WHERE session_id = ? AND type = 'message.user' AND json_extract(data, '$.idempotencyKey') = ? LIMIT 1").all("s", "k") as Array<{ detail: string }>;
+    assert.match(plan.map((p) => p.detail).join(" "), /USING INDEX journal_message_keys/);
+    const sql = (sqlite.db.prepare("SELECT sql FROM sqlite_master WHERE name = 'journal_message_keys'").get() as { sql: string }).sql;
+    assert.match(sql, /WHERE type = 'message.user'/, "partial: only message rows have an entry");
+  } finally {
+    await sqlite.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const url = await freshDatabase(cluster.url, `contract_${++databases}`);
+  const store = await PostgresStore.open(url);
+  const node = new NodeJournal(store);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await store.append(created("ses_pk"));
+    await Promise.all([store.append(rec("ses_pk", 2, "message.user", { text: "hi", activation: 1, idempotencyKey: "k-9" })), store.append(rec("ses_pk", 3, "turn.started", { activation: 1, cause: "message" }))]);
+    const { rows } = await client.query<{ idempotency_key: string | null }>("SELECT idempotency_key FROM journal WHERE session_id = 'ses_pk' ORDER BY sequence");
+    assert.equal(rows.map((r) => r.idempotency_key), [null, "k-9", null]);
+    await client.query("SET enable_seqscan = off");
+    const explain = await client.query<{ "QUERY PLAN": string }>("EXPLAIN SELECT sequence, data FROM journal WHERE session_id = 'ses_pk' AND idempotency_key = 'k-9' LIMIT 1");
+    assert.match(explain.rows.map((r) => r["QUERY PLAN"]).join(" "), /journal_message_keys/);
+    assert.equal(await node.findMessage("ses_pk", "k-9"), { sequence: 2, activation: 1, text: "hi" });
+  } finally {
+    await client.end();
+    await node.close();
+  }
+});
 
 test("postgres: a batch's records (one JSON text, journal/postgres.ts) read back byte-identical, whatever their data", async () => {
   const url = await freshDatabase(cluster.url, `contract_${++databases}`);

@@ -11,7 +11,16 @@ export class BrainError extends Error {
   }
 }
 
-/** An error the runtime reported (HTTP error body, error frame, rejected frame, failed turn). */
+/**
+ * An error the runtime reported (HTTP error body, error frame, rejected frame, failed turn). `code`
+ * is one of the contract's ErrorCode values or a tool's own; `retryable: true` says trying again may
+ * help. Two a client meets when a runtime restarts or a node of several goes away:
+ * - `interrupted` (retryable): the turn was cut short by a restart of the runtime, a takeover of the
+ *   session by another node or a shutdown, and is not resumed; `session.send()` rejects with it, and
+ *   sending the message again (a new `send()`) runs a new turn.
+ * - `unavailable` (HTTP 503, retryable): the node could not serve the request now; `session.send()`
+ *   retries it by itself with the same idempotency key, and throws it once `retryForMs` has passed.
+ */
 export class ProtocolError extends BrainError {
   override name = "ProtocolError";
   readonly retryable: boolean | undefined;

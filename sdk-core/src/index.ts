@@ -17,6 +17,7 @@ export type { ToolContext, EnvironmentControl } from "./context.ts";
 export { BrainClient } from "./client/brain.ts";
 export type { BrainOptions, CreateSessionOptions } from "./client/brain.ts";
 export { Session } from "./client/session.ts";
+export type { SendOptions } from "./client/session.ts";
 export { BrainError, ProtocolError, SdkError } from "./errors.ts";
 export { toOutcome } from "./outcome.ts";
 export type { Platform, WebSocketLike, PackageUpload } from "./platform.ts";

@@ -7,13 +7,10 @@ import type { ModelProvider } from "../models/provider.ts";
 import { journaledModelCall } from "../models/journaled-call.ts";
 import { BrainRuntimeError, toErrorInfo } from "../errors.ts";
 import type { ConversationCache } from "./conversation-cache.ts";
+import { findTurnEnd, turnEndOf } from "./turn-end.ts";
+import type { TurnEnd } from "./turn-end.ts";
 
-export interface TurnEnd {
-  activation: number;
-  status: "completed" | "failed";
-  text?: string;
-  error?: ErrorInfo;
-}
+export type { TurnEnd };
 
 /**
  * The default Agentloop of one session: user message → model → tool calls → results → model …
@@ -30,7 +27,10 @@ export class Agentloop {
   private stepCalls: ToolCall[] = [];
   /** Observations with a sequence up to this were already given to the model (or deliberately skipped). */
   private fedThrough: number;
-  private waiters: Array<(end: TurnEnd) => void> = [];
+  /** Requests waiting for a turn end (turnEnd): told when this loop stops running the session. */
+  private waiting = new Set<(reason: BrainRuntimeError) => void>();
+  /** Why this loop stopped running the session, once it did (stop with a reason). */
+  private stoppedWith: BrainRuntimeError | undefined;
   private wake: WakeBatcher;
   private abort: AbortController | undefined;
 
@@ -48,21 +48,58 @@ export class Agentloop {
     return this.state !== "idle";
   }
 
-  /** Starts an activation: commits message.user, then turn.started, then the model call. */
-  send(text: string): { activation: number; sequence: number; committed: Promise<unknown>; done: Promise<TurnEnd> } {
+  /**
+   * Starts an activation: commits message.user (with the request's idempotency key, if any), then
+   * turn.started, then the model call. Its end: `turnEnd(activation, sequence)`.
+   */
+  send(text: string, idempotencyKey?: string): { activation: number; sequence: number; committed: Promise<unknown> } {
     if (this.session.deletedAdmitted) throw new BrainRuntimeError("conflict", `session ${this.session.id} is deleted`);
     if (this.running) throw new BrainRuntimeError("conflict", `session ${this.session.id} is running a turn; wait for it or cancel it`);
     const activation = ++this.session.activation;
-    const m = this.session.append("message.user", { text, activation });
-    const done = new Promise<TurnEnd>((resolve) => this.waiters.push(resolve));
+    const m = this.session.append("message.user", idempotencyKey === undefined ? { text, activation } : { text, activation, idempotencyKey });
     this.beginTurn(activation, "message");
-    return { activation, sequence: m.sequence, committed: m.committed, done };
+    return { activation, sequence: m.sequence, committed: m.committed };
   }
 
-  /** Waits for the running turn (if any) to end. */
-  whenIdle(): Promise<TurnEnd | undefined> {
-    if (!this.running) return Promise.resolve(undefined);
-    return new Promise((resolve) => this.waiters.push(resolve));
+  /**
+   * The first turn end of `activation` committed after sequence `after` (its message.user): read
+   * from the journal if it is there, else when it commits. Resolves undefined once `signal` aborts
+   * (a wait bound, a client gone); rejects with the reason `stop` was given if this loop stops
+   * running the session first (another node took it, the runtime shuts down), so no request waits
+   * for a turn end that will never be committed here.
+   */
+  turnEnd(activation: number, after: number, signal?: AbortSignal): Promise<TurnEnd | undefined> {
+    if (this.stoppedWith !== undefined) return Promise.reject(this.stoppedWith);
+    return new Promise<TurnEnd | undefined>((resolve, reject) => {
+      const done = () => {
+        off();
+        this.waiting.delete(stopped);
+        signal?.removeEventListener("abort", aborted);
+      };
+      const stopped = (reason: BrainRuntimeError) => {
+        done();
+        reject(reason);
+      };
+      const aborted = () => {
+        done();
+        resolve(undefined);
+      };
+      // Listening first, then reading what is committed, in one synchronous step: no end slips between.
+      const off = this.session.onCommit((r) => {
+        const end = turnEndOf(r, activation, after);
+        if (end === undefined) return;
+        done();
+        resolve(end);
+      });
+      const found = findTurnEnd(this.session, activation, after);
+      if (found !== undefined) {
+        done();
+        return resolve(found);
+      }
+      if (signal?.aborted) return aborted();
+      this.waiting.add(stopped);
+      signal?.addEventListener("abort", aborted, { once: true });
+    });
   }
 
   /** Called (after commit) for every committed emission of this session's calls. */
@@ -79,8 +116,7 @@ export class Agentloop {
     this.state = "idle";
     this.stepCalls = [];
     const error = { code: "cancelled", message };
-    const r = this.session.append("turn.failed", { activation, error });
-    return r.committed.then(() => this.resolveWaiters({ activation, status: "failed", error }));
+    return this.session.append("turn.failed", { activation, error }).committed;
   }
 
   /** Observations admitted so far must not wake the loop (they come from a cancellation). */
@@ -88,11 +124,19 @@ export class Agentloop {
     this.fedThrough = this.session.nextSequence - 1;
   }
 
-  stop(): void {
+  /**
+   * Stops running the session here. With a `reason` (the session leaves this node's memory: taken
+   * over, evicted, shut down, paged out), requests waiting for a turn end get it at once; without
+   * (deletion, whose cancellation still commits the turn's end), they wait for that end.
+   */
+  stop(reason?: BrainRuntimeError): void {
     this.turn++;
     this.abort?.abort();
     this.wake.stop();
     this.state = "idle";
+    if (reason === undefined) return;
+    this.stoppedWith = reason;
+    for (const w of [...this.waiting]) w(reason);
   }
 
   private beginTurn(activation: number, cause: "message" | "wake"): void {
@@ -142,7 +186,7 @@ export class Agentloop {
       const calls = reply.result.toolCalls;
       if (calls.length === 0) {
         await session.append("turn.completed", { activation, text: reply.result.text }).committed;
-        return this.end(turn, { activation, status: "completed", text: reply.result.text });
+        return this.end(turn);
       }
       const requests: CallRequest[] = [];
       for (const c of calls) {
@@ -162,21 +206,15 @@ export class Agentloop {
 
   private async fail(turn: number, activation: number, error: ErrorInfo): Promise<void> {
     await this.session.append("turn.failed", { activation, error }).committed;
-    this.end(turn, { activation, status: "failed", error });
+    this.end(turn);
   }
 
-  private end(turn: number, end: TurnEnd): void {
+  /** The turn's end is committed (waiting requests read it from the commit): the loop is idle. */
+  private end(turn: number): void {
     if (this.turn !== turn) return;
     this.state = "idle";
     this.stepCalls = [];
-    this.resolveWaiters(end);
     // Observations that arrived during the last model call wake the loop again.
     this.pump();
-  }
-
-  private resolveWaiters(end: TurnEnd): void {
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const w of waiters) w(end);
   }
 }

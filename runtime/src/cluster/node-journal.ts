@@ -3,7 +3,7 @@ import { BrainRuntimeError } from "../errors.ts";
 import { advanceHead, newHead } from "../journal/head.ts";
 import type { SessionHead } from "../journal/head.ts";
 import type { PostgresStore } from "../journal/postgres.ts";
-import type { HostRow, JournalStore, KeyRow, StoreStats } from "../journal/store.ts";
+import type { HostRow, JournalStore, KeyRow, KeyedMessage, StoreStats } from "../journal/store.ts";
 
 /** A session this node holds: its lease token, its committed records and its head. */
 interface Held {
@@ -128,6 +128,11 @@ export class NodeJournal implements JournalStore {
     const created = this.directory.created.get(sessionId);
     if (created !== undefined && after === 0 && through === 1) return [created];
     throw new BrainRuntimeError("internal", `session ${sessionId} is not loaded on this node (a route did not place it first)`);
+  }
+
+  /** From the database (committed records of every node), by its partial index. */
+  findMessage(sessionId: string, key: string): Promise<KeyedMessage | undefined> {
+    return this.pg.findMessage(sessionId, key);
   }
 
   head(sessionId: string): SessionHead | undefined {

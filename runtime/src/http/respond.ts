@@ -3,10 +3,16 @@ import type { ErrorBody } from "@aexhq/brain-protocol";
 import { BrainRuntimeError, toErrorInfo } from "../errors.ts";
 import type { Redactor } from "../redact.ts";
 
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+/**
+ * Answers `body` as JSON with `status` (and extra `headers`). Harmless on a response already
+ * answered or whose client is gone (a waiting request answered by two causes at once): it only ends
+ * a response whose head was sent (an SSE stream) and writes nothing twice.
+ */
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers?: Readonly<Record<string, string>>): void {
+  if (res.writableEnded || res.destroyed) return;
   if (res.headersSent) return void res.end();
   const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text) });
+  res.writeHead(status, { ...headers, "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text) });
   res.end(text);
 }
 

@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { PROTOCOL } from "@aexhq/brain-protocol";
 import type { CancelRequest, CreateKeyRequest, CreatedApiKey, KeyList, CreateSessionRequest, EventsResponse, HealthResponse, SendMessageRequest, SendMessageResponse, Session } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
-import type { SessionManager } from "../sessions/manager.ts";
+import type { MessageAdmission, SessionManager } from "../sessions/manager.ts";
+import type { TurnEnd } from "../agentloop/loop.ts";
 import { ownerOf } from "../credentials/keys.ts";
 import type { Redactor } from "../redact.ts";
 import type { KeyRing, Principal } from "../credentials/keys.ts";
@@ -32,7 +33,18 @@ export interface RouteDeps {
   extra: Route[];
   /** Routes tried before the operator token is checked: each authorizes its requests itself. */
   open: Route[];
+  /**
+   * The longest a `wait: true` message is held (BRAIN_MAX_WAIT_MS): a turn still running then is
+   * answered 202 started, and the client asks again with the same Idempotency-Key.
+   */
+  maxWaitMs: number;
 }
+
+/** Default of RouteDeps.maxWaitMs / BRAIN_MAX_WAIT_MS. */
+export const DEFAULT_MAX_WAIT_MS = 60_000;
+
+/** The answer header of a message answered from an earlier request with the same Idempotency-Key. */
+const REPLAYED = { "idempotent-replayed": "true" } as const;
 
 /** The principal of the request's bearer token: the operator token or a live API key; else 401. */
 function authorize(req: IncomingMessage, keys: KeyRing): Principal {
@@ -78,18 +90,27 @@ export async function handle(req: IncomingMessage, res: ServerResponse, deps: Ro
     }
     if (sub === "messages" && method === "POST") {
       s.check(id);
+      const key = idempotencyKey(req);
       const body = await readValid<SendMessageRequest>(req, "SendMessageRequest");
-      const started = s.send(id, body.text);
-      await started.committed;
-      if (!body.wait) {
-        const r: SendMessageResponse = { activation: started.activation, sequence: started.sequence, status: "started" };
-        return sendJson(res, 202, r);
+      const admitted = await s.send(id, body.text, key);
+      try {
+        await admitted.committed;
+      } catch (e) {
+        // The node lost the session's lease before the message was written (a fenced commit evicts the
+        // session): nothing was journaled, so sending it again (to the session's new owner) is safe.
+        if (e instanceof BrainRuntimeError && e.code === "conflict" && !s.isResident(id)) throw stoppedBeforeCommit(id);
+        throw e;
       }
-      const end = await started.done;
-      const r: SendMessageResponse = { activation: started.activation, sequence: started.sequence, status: end.status };
+      const headers = admitted.replayed ? REPLAYED : undefined;
+      const started: SendMessageResponse = { activation: admitted.activation, sequence: admitted.sequence, status: "started" };
+      if (!body.wait) return sendJson(res, 202, started, headers);
+      const end = await boundedEnd(admitted, res, deps.maxWaitMs);
+      // The wait bound passed (or the client left): the turn goes on; the client asks again with its key.
+      if (end === undefined) return sendJson(res, 202, started, headers);
+      const r: SendMessageResponse = { activation: admitted.activation, sequence: admitted.sequence, status: end.status };
       if (end.text !== undefined) r.text = end.text;
       if (end.error !== undefined) r.error = deps.redactor?.redact(end.error) ?? end.error;
-      return sendJson(res, 200, r);
+      return sendJson(res, 200, r, headers);
     }
     if (sub === "cancel" && method === "POST") {
       s.check(id);
@@ -115,6 +136,38 @@ export async function handle(req: IncomingMessage, res: ServerResponse, deps: Ro
   } catch (e) {
     sendError(res, e, deps.redactor);
   }
+}
+
+/**
+ * The request's `Idempotency-Key` header: 1 to 255 visible ASCII characters (0x21-0x7E), else 400.
+ * Node joins a repeated header with ", ", which the rule refuses too.
+ */
+function idempotencyKey(req: IncomingMessage): string | undefined {
+  const raw = req.headers["idempotency-key"];
+  if (raw === undefined) return undefined;
+  const key = Array.isArray(raw) ? raw.join(", ") : raw;
+  if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
+    throw new BrainRuntimeError("invalid_request", `Idempotency-Key must be 1 to 255 visible ASCII characters (no spaces, one header), got ${JSON.stringify(key.length > 300 ? `${key.slice(0, 300)}…` : key)}`);
+  }
+  return key;
+}
+
+/** The turn's end, or undefined after `maxWaitMs` or once the client is gone (the wait stops listening then). */
+async function boundedEnd(admitted: MessageAdmission, res: ServerResponse, maxWaitMs: number): Promise<TurnEnd | undefined> {
+  const stop = new AbortController();
+  const timer = setTimeout(() => stop.abort(), maxWaitMs);
+  const gone = () => stop.abort();
+  res.once("close", gone);
+  try {
+    return await admitted.end(stop.signal);
+  } finally {
+    clearTimeout(timer);
+    res.off("close", gone);
+  }
+}
+
+function stoppedBeforeCommit(id: string): BrainRuntimeError {
+  return new BrainRuntimeError("unavailable", `this node stopped running session ${id} (it lost its lease) before the message was journaled; nothing was written: send it again with the same Idempotency-Key`, undefined, true);
 }
 
 /** POST /v1/keys, GET /v1/keys, DELETE /v1/keys/:id: the operator token only (an API key gets 403). */

@@ -1,7 +1,7 @@
 import type { JournalRecord } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
 import { BatchingStore } from "./store.ts";
-import type { HostRow, KeyRow } from "./store.ts";
+import type { HostRow, KeyRow, KeyedMessage } from "./store.ts";
 import { advanceHead, hasOpenWork, newHead } from "./head.ts";
 import type { SessionHead } from "./head.ts";
 
@@ -19,6 +19,8 @@ export class MemoryStore extends BatchingStore {
   private heads = new Map<string, SessionHead>();
   private hosts = new Map<string, HostRow>();
   private keys = new Map<string, KeyRow>();
+  /** Per session, the sequence of each message.user record with an idempotency key (what SQLite's partial index holds). */
+  private messageKeys = new Map<string, Map<string, number>>();
 
   protected commitBatch(records: JournalRecord[]): void {
     // Check order first, so a bad batch writes nothing (what SQLite's transaction guarantees).
@@ -40,6 +42,12 @@ export class MemoryStore extends BatchingStore {
       }
       list.push(r);
       advanceHead(head, r);
+      const key = r.type === "message.user" ? r.data.idempotencyKey : undefined;
+      if (key !== undefined) {
+        let keys = this.messageKeys.get(r.sessionId);
+        if (keys === undefined) this.messageKeys.set(r.sessionId, (keys = new Map()));
+        if (!keys.has(key)) keys.set(key, r.sequence);
+      }
       if (head.deleted) {
         this.compacted.set(r.sessionId, JSON.stringify(list));
         this.live.delete(r.sessionId);
@@ -54,6 +62,12 @@ export class MemoryStore extends BatchingStore {
     const out = all.slice(firstAbove(all, after), firstAbove(all, through));
     this.stats.rowsRead += out.length;
     return out;
+  }
+  async findMessage(sessionId: string, key: string): Promise<KeyedMessage | undefined> {
+    const sequence = this.messageKeys.get(sessionId)?.get(key);
+    if (sequence === undefined) return undefined;
+    const r = this.read(sessionId, sequence - 1, sequence)[0];
+    return r?.type === "message.user" ? { sequence, activation: r.data.activation, text: r.data.text } : undefined;
   }
   head(sessionId: string): SessionHead | undefined {
     const h = this.heads.get(sessionId);

@@ -4,7 +4,7 @@ import { BrainRuntimeError } from "../errors.ts";
 import { deepFreeze } from "./freeze.ts";
 import { advanceHead, newHead } from "./head.ts";
 import type { SessionHead } from "./head.ts";
-import type { HostRow, KeyRow, StoreStats } from "./store.ts";
+import type { HostRow, KeyRow, KeyedMessage, StoreStats } from "./store.ts";
 
 /** Schema versions, applied in order inside one transaction each, recorded in brain_meta. */
 const MIGRATIONS: string[] = [
@@ -68,6 +68,13 @@ const MIGRATIONS: string[] = [
   // per session): `run` names the process that joined as the node, so a second process with the
   // same node id (a restart) fences off the first one's writes.
   `ALTER TABLE nodes ADD COLUMN run TEXT NOT NULL DEFAULT '';`,
+  // Idempotency keys of messages (issue 26): message.user's `idempotencyKey` in a column of its own,
+  // written with the record (y in RECORDS_CTE), and a partial index over the rows that have one, so
+  // commits of other records write no page of it. Not an expression over `data`: `data` is TEXT
+  // (kept byte-identical), and reading it as json or jsonb de-escapes every string of the document,
+  // which refuses \u0000 and lone surrogates in a message's text: such a message would fail its batch.
+  `ALTER TABLE journal ADD COLUMN idempotency_key TEXT;
+   CREATE INDEX journal_message_keys ON journal (session_id, idempotency_key) WHERE idempotency_key IS NOT NULL;`,
 ];
 
 /**
@@ -120,11 +127,12 @@ function lostLease(sessionId: string): BrainRuntimeError {
  * JSON.stringify is one native call per batch, where array parameters cost a JavaScript pass (and,
  * in the driver, two regular expressions) per element: a third of a node's CPU per call. A record's
  * data rides as the JSON text it is stored as (d, a string: a nested object would be parsed, and
- * PostgreSQL refuses \u0000 in a parsed string), so it reads back byte-identical. With a fence, $3 is
- * the batch's session ids, for lookups by key.
+ * PostgreSQL refuses \u0000 in a parsed string), so it reads back byte-identical. y is a message's
+ * idempotency key (absent for other records: NULL). With a fence, $3 is the batch's session ids, for
+ * lookups by key.
  */
 const RECORDS_CTE = `recs AS (
-    SELECT * FROM ROWS FROM (json_to_recordset($1::json) AS (s text, q int, a bigint, t text, k bigint, d text)) WITH ORDINALITY AS r(session_id, sequence, at, type, token, data, i)
+    SELECT * FROM ROWS FROM (json_to_recordset($1::json) AS (s text, q int, a bigint, t text, k bigint, d text, y text)) WITH ORDINALITY AS r(session_id, sequence, at, type, token, data, idempotency_key, i)
   )`;
 
 const HEADS_INSERT = `INSERT INTO sessions (session_id, created_at, last_sequence, activations, model_requests, open_calls, open_model_requests, turn_open, deleted, owner)
@@ -137,7 +145,7 @@ const HEADS_INSERT = `INSERT INTO sessions (session_id, created_at, last_sequenc
 /** A batch without a fence (one store on the database): every session is written. */
 const COMMIT_SQL = `WITH ${RECORDS_CTE},
   ok AS (SELECT DISTINCT session_id FROM recs),
-  journal_rows AS (INSERT INTO journal (session_id, sequence, at, type, data) SELECT session_id, sequence, at, type, data FROM recs ORDER BY i),
+  journal_rows AS (INSERT INTO journal (session_id, sequence, at, type, data, idempotency_key) SELECT session_id, sequence, at, type, data, idempotency_key FROM recs ORDER BY i),
   head_rows AS (${HEADS_INSERT})
   SELECT session_id FROM ok`;
 
@@ -166,8 +174,8 @@ const FENCED_COMMIT_SQL = `WITH ${RECORDS_CTE},
   held AS (SELECT session_id, token FROM leased UNION ALL SELECT session_id, token FROM fresh),
   ok AS (SELECT DISTINCT r.session_id FROM recs r JOIN held h ON h.session_id = r.session_id AND h.token = r.token),
   journal_rows AS (
-    INSERT INTO journal (session_id, sequence, at, type, data)
-    SELECT session_id, sequence, at, type, data FROM recs WHERE session_id IN (SELECT session_id FROM ok) ORDER BY i),
+    INSERT INTO journal (session_id, sequence, at, type, data, idempotency_key)
+    SELECT session_id, sequence, at, type, data, idempotency_key FROM recs WHERE session_id IN (SELECT session_id FROM ok) ORDER BY i),
   head_rows AS (${HEADS_INSERT})
   SELECT session_id FROM ok`;
 
@@ -326,7 +334,7 @@ export class PostgresStore {
       const heads = this.advance(records);
       const sessions = [...heads.values()];
       // One JSON text each for the records and the heads: see RECORDS_CTE.
-      const rows = batch.map((p) => ({ s: p.record.sessionId, q: p.record.sequence, a: p.record.at, t: p.record.type, k: p.token, d: JSON.stringify(p.record.data) }));
+      const rows = batch.map((p) => ({ s: p.record.sessionId, q: p.record.sequence, a: p.record.at, t: p.record.type, k: p.token, d: JSON.stringify(p.record.data), y: keyOf(p.record) }));
       const params: unknown[] = [JSON.stringify(rows), JSON.stringify(sessions)];
       if (this.fence !== undefined) params.push(sessions.map((h) => h.sessionId), this.fence.nodeId, this.fence.run() ?? "");
       const writer = await this.liveWriter(w);
@@ -422,6 +430,18 @@ export class PostgresStore {
     );
     this.stats.rowsRead += rows.length;
     return rows.map((r) => ({ sessionId, sequence: r.sequence, at: Number(r.at), type: r.type, data: JSON.parse(r.data) }) as JournalRecord);
+  }
+
+  async findMessage(sessionId: string, key: string): Promise<KeyedMessage | undefined> {
+    // One entry of journal_message_keys (its condition is implied by the equality).
+    const { rows } = await this.readers.query<{ sequence: number; data: string }>(
+      "SELECT sequence, data FROM journal WHERE session_id = $1 AND idempotency_key = $2 LIMIT 1",
+      [sessionId, key],
+    );
+    if (rows[0] === undefined) return undefined;
+    this.stats.rowsRead += 1;
+    const data = JSON.parse(rows[0].data) as { text: string; activation: number };
+    return { sequence: rows[0].sequence, activation: data.activation, text: data.text };
   }
 
   async head(sessionId: string): Promise<SessionHead | undefined> {
@@ -539,6 +559,11 @@ async function migrate(client: pg.Client): Promise<void> {
   } finally {
     await client.query("SELECT pg_advisory_unlock(4242001)");
   }
+}
+
+/** The idempotency key a record is found by (journal.idempotency_key): message.user's, else none (omitted from the batch's JSON). */
+function keyOf(record: JournalRecord): string | undefined {
+  return record.type === "message.user" ? record.data.idempotencyKey : undefined;
 }
 
 function headOf(row: HeadRow): SessionHead {

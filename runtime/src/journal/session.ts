@@ -1,5 +1,5 @@
 import type { JournalRecord, SessionCreatedRecord, Session } from "@aexhq/brain-protocol";
-import type { JournalStore } from "./store.ts";
+import type { JournalStore, KeyedMessage } from "./store.ts";
 import type { SessionHead } from "./head.ts";
 import { BrainRuntimeError } from "../errors.ts";
 import type { Redactor } from "../redact.ts";
@@ -40,6 +40,11 @@ export class SessionState {
   /** Sequences of committed model.request records without a committed model.response (recovery answers them `unknown`). */
   readonly pendingModelRequests = new Set<number>();
   private deletedCommitted = false;
+  /**
+   * Idempotency keys of message.user records admitted and not committed yet (SessionManager.send):
+   * a request with the same key finds its first here until the store can (findMessage reads commits).
+   */
+  readonly keysInFlight = new Map<string, KeyedMessage & { committed: Promise<unknown> }>();
   private listeners = new Set<(r: JournalRecord) => void>();
   private redactor: Redactor | undefined;
 

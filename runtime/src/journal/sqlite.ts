@@ -3,7 +3,7 @@ import Database from "better-sqlite3";
 import type { JournalRecord } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
 import { BatchingStore } from "./store.ts";
-import type { HostRow, KeyRow } from "./store.ts";
+import type { HostRow, KeyRow, KeyedMessage } from "./store.ts";
 import { advanceHead, hasOpenWork, newHead } from "./head.ts";
 import type { SessionHead } from "./head.ts";
 
@@ -60,6 +60,10 @@ interface DirectoryRow {
  * - Checkpoints (WAL → database file, with an fsync of that file) run on a worker thread with its
  *   own connection instead of inside every ~1000th commit (3× slower group commits here).
  *   Durability does not depend on checkpoints or on the directory.
+ * - Idempotency keys (message.user `idempotencyKey`) are found through a partial expression index,
+ *   `journal_message_keys` on (session_id, json_extract(data, '$.idempotencyKey')) WHERE type =
+ *   'message.user': only message.user rows have an entry, so a group commit of other records writes
+ *   no page of it, and a commit with a message writes one.
  */
 export class SqliteStore extends BatchingStore {
   readonly kind = "sqlite" as const;
@@ -68,6 +72,7 @@ export class SqliteStore extends BatchingStore {
   private selectRow: Database.Statement;
   private selectMark: Database.Statement;
   private selectDirectory: Database.Statement;
+  private selectKeyed: Database.Statement;
   private entries = new Map<string, Entry>();
   private generation = 0;
   private lastId = 0;
@@ -129,12 +134,16 @@ export class SqliteStore extends BatchingStore {
     `);
     this.addColumns();
     this.migrate();
+    // After migrate (an old layout's rows are in `journal` by then): built once over the message rows.
+    this.db.exec("CREATE INDEX IF NOT EXISTS journal_message_keys ON journal (session_id, json_extract(data, '$.idempotencyKey')) WHERE type = 'message.user'");
     this.lastId = (this.db.prepare("SELECT max(id) AS id FROM journal").get() as { id: number | null }).id ?? 0;
     const insert = this.db.prepare("INSERT INTO journal (id, session_id, sequence, at, type, data, prev) VALUES (?, ?, ?, ?, ?, ?, ?)");
     const mark = this.db.prepare("INSERT INTO marks (session_id, sequence, id) VALUES (?, ?, ?)");
     this.selectRow = this.db.prepare("SELECT session_id, sequence, at, type, data, prev FROM journal WHERE id = ?");
     this.selectMark = this.db.prepare("SELECT id FROM marks WHERE session_id = ? AND sequence >= ? ORDER BY sequence LIMIT 1");
     this.selectDirectory = this.db.prepare("SELECT * FROM sessions WHERE session_id = ?");
+    // The same expression and condition as journal_message_keys, so the planner uses it.
+    this.selectKeyed = this.db.prepare("SELECT sequence, data FROM journal WHERE session_id = ? AND type = 'message.user' AND json_extract(data, '$.idempotencyKey') = ? LIMIT 1");
     this.commitMany = this.db.transaction((records: JournalRecord[], prevs: Array<number | null>, firstId: number) => {
       for (let i = 0; i < records.length; i++) {
         const r = records[i]!;
@@ -293,6 +302,14 @@ export class SqliteStore extends BatchingStore {
     }
     rows.reverse();
     return toRecords(rows);
+  }
+
+  async findMessage(sessionId: string, key: string): Promise<KeyedMessage | undefined> {
+    const row = this.selectKeyed.get(sessionId, key) as { sequence: number; data: string } | undefined;
+    if (row === undefined) return undefined;
+    this.stats.rowsRead += 1;
+    const data = JSON.parse(row.data) as { text: string; activation: number };
+    return { sequence: row.sequence, activation: data.activation, text: data.text };
   }
 
   head(sessionId: string): SessionHead | undefined {

@@ -33,6 +33,13 @@ export interface StoreStats {
   headsLoaded: number;
 }
 
+/** A message.user record found by its idempotency key (JournalStore.findMessage). */
+export interface KeyedMessage {
+  sequence: number;
+  activation: number;
+  text: string;
+}
+
 /**
  * The journal store: append-only records per session plus the host registry.
  * `append` resolves only after the record's transaction committed; the appends made in one
@@ -53,6 +60,11 @@ export interface JournalStore {
   read(sessionId: string, after?: number, through?: number): JournalRecord[];
   /** The session's head as of its last committed record; undefined for a session never written. */
   head(sessionId: string): SessionHead | undefined;
+  /**
+   * The committed message.user record of the session that carries this idempotency key, if any
+   * (records admitted and not committed yet are not found). Reads one index entry, never the session's records.
+   */
+  findMessage(sessionId: string, key: string): Promise<KeyedMessage | undefined>;
   /** Ids of the sessions with open work (open calls, open model requests, a running turn): what recovery reads. */
   openWork(): string[];
   /** Every session id the journal holds, deleted ones included, newest first. */
@@ -131,6 +143,7 @@ export abstract class BatchingStore implements JournalStore {
   protected abstract closeStorage(): void | Promise<void>;
   abstract read(sessionId: string, after?: number, through?: number): JournalRecord[];
   abstract head(sessionId: string): SessionHead | undefined;
+  abstract findMessage(sessionId: string, key: string): Promise<KeyedMessage | undefined>;
   abstract openWork(): string[];
   abstract sessionIds(): string[];
   abstract saveHost(row: HostRow): void;

@@ -1,12 +1,13 @@
 import { randomBytes } from "node:crypto";
 import type { CancelResponse, CreateSessionRequest, JournalRecord, PlacedTool, Session, SessionCreatedRecord } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
-import type { JournalStore } from "../journal/store.ts";
+import type { JournalStore, KeyedMessage } from "../journal/store.ts";
 import type { SessionHead } from "../journal/head.ts";
 import type { Dispatcher, PastCall } from "../dispatch/dispatcher.ts";
 import type { Environment } from "../dispatch/environment.ts";
 import { Agentloop } from "../agentloop/loop.ts";
 import type { TurnEnd } from "../agentloop/loop.ts";
+import { findTurnEnd } from "../agentloop/turn-end.ts";
 import { ConversationCache } from "../agentloop/conversation-cache.ts";
 import { providerFor, refuseModel } from "../models/select.ts";
 import type { ModelSettings } from "../models/select.ts";
@@ -24,6 +25,22 @@ interface Entry {
   state: SessionState;
   loop: Agentloop;
   provider: ModelProvider;
+}
+
+/** A message admitted by `send`, or the earlier one its idempotency key names. */
+export interface MessageAdmission {
+  activation: number;
+  /** Of its message.user record. */
+  sequence: number;
+  /** Answered from an earlier message with the same idempotency key: nothing new was admitted. */
+  replayed: boolean;
+  /** Resolves once the message.user record is committed. */
+  committed: Promise<unknown>;
+  /**
+   * The first end of the activation's turn; undefined once `signal` aborts first; rejects
+   * `unavailable` when this node stops running the session first (SessionManager.evict, close).
+   */
+  end(signal?: AbortSignal): Promise<TurnEnd | undefined>;
 }
 
 /** Settled sessions kept in memory beyond those with work in flight (least recently used out). */
@@ -144,11 +161,14 @@ export class SessionManager {
     };
   }
 
-  /** Drops a session from memory: deleted (its records stay the store's), or settled and paged out. */
-  private drop(id: string): void {
+  /**
+   * Drops a session from memory: deleted (its records stay the store's), settled and paged out, or
+   * evicted. Requests still waiting for one of its turns are answered `unavailable` with `why`.
+   */
+  private drop(id: string, why = "this node stopped running the session"): void {
     const e = this.resident.get(id);
     if (e === undefined) return;
-    e.loop.stop();
+    e.loop.stop(stoppedRunning(id, why));
     this.resident.delete(id);
     this.dispatcher().forgetSession(id);
     this.conversations.drop(id);
@@ -162,7 +182,7 @@ export class SessionManager {
   evict(id: string): void {
     const dispatcher = this.dispatcher();
     for (const call of dispatcher.openCalls(id)) dispatcher.abandon(call);
-    this.drop(id);
+    this.drop(id, "this node stopped running the session (another node holds its lease now, or this node lost it)");
   }
 
   isResident(id: string): boolean {
@@ -299,7 +319,9 @@ export class SessionManager {
       }
       const open = openTurn(records);
       if (open !== undefined) {
-        pending.push(state.append("turn.failed", { activation: open, error: { code: "internal", message: "the runtime restarted during the turn" } }).committed);
+        // A planned event, not a bug: its own retryable code (a new message runs a new turn).
+        const error = { code: "interrupted", message: "the turn was interrupted: the runtime restarted, or another node took the session over, while it ran; it is not resumed (send the message again)", retryable: true };
+        pending.push(state.append("turn.failed", { activation: open, error }).committed);
       }
     }
     await Promise.all(pending);
@@ -345,9 +367,72 @@ export class SessionManager {
     return headView(head, this.createdOf(id));
   }
 
-  send(id: string, text: string): { activation: number; sequence: number; committed: Promise<unknown>; done: Promise<TurnEnd> } {
+  /**
+   * Admits a user message, starting an activation. With an idempotency key, a message the session
+   * already holds under that key is answered instead (`replayed`; another text is `invalid_request`)
+   * and nothing is admitted: the same key never starts a second turn. Keys admitted and not committed
+   * yet are found in the session's memory (SessionState.keysInFlight), committed ones in the store
+   * (findMessage: the journal, so also after a restart, a page-out or on another node). The look in
+   * memory after the store's answer and the admission are one synchronous step, so of two requests
+   * with one key the one that resumes second sees the first's; if any message was admitted while the
+   * store was read (it may be this key's, committed and gone from memory by now), the store is asked again.
+   */
+  async send(id: string, text: string, idempotencyKey?: string): Promise<MessageAdmission> {
+    if (idempotencyKey === undefined) return this.admit(id, text);
+    for (;;) {
+      const seen = this.messagesAdmitted(id);
+      const inFlight = this.resident.get(id)?.state.keysInFlight.get(idempotencyKey);
+      if (inFlight !== undefined) return this.replay(id, idempotencyKey, inFlight, text);
+      const found = await this.store.findMessage(id, idempotencyKey);
+      const admitted = this.resident.get(id)?.state.keysInFlight.get(idempotencyKey);
+      if (admitted !== undefined) return this.replay(id, idempotencyKey, admitted, text);
+      if (found !== undefined) return this.replay(id, idempotencyKey, { ...found, committed: Promise.resolve() }, text);
+      if (this.messagesAdmitted(id) === seen) return this.admit(id, text, idempotencyKey);
+    }
+  }
+
+  /** message.user records admitted so far (a resident session counts those in flight too). */
+  private messagesAdmitted(id: string): number {
+    return this.resident.get(id)?.state.activation ?? this.store.head(id)?.activations ?? 0;
+  }
+
+  private admit(id: string, text: string, key?: string): MessageAdmission {
     const e = this.entry(id);
-    return e.loop.send(text);
+    const loop = e.loop;
+    const m = loop.send(text, key);
+    if (key !== undefined) {
+      const held = { sequence: m.sequence, activation: m.activation, text, committed: m.committed };
+      e.state.keysInFlight.set(key, held);
+      // Once committed (or failed), the store answers for it.
+      const release = () => {
+        if (e.state.keysInFlight.get(key) === held) e.state.keysInFlight.delete(key);
+      };
+      m.committed.then(release, release);
+    }
+    return { activation: m.activation, sequence: m.sequence, replayed: false, committed: m.committed, end: (signal) => loop.turnEnd(m.activation, m.sequence, signal) };
+  }
+
+  private replay(id: string, key: string, first: KeyedMessage & { committed: Promise<unknown> }, text: string): MessageAdmission {
+    if (first.text !== text) {
+      throw new BrainRuntimeError("invalid_request", `Idempotency-Key ${JSON.stringify(key)} was already used on session ${id} for another message (sequence ${first.sequence}); a key names one message: use a new key for a new message`, { sequence: first.sequence });
+    }
+    return { activation: first.activation, sequence: first.sequence, replayed: true, committed: first.committed, end: (signal) => this.turnEnd(id, first.activation, first.sequence, signal) };
+  }
+
+  /**
+   * The first turn end of `activation` after sequence `after`. A session that is not resident is
+   * read from the store first (a turn that ended long ago does not page it in); one whose turn has
+   * not ended is paged in and waited on.
+   */
+  private async turnEnd(id: string, activation: number, after: number, signal?: AbortSignal): Promise<TurnEnd | undefined> {
+    const resident = this.resident.get(id);
+    if (resident !== undefined) return resident.loop.turnEnd(activation, after, signal);
+    const head = this.store.head(id);
+    if (head === undefined) throw new BrainRuntimeError("not_found", `no session ${id}`);
+    const ended = findTurnEnd(new StoredJournal(this.store, id, head.lastSequence), activation, after);
+    if (ended !== undefined) return ended;
+    if (head.deleted) throw new BrainRuntimeError("conflict", `session ${id} is deleted`);
+    return this.entry(id).loop.turnEnd(activation, after, signal);
   }
 
   /** Cancels one call, or the running activation with all its open calls. */
@@ -387,8 +472,13 @@ export class SessionManager {
   }
 
   close(): void {
-    for (const e of this.resident.values()) e.loop.stop();
+    for (const [id, e] of this.resident) e.loop.stop(stoppedRunning(id, "the runtime is shutting down"));
   }
+}
+
+/** What a request waiting for a turn of a session this node stopped running is answered (503, retryable). */
+function stoppedRunning(id: string, why: string): BrainRuntimeError {
+  return new BrainRuntimeError("unavailable", `${why} (session ${id}): the turn's outcome is unknown here; send the request again with the same Idempotency-Key`, undefined, true);
 }
 
 /** Nothing in flight, nobody following it: the session can page out and back in from its head. */

@@ -5,13 +5,13 @@ import { ProtocolError, SdkError } from "../errors.ts";
 export class HttpClient {
   constructor(readonly baseUrl: string, private readonly token: () => string) {}
 
-  async request<T>(method: string, path: string, body?: unknown, init?: { signal?: AbortSignal }): Promise<T> {
+  async request<T>(method: string, path: string, body?: unknown, init?: { signal?: AbortSignal; headers?: Record<string, string> }): Promise<T> {
     let res: Response;
     const token = this.token(); // a missing token is its own error, not a connection failure
     try {
       res = await fetch(new URL(path, this.baseUrl), {
         method,
-        headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+        headers: { ...init?.headers, authorization: `Bearer ${token}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
         body: body !== undefined ? JSON.stringify(body) : undefined,
         signal: init?.signal,
       });

@@ -1,6 +1,36 @@
 import type { JournalRecord, SendMessageResponse, CancelResponse, EventsResponse, Session as SessionView } from "@aexhq/brain-protocol";
 import type { HttpClient } from "./http.ts";
-import { ProtocolError } from "../errors.ts";
+import { ProtocolError, SdkError } from "../errors.ts";
+
+/** Options of `Session.send`. */
+export interface SendOptions {
+  /**
+   * The message's `Idempotency-Key`: 1 to 255 visible ASCII characters. Default: a new random UUID
+   * for each `send()`. The runtime starts one turn per key on a session, however often it is sent;
+   * pass your own to make a `send()` you repeat yourself (after your process restarted) the same message.
+   */
+  idempotencyKey?: string;
+  /**
+   * How long `send()` goes on retrying failures that may pass (the runtime could not be reached,
+   * 503 `unavailable`, any error marked `retryable`), counted from the first failure in a row;
+   * then it throws the last one. Default 60000 ms; 0 never retries.
+   */
+  retryForMs?: number;
+}
+
+/** Default of SendOptions.retryForMs. */
+export const DEFAULT_SEND_RETRY_MS = 60_000;
+/** Backoff between retries of one send(): the first, doubled each time up to the last. */
+const RETRY_FIRST_MS = 100;
+const RETRY_MAX_MS = 2_000;
+const KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** Whether a failed POST of a message may succeed when sent again with the same key. */
+function retryable(e: unknown): boolean {
+  if (e instanceof SdkError) return e.code === "connection_failed";
+  if (e instanceof ProtocolError) return e.retryable === true || (e.status === 503 && e.code === "unavailable");
+  return false;
+}
 
 /** A stream that lasted at least this long reconnects at once, even if it brought no record. */
 const RECONNECT_QUICK_MS = 1000;
@@ -30,12 +60,42 @@ export class Session {
     private readonly release: () => void,
   ) {}
 
-  /** Sends a user message and resolves with the assistant's answer when the activation's turn completes. */
-  async send(text: string): Promise<string> {
+  /**
+   * Sends a user message and resolves with the assistant's answer when the activation's turn
+   * completes; rejects with a `ProtocolError` when the turn failed (`interrupted`, retryable: a
+   * restart or a takeover cut it short; send again). The message carries an `Idempotency-Key` (one
+   * per call, or `opts.idempotencyKey`), and every request of this call reuses it: after the
+   * runtime's wait bound (202 `started`) it asks again to keep waiting, and after a retryable
+   * failure (no connection, 503 `unavailable`) it sends again with backoff for up to
+   * `opts.retryForMs`. The runtime never runs one key twice, so a retry never runs a second turn.
+   */
+  async send(text: string, opts: SendOptions = {}): Promise<string> {
     if (typeof text !== "string") throw new TypeError("send(text): text must be a string");
-    const res = await this.http.request<SendMessageResponse>("POST", `/v1/sessions/${encodeURIComponent(this.id)}/messages`, { text, wait: true });
-    if (res.status === "failed") throw new ProtocolError(res.error ?? { code: "internal", message: "the turn failed" });
-    return res.text ?? "";
+    const key = opts.idempotencyKey ?? crypto.randomUUID();
+    if (typeof key !== "string" || !KEY.test(key)) throw new TypeError(`send(text, { idempotencyKey }): the key must be 1 to 255 visible ASCII characters (no spaces), got ${JSON.stringify(key)}`);
+    const retryFor = opts.retryForMs ?? DEFAULT_SEND_RETRY_MS;
+    if (typeof retryFor !== "number" || !(retryFor >= 0)) throw new TypeError(`send(text, { retryForMs }): must be a number of milliseconds ≥ 0, got ${String(retryFor)}`);
+    const path = `/v1/sessions/${encodeURIComponent(this.id)}/messages`;
+    let failingSince: number | undefined;
+    let backoff = RETRY_FIRST_MS;
+    for (;;) {
+      let res: SendMessageResponse;
+      try {
+        res = await this.http.request<SendMessageResponse>("POST", path, { text, wait: true }, { headers: { "idempotency-key": key } });
+      } catch (e) {
+        failingSince ??= Date.now();
+        if (!retryable(e) || Date.now() - failingSince + backoff > retryFor) throw e;
+        await new Promise((r) => setTimeout(r, backoff));
+        backoff = Math.min(backoff * 2, RETRY_MAX_MS);
+        continue;
+      }
+      failingSince = undefined;
+      backoff = RETRY_FIRST_MS;
+      // The runtime's wait bound passed with the turn still running: ask again (the same key: the same turn).
+      if (res.status === "started") continue;
+      if (res.status === "failed") throw new ProtocolError(res.error ?? { code: "internal", message: "the turn failed" });
+      return res.text ?? "";
+    }
   }
 
   /** The session as the runtime sees it now. */
