@@ -140,4 +140,47 @@ test("a forwarded wait: true message whose owner is SIGSTOPped is answered once 
   await host.close();
 });
 
+test("a keyed wait: true message through a non-owner whose owner is SIGKILLed is passed to the new owner, which runs it at most once: the client gets the first's outcome", async () => {
+  const { a, b } = await twoNodes();
+  const host = await TestHost.register(as(a), [echo], { hostId: "host-kkey", secret: "host-kkey-secret-01" });
+  const id = await session(a, host);
+  const answer = sendWaiting(b, id, { "idempotency-key": "kill-key" });
+  await host.invoke();
+  await kill9(a.child);
+  // B cannot tell whether A journaled the message; the key makes sending it again safe, so B does,
+  // once it holds the session (A's lease ran out): the message is found, the turn was interrupted.
+  const r = await answer;
+  assert.is(r.status, 200, JSON.stringify(r.body));
+  assert.equal([r.body.status, r.body.error?.code, r.body.error?.retryable], ["failed", "interrupted", true]);
+  const all = await records(as(b), id);
+  assertJournal(all);
+  assert.equal(ofType(all, "message.user").map((m) => m.data.idempotencyKey), ["kill-key"]);
+  assert.is(ofType(all, "tool.call_started").length, 1, "the tool ran once");
+  await host.close();
+});
+
+test("a keyed wait: true message through a non-owner whose owner is SIGSTOPped is answered by the new owner with the first's outcome; the resumed owner writes nothing", async () => {
+  const { a, b } = await twoNodes();
+  const host = await TestHost.register(as(a), [echo], { hostId: "host-skey", secret: "host-skey-secret-01" });
+  const id = await session(a, host);
+  const answer = sendWaiting(b, id, { "idempotency-key": "stop-key" });
+  await host.invoke();
+  a.child.kill("SIGSTOP");
+  let r: Awaited<typeof answer>;
+  try {
+    r = await answer;
+  } finally {
+    a.child.kill("SIGCONT");
+  }
+  assert.is(r.status, 200, JSON.stringify(r.body));
+  assert.equal([r.body.status, r.body.error?.code], ["failed", "interrupted"]);
+  await sleep(LEASE_MS);
+  const all = await records(as(b), id);
+  assertJournal(all);
+  assert.is(ofType(all, "message.user").length, 1);
+  assert.is(ofType(all, "turn.started").length, 1);
+  assert.is(ofType(all, "tool.finished").length, 1, "only the takeover's unknown");
+  await host.close();
+});
+
 test.run();
