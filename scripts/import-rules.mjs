@@ -221,7 +221,26 @@ function extensionViolation(rel, specifier, exists) {
  * a group of files (`errors.ts`, `json-limits.ts`) every layer may import; the files directly in
  * runtime/src (server, config, index, cli) are the top.
  */
-export const RUNTIME_FLOOR = ["errors.ts", "json-limits.ts", "redact.ts"];
+export const RUNTIME_FLOOR = ["errors.ts", "json-limits.ts", "redact.ts", "logger.ts"];
+
+/** The one runtime file that reads the process environment: every other part is given its settings. */
+export const RUNTIME_CONFIG_FILE = "runtime/src/config.ts";
+
+/** `process.env` (and `process["env"]`) outside runtime/src/config.ts, in runtime sources that are not tests. */
+function processEnvReads(rel, source) {
+  if (!rel.startsWith(RUNTIME_SRC) || rel === RUNTIME_CONFIG_FILE || isTestPath(rel)) return [];
+  const found = [];
+  const visit = (node) => {
+    const isProcess = (e) => ts.isIdentifier(e) && e.text === "process";
+    if ((ts.isPropertyAccessExpression(node) && isProcess(node.expression) && node.name.text === "env")
+      || (ts.isElementAccessExpression(node) && isProcess(node.expression) && ts.isStringLiteralLike(node.argumentExpression) && node.argumentExpression.text === "env")) {
+      found.push(node.getStart(source));
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
 export const RUNTIME_LAYERS = [RUNTIME_FLOOR, "journal", "credentials", "models", "dispatch", "hosts", "agentloop", "sessions", "http", "ui", "environments", "cluster"];
 const RUNTIME_SRC = "runtime/src/";
 const layerName = (layer) => (Array.isArray(layer) ? layer.join(" + ") : layer);
@@ -260,6 +279,9 @@ export function checkFile(rel, text, { exists } = {}) {
   for (const { specifier, pos } of collectSpecifiers(source)) {
     const message = importViolation(rel, area, rule, specifier) ?? extensionViolation(rel, specifier, exists) ?? (isTestPath(rel) ? undefined : runtimeLayerViolation(rel, specifier));
     if (message) violations.push({ file: rel, line: lineOf(pos), message: `${message} — "${specifier}"` });
+  }
+  for (const pos of processEnvReads(rel, source)) {
+    violations.push({ file: rel, line: lineOf(pos), message: `runtime configuration is read in ${RUNTIME_CONFIG_FILE} only: pass the setting in (BrainOptions, the plugin context) instead of reading \`process.env\`` });
   }
   if (rule.neutral) {
     for (const { identifier, pos } of collectPlatformGlobals(source)) {

@@ -1,6 +1,6 @@
 // From index.ts, not server.ts: the index also plugs in the component environment.
 import { startBrain } from "./index.ts";
-import { configFromEnv } from "./config.ts";
+import { configFromEnv, keysCommandEnv } from "./config.ts";
 import { KEYS_USAGE, keysCommand } from "./keys-command.ts";
 
 const USAGE = `usage: brain serve   (brain keys create|list|revoke: see brain keys)
@@ -35,7 +35,7 @@ async function main(argv: string[]): Promise<number> {
       console.log(KEYS_USAGE);
       return 2;
     }
-    return keysCommand(argv.slice(1), process.env, (line) => console.log(line));
+    return keysCommand(argv.slice(1), keysCommandEnv(), (line) => console.log(line));
   }
   if (command !== "serve") {
     console.error(`unknown command ${command}\n${USAGE}`);
@@ -62,7 +62,7 @@ async function main(argv: string[]): Promise<number> {
   };
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
-  const opts = configFromEnv(process.env);
+  const opts = configFromEnv();
   const brain = await startBrain(opts);
   console.log(`brain listening on ${brain.url}`);
   console.log(opts.tokenFile ? `operator token file: ${opts.tokenFile}` : "operator token: from BRAIN_TOKEN");

@@ -7,6 +7,10 @@ import { MAX_STREAM_MS } from "./http/sse.ts";
 import { componentMemoryMb } from "./environments/component/memory-setting.ts";
 import { parseDescriptorEnvironments } from "./environments/descriptor/environment.ts";
 import type { DescriptorEnvironmentConfig } from "./environments/descriptor/environment.ts";
+import { modelSettingsFromEnv } from "./models/select.ts";
+import type { ModelSettings } from "./models/select.ts";
+import { LOG_LEVELS } from "./logger.ts";
+import type { LogLevel } from "./logger.ts";
 
 /**
  * BRAIN_HTTP_ENVIRONMENTS: the operator's descriptor Environments as one JSON object,
@@ -40,7 +44,7 @@ function absoluteUrl(name: string, value: string): string {
 }
 
 /** `brain serve` options from the environment (BRAIN_PORT, BRAIN_HOST, BRAIN_DATA_DIR, ...). */
-export function configFromEnv(env: NodeJS.ProcessEnv): BrainOptions & { tokenFile?: string } {
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): BrainOptions & { tokenFile?: string } {
   const journal = env.BRAIN_JOURNAL ?? "sqlite";
   const postgres = /^postgres(ql)?:\/\//.test(journal);
   if (!postgres && journal !== "sqlite" && journal !== "memory") throw new BrainRuntimeError("invalid_request", `BRAIN_JOURNAL must be sqlite, memory or a postgres:// URL, got ${journal}`);
@@ -91,6 +95,45 @@ export function configFromEnv(env: NodeJS.ProcessEnv): BrainOptions & { tokenFil
     opts.tokenFile = file;
   }
   return opts;
+}
+
+/** `brain keys …`'s settings: which server (BRAIN_URL, else BRAIN_HOST/BRAIN_PORT) and the operator token (BRAIN_TOKEN, else BRAIN_DATA_DIR's token file). */
+export function keysCommandEnv(env: NodeJS.ProcessEnv = process.env): Pick<NodeJS.ProcessEnv, "BRAIN_URL" | "BRAIN_HOST" | "BRAIN_PORT" | "BRAIN_TOKEN" | "BRAIN_DATA_DIR"> {
+  const { BRAIN_URL, BRAIN_HOST, BRAIN_PORT, BRAIN_TOKEN, BRAIN_DATA_DIR } = env;
+  return { BRAIN_URL, BRAIN_HOST, BRAIN_PORT, BRAIN_TOKEN, BRAIN_DATA_DIR };
+}
+
+/**
+ * What `startBrain` takes from the process environment for the options it was not given, so an
+ * embedded runtime behaves as `brain serve` does: the model providers' credentials, the workspace
+ * root, the component memory cap and telemetry, the binaries Brain-managed hosts run on, and the
+ * log level. This file is the only one in runtime/src that reads `process.env`
+ * (scripts/import-rules.mjs enforces it).
+ */
+export function environmentDefaults(env: NodeJS.ProcessEnv = process.env): EnvironmentDefaults {
+  const level = env.BRAIN_LOG_LEVEL;
+  if (level !== undefined && level !== "" && !(LOG_LEVELS as string[]).includes(level)) {
+    throw new BrainRuntimeError("invalid_request", `BRAIN_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got ${JSON.stringify(level)}`);
+  }
+  return {
+    models: modelSettingsFromEnv(env),
+    workspaceRoot: env.BRAIN_WORKSPACE_ROOT || undefined,
+    componentMemoryMb: componentMemoryMb(env),
+    componentTelemetry: Boolean(env.BRAIN_COMPONENT_TELEMETRY),
+    managedHosts: { node: env.BRAIN_NODE || process.execPath, deno: env.BRAIN_DENO || "deno", path: env.PATH ?? "/usr/bin:/bin", log: Boolean(env.BRAIN_MANAGED_HOST_LOG) },
+    logLevel: level ? (level as LogLevel) : "info",
+    logJson: env.BRAIN_LOG_FORMAT === "json",
+  };
+}
+
+export interface EnvironmentDefaults {
+  models: ModelSettings;
+  workspaceRoot: string | undefined;
+  componentMemoryMb: number | undefined;
+  componentTelemetry: boolean;
+  managedHosts: { node: string; deno: string; path: string; log: boolean };
+  logLevel: LogLevel;
+  logJson: boolean;
 }
 
 /** The operator token in `<dataDir>/operator.token`, created once with mode 0600. */

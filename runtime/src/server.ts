@@ -32,14 +32,16 @@ import { KeyRing } from "./credentials/keys.ts";
 import type { Principal } from "./credentials/keys.ts";
 import { Redactor } from "./redact.ts";
 import { BrainRuntimeError } from "./errors.ts";
-import { modelSettingsFromEnv } from "./models/select.ts";
 import type { ModelSettings } from "./models/select.ts";
 import type { DescriptorEnvironmentConfig } from "./environments/descriptor/environment.ts";
-import { environmentPlugins } from "./environments/plugins.ts";
-import type { BrainInternals } from "./environments/plugins.ts";
+import { defaultEnvironments } from "./environments/defaults.ts";
+import type { BrainInternals, EnvironmentPlugin, EnvironmentSettings, PluginContext } from "./environments/plugin.ts";
+import { environmentDefaults } from "./config.ts";
+import { messageOf, stderrLogger } from "./logger.ts";
+import type { Logger } from "./logger.ts";
 
-export { environmentPlugins };
-export type { BrainInternals };
+export { defaultEnvironments };
+export type { BrainInternals, EnvironmentPlugin, EnvironmentSettings, PluginContext };
 
 export interface BrainOptions {
   /** Data folder; ":memory:" means an in-memory journal. Default "./.brain". */
@@ -103,6 +105,20 @@ export interface BrainOptions {
    * Last-Event-ID: an EventSource and the SDK's `session.events({ follow: true })` do so by themselves.
    */
   maxStreamMs?: number;
+  /**
+   * The Environments this runtime has besides host placements, installed in order; default
+   * `defaultEnvironments()` (components, managed hosts, descriptors, HTTP tools, Environment
+   * control). `[...defaultEnvironments(), myPlugin]` adds one without touching the runtime.
+   */
+  environments?: EnvironmentPlugin[];
+  /** Where the runtime says what happened (failures it survived, start and stop); default: stderr, from BRAIN_LOG_LEVEL (info) up. */
+  logger?: Logger;
+  /** Each component worker's memory cap in MiB (BRAIN_COMPONENT_MEMORY_MB); default 256. */
+  componentMemoryMb?: number;
+  /** Log components' telemetry lines (BRAIN_COMPONENT_TELEMETRY). */
+  componentTelemetry?: boolean;
+  /** Brain-managed hosts: the node and deno binaries (BRAIN_NODE, BRAIN_DENO), the PATH they are looked up on, and whether their stderr is logged (BRAIN_MANAGED_HOST_LOG). */
+  managedHosts?: Partial<EnvironmentSettings["managedHosts"]>;
 }
 
 export interface BrainServer {
@@ -115,6 +131,9 @@ export interface BrainServer {
 /** Starts the Brain runtime: journal, recovery, HTTP API and the host WebSocket channel. */
 export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer & { internals: BrainInternals }> {
   const dataDir = opts.dataDir ?? "./.brain";
+  // What the options leave out comes from the process environment, read in config.ts only.
+  const defaults = environmentDefaults();
+  const logger = opts.logger ?? stderrLogger({ level: defaults.logLevel, json: defaults.logJson });
   const postgresUrl = typeof opts.journal === "string" && /^postgres(ql)?:\/\//.test(opts.journal) ? opts.journal : undefined;
   const memory = postgresUrl === undefined && (opts.journal === "memory" || dataDir === ":memory:");
   const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
@@ -147,11 +166,11 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   const token = opts.token ?? randomBytes(24).toString("base64url");
   // The server's secrets, kept out of everything it journals, answers and sends to hosts.
   const redactor = new Redactor();
-  const models = opts.models ?? modelSettingsFromEnv(process.env);
+  const models = opts.models ?? defaults.models;
   redactor.add(models.openai?.apiKey);
   redactor.add(models.anthropic?.apiKey);
   for (const env of Object.values(opts.descriptorEnvironments ?? {})) for (const value of Object.values(env.headers ?? {})) redactor.add(value);
-  const keys = new KeyRing(store, token, redactor);
+  const keys = new KeyRing(store, token, redactor, logger);
   const registry = new HostRegistry(store, redactor);
   const hostEnv = new HostEnvironment(registry);
   const environments = new Map<Placement["kind"], Environment>([["host", hostEnv]]);
@@ -169,7 +188,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   let relay: HostRelay | undefined;
   if (nodeJournal !== undefined) {
     leases = new Leases(nodeJournal.pg.readers, nodeId, leaseMs);
-    const node = new ClusterNode({ journal: nodeJournal, leases, sessions, keys, registry });
+    const node = new ClusterNode({ journal: nodeJournal, leases, sessions, keys, registry, logger });
     sessions.dropped = (id) => node.released(id);
     cluster = node;
     relay = new HostRelay(nodeJournal.pg.readers, nodeId, token, () => opts.nodeUrl ?? url, hostEnv, () => dispatcher, () => node.refreshCredentials(), leaseMs + 2_000);
@@ -184,18 +203,54 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   const open: RouteDeps["open"] = [uiRoute({ accepts: (credential) => keys.authenticate(credential) !== undefined })];
   const hostTokens = new Map<string, Principal>();
   const hostBindings = new Map<string, { sessionId: string; env: string }>();
-  const internals: BrainInternals = { store, dataDir: memory ? undefined : dataDir, workspaceRoot: opts.workspaceRoot, components: opts.components !== false, descriptorEnvironments: opts.descriptorEnvironments ?? {}, sessions, dispatcher, environments, routes: extra, openRoutes: open, httpToolOrigins: opts.httpToolOrigins ?? [], publicUrl: () => opts.publicUrl ?? url, localUrl: () => url, hosts: hostEnv, hostTokens, hostBindings };
+  const settings: EnvironmentSettings = {
+    dataDir: memory ? undefined : dataDir,
+    workspaceRoot: opts.workspaceRoot ?? defaults.workspaceRoot,
+    components: opts.components !== false,
+    componentMemoryMb: opts.componentMemoryMb ?? defaults.componentMemoryMb,
+    componentTelemetry: opts.componentTelemetry ?? defaults.componentTelemetry,
+    descriptorEnvironments: opts.descriptorEnvironments ?? {},
+    httpToolOrigins: opts.httpToolOrigins ?? [],
+    managedHosts: { ...defaults.managedHosts, ...opts.managedHosts },
+  };
+  const closers: Array<() => void | Promise<void>> = [];
+  const context: PluginContext = {
+    settings,
+    logger,
+    storeKind: store.kind,
+    provide: (kind, env) => {
+      if (environments.has(kind)) throw new BrainRuntimeError("conflict", `two Environments serve placement kind ${kind}`);
+      environments.set(kind, env);
+    },
+    environment: (kind) => environments.get(kind),
+    provideControl: (handler) => (dispatcher.environmentControl = handler),
+    route: (route) => void extra.push(route),
+    openRoute: (route) => void open.push(route),
+    onClose: (fn) => void closers.unshift(fn),
+    publicUrl: () => opts.publicUrl ?? url,
+    localUrl: () => url,
+    sessions,
+    dispatcher,
+    hosts: hostEnv,
+    hostTokens,
+    hostBindings,
+  };
+  const closeEnvironments = async () => {
+    for (const env of environments.values()) await env.close?.();
+    for (const fn of closers) await fn();
+  };
   try {
-    for (const plugin of environmentPlugins) await plugin(internals);
+    for (const plugin of opts.environments ?? defaultEnvironments()) await plugin.install(context);
   } catch (e) {
     // A plugin refusing its configuration stops the start; what was opened so far is released.
     dispatcher.close();
     sessions.close();
-    for (const env of environments.values()) await env.close?.();
+    await closeEnvironments();
     await store.flush();
     await store.close();
     throw e;
   }
+  const internals: BrainInternals = { store, sessions, dispatcher, environments, hostTokens };
 
   const connections = new Set<HostConnection>();
   const links = new Set<PeerLink>();
@@ -255,7 +310,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
         detach: (c) => {
           hostEnv.detach(c);
           connections.delete(c);
-          if (relay !== undefined && c.hostId !== undefined && hostEnv.connection(c.hostId) === undefined) void relay.unlinked(c.hostId).catch(() => {});
+          if (relay !== undefined && c.hostId !== undefined && hostEnv.connection(c.hostId) === undefined) void relay.unlinked(c.hostId).catch((e) => logger.warn("forgetting a host's link to this node failed; it is swept with the node's row", { hostId: c.hostId, error: messageOf(e) }));
         },
       });
       connections.add(conn);
@@ -286,7 +341,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
       stopRevoking();
       streams.endAll("the server is shutting down");
       wss.close();
-      for (const env of environments.values()) await env.close?.();
+      await closeEnvironments();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

@@ -51,12 +51,21 @@ test("sdk-core rejects Node and Deno globals but not property names or local bin
   accepts("sdk-core/src/a.ts", `// process.env is not allowed here\nexport const s = "Buffer and Deno";`);
 });
 
+test("runtime: process.env is read in runtime/src/config.ts only", () => {
+  rejects("runtime/src/environments/managed/a.ts", `export const bin = process.env.BRAIN_NODE;`, /config\.ts only/);
+  rejects("runtime/src/server.ts", `export const e = process["env"];`, /config\.ts only/);
+  rejects("runtime/src/cluster/node.ts", `const { PATH } = process.env;`, /config\.ts only/);
+  accepts("runtime/src/config.ts", `export const bin = process.env.BRAIN_NODE;`);
+  accepts("runtime/test/a.test.ts", `const dir = process.env.TMPDIR;`);
+  accepts("runtime/src/cli.ts", `process.exit(0);\nexport const argv = process.argv;`);
+});
+
 test("runtime layers: a lower folder may not import a higher one", () => {
   rejects("runtime/src/journal/a.ts", `import type { Dispatcher } from "../dispatch/dispatcher.ts";`, /runtime layer journal may not import the higher layer dispatch/);
   rejects("runtime/src/models/a.ts", `import { SessionManager } from "../sessions/manager.ts";`, /higher layer sessions/);
   rejects("runtime/src/dispatch/a.ts", `import type { HostEnvironment } from "../environments/host.ts";`, /higher layer environments/);
   rejects("runtime/src/environments/component/a.ts", `import { environmentPlugins } from "../../server.ts";`, /higher layer the top files/);
-  rejects("runtime/src/errors.ts", `import { x } from "./journal/store.ts";`, /runtime layer errors.ts \+ json-limits.ts \+ redact.ts may not import/);
+  rejects("runtime/src/errors.ts", `import { x } from "./journal/store.ts";`, /runtime layer errors.ts \+ json-limits.ts \+ redact.ts \+ logger.ts may not import/);
   rejects("runtime/src/json-limits.ts", `import { x } from "./hosts/registry.ts";`, /may not import the higher layer hosts/);
   accepts("runtime/src/sessions/a.ts", `import { SessionState } from "../journal/session.ts";\nimport { Agentloop } from "../agentloop/loop.ts";\nimport { b } from "./b.ts";`);
   accepts("runtime/src/environments/component/a.ts", `import { sendJson } from "../../http/respond.ts";\nimport { BrainRuntimeError } from "../../errors.ts";`);

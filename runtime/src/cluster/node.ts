@@ -8,6 +8,8 @@ import { sendError } from "../http/respond.ts";
 import { FORWARDED_HEADER, ForwardFailed, buffered, forward } from "./forward.ts";
 import type { Leases } from "./leases.ts";
 import type { NodeJournal } from "./node-journal.ts";
+import { messageOf } from "../logger.ts";
+import type { Logger } from "../logger.ts";
 
 /** Default lease time (BRAIN_LEASE_MS): how long a silent node keeps its sessions before others take them. */
 export const DEFAULT_LEASE_MS = 10_000;
@@ -33,6 +35,7 @@ function mayRepeat(req: IncomingMessage, path: string): boolean {
 }
 
 export interface ClusterParts {
+  logger: Logger;
   journal: NodeJournal;
   leases: Leases;
   sessions: SessionManager;
@@ -103,7 +106,7 @@ export class ClusterNode {
   private async beat(): Promise<void> {
     if (this.stopped) return;
     await this.renewNow();
-    await this.refreshCredentials().catch((e) => console.error(`brain: reading keys and hosts failed: ${e instanceof Error ? e.message : String(e)}`));
+    await this.refreshCredentials().catch((e) => this.parts.logger.warn("reading keys and hosts failed; kept the last ones read", { error: messageOf(e) }));
   }
 
   private async renew(): Promise<void> {
@@ -117,7 +120,7 @@ export class ClusterNode {
         this.renewedAt = sent;
       }
     } catch (e) {
-      console.error(`brain: lease renewal failed: ${e instanceof Error ? e.message : String(e)}`);
+      this.parts.logger.warn("lease renewal failed", { error: messageOf(e) });
       if (!this.fresh) this.letGoOfAll("this node could not renew its lease");
     }
   }
@@ -128,7 +131,7 @@ export class ClusterNode {
       this.answerHeld(id, why);
       this.parts.sessions.evict(id);
     }
-    if (ids.length > 0) console.error(`brain: ${why}; let go of ${ids.length} session(s) without writing`);
+    if (ids.length > 0) this.parts.logger.warn(`${why}; let go of ${ids.length} session(s) without writing`, { sessions: ids.length });
   }
 
   /** A write found the session's lease taken: stop running it here, without writing. */
@@ -151,7 +154,7 @@ export class ClusterNode {
           this.sweptAt = performance.now();
           await this.parts.leases
             .forgetDead(Math.max(DEAD_NODE_KEPT_MS, 10 * this.parts.leases.leaseMs))
-            .catch((e) => console.error(`brain: sweeping dead nodes failed: ${e instanceof Error ? e.message : String(e)}`));
+            .catch((e) => this.parts.logger.warn("sweeping dead nodes failed", { error: messageOf(e) }));
         }
         const orphans = (await this.parts.leases.orphaned()).map((o) => o.sessionId);
         // A few at a time: each is a lease update and a read of the session's records, mostly waiting
@@ -162,12 +165,12 @@ export class ClusterNode {
             const sessionId = orphans[next++]!;
             // Open work this node runs is its own (in flight); only what it does not hold is orphaned.
             if (this.parts.journal.holds(sessionId)) continue;
-            await this.place(sessionId).catch((e) => console.error(`brain: taking over ${sessionId} failed: ${e instanceof Error ? e.message : String(e)}`));
+            await this.place(sessionId).catch((e) => this.parts.logger.warn("taking a session over failed; the next scan tries again", { sessionId, error: messageOf(e) }));
           }
         };
         await Promise.all(Array.from({ length: Math.min(TAKEOVER_CONCURRENCY, orphans.length) }, worker));
       } catch (e) {
-        console.error(`brain: looking for sessions to take over failed: ${e instanceof Error ? e.message : String(e)}`);
+        this.parts.logger.warn("looking for sessions to take over failed", { error: messageOf(e) });
       } finally {
         this.takingOver = undefined;
       }
@@ -344,6 +347,7 @@ export class ClusterNode {
     this.stopped = true;
     for (const t of this.timers) clearInterval(t);
     await this.takingOver;
-    await this.parts.leases.leave().catch(() => {});
+    // Not fatal: without it the others wait for the lease to run out instead.
+    await this.parts.leases.leave().catch((e) => this.parts.logger.warn("ending this node's lease at stop failed; the other nodes take its sessions over when it runs out", { error: messageOf(e) }));
   }
 }

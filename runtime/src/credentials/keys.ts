@@ -4,6 +4,8 @@ import type { JournalStore, KeyRow } from "../journal/store.ts";
 import { BrainRuntimeError } from "../errors.ts";
 import { tokensEqual } from "./secret.ts";
 import type { Redactor } from "../redact.ts";
+import { messageOf, stderrLogger } from "../logger.ts";
+import type { Logger } from "../logger.ts";
 
 /** Who a request or a host connection speaks for: the operator, or one application's API key. */
 export type Principal = { kind: "operator" } | { kind: "key"; keyId: string };
@@ -36,6 +38,7 @@ export class KeyRing {
     private operatorToken: string,
     /** Keys seen (created, or presented and valid) are redacted like every other secret. */
     private redactor?: Redactor,
+    private logger: Logger = stderrLogger(),
   ) {
     redactor?.add(operatorToken);
     this.reload();
@@ -69,7 +72,7 @@ export class KeyRing {
       try {
         listener(keyId);
       } catch (e) {
-        console.error(`brain: ending what the revoked key ${keyId} held open failed: ${e instanceof Error ? e.message : String(e)}`);
+        this.logger.error("ending what a revoked key held open failed", { keyId, error: messageOf(e) });
       }
     }
   }

@@ -1,10 +1,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { environmentPlugins } from "../plugins.ts";
-import type { BrainInternals } from "../plugins.ts";
+import type { EnvironmentPlugin, PluginContext } from "../plugin.ts";
 import { ComponentEnvironment } from "./environment.ts";
-import { componentMemoryMb } from "./memory-setting.ts";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { digestUploadRoute } from "../digest-upload-route.ts";
 import { BrainRuntimeError } from "../../errors.ts";
@@ -14,32 +12,34 @@ import { sendError } from "../../http/respond.ts";
 export const MAX_COMPONENT_BYTES = 64 * 1024 * 1024;
 
 /**
- * Plugs the component Environment and its upload route into startBrain. Components live under
- * <dataDir>/components; with an in-memory journal they go to a temp folder removed on close.
+ * The component Environment and its upload route. Components live under <dataDir>/components;
+ * with an in-memory journal they go to a temp folder removed on close. Without it
+ * (`startBrain({ components: false })`) the upload route is there and says why it cannot be used.
  */
-export function installComponents(internals: BrainInternals): ComponentEnvironment {
-  const temp = internals.dataDir === undefined ? mkdtempSync(join(tmpdir(), "brain-components-")) : undefined;
+export const componentsPlugin: EnvironmentPlugin = {
+  name: "component",
+  install(ctx) {
+    if (ctx.settings.components) installComponents(ctx);
+    else ctx.route(componentsDisabledRoute);
+  },
+};
+
+function installComponents(ctx: PluginContext): ComponentEnvironment {
+  const { settings, logger } = ctx;
+  const temp = settings.dataDir === undefined ? mkdtempSync(join(tmpdir(), "brain-components-")) : undefined;
   const env = new ComponentEnvironment({
-    storeDir: temp ?? join(internals.dataDir!, "components"),
-    workspaceRoot: internals.workspaceRoot ?? process.env.BRAIN_WORKSPACE_ROOT,
-    memoryLimitMb: componentMemoryMb(process.env),
-    onTelemetry: process.env.BRAIN_COMPONENT_TELEMETRY ? (t) => console.error(`[component ${t.callId}] ${t.level}: ${t.message}`) : undefined,
+    storeDir: temp ?? join(settings.dataDir!, "components"),
+    workspaceRoot: settings.workspaceRoot,
+    memoryLimitMb: settings.componentMemoryMb,
+    onTelemetry: settings.componentTelemetry ? (t) => logger.info(`component telemetry: ${t.message}`, { callId: t.callId, level: t.level }) : undefined,
   });
-  const close = env.close.bind(env);
-  env.close = async () => {
-    await close();
-    if (temp) rmSync(temp, { recursive: true, force: true });
-  };
-  internals.environments.set("component", env);
+  ctx.provide("component", env);
+  // After the runtime closed its Environments (this one's workers or hosts stopped): the temp folder goes.
+  if (temp) ctx.onClose(() => rmSync(temp, { recursive: true, force: true }));
   // Components are larger than ordinary bodies (a componentize-js guest is ~12 MB).
-  internals.routes.push(digestUploadRoute({ collection: "components", noun: "component", of: "the bytes", maxBytes: MAX_COMPONENT_BYTES, store: env.store, answer: (a) => ({ admitMs: a.admitMs }) }));
+  ctx.route(digestUploadRoute({ collection: "components", noun: "component", of: "the bytes", maxBytes: MAX_COMPONENT_BYTES, store: env.store, answer: (a) => ({ admitMs: a.admitMs }) }));
   return env;
 }
-
-environmentPlugins.push((internals) => {
-  if (internals.components) installComponents(internals);
-  else internals.routes.push(componentsDisabledRoute);
-});
 
 /** Without the component environment, its upload route exists and says why it cannot be used. */
 async function componentsDisabledRoute(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {

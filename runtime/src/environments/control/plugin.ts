@@ -1,17 +1,16 @@
-import { environmentPlugins } from "../plugins.ts";
-import type { BrainInternals } from "../plugins.ts";
+import type { EnvironmentPlugin } from "../plugin.ts";
 import type { ComponentEnvironment } from "../component/environment.ts";
 import { EnvironmentControl } from "./control.ts";
 
-/** Installs ctx.environments (Environment control) for host calls: see control.ts. */
-export function installEnvironmentControl(internals: BrainInternals): EnvironmentControl {
-  const control = new EnvironmentControl({
-    dispatcher: internals.dispatcher,
-    ownerOf: (sessionId) => internals.sessions.state(sessionId).created.owner,
-    component: () => internals.environments.get("component") as ComponentEnvironment | undefined,
-  });
-  internals.dispatcher.environmentControl = control.handle;
-  return control;
-}
-
-environmentPlugins.push((internals) => void installEnvironmentControl(internals));
+/** ctx.environments (Environment control) for host calls: see control.ts. Installed after the component Environment it drives. */
+export const environmentControlPlugin: EnvironmentPlugin = {
+  name: "control",
+  install(ctx) {
+    const control = new EnvironmentControl({
+      dispatcher: ctx.dispatcher,
+      ownerOf: (sessionId) => ctx.sessions.state(sessionId).created.owner,
+      component: () => ctx.environment("component") as ComponentEnvironment | undefined,
+    });
+    ctx.provideControl(control.handle);
+  },
+};

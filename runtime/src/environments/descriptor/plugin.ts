@@ -1,18 +1,14 @@
-import { environmentPlugins } from "../plugins.ts";
-import type { BrainInternals } from "../plugins.ts";
+import type { EnvironmentPlugin } from "../plugin.ts";
 import { DescriptorEnvironment } from "./environment.ts";
 
 /**
- * Plugs the descriptor Environment into startBrain, with the operator's named environments
- * (startBrain's `descriptorEnvironments`; the CLI reads BRAIN_HTTP_ENVIRONMENTS). It is installed
- * even with none defined, so a placement naming an undefined environment is refused by name.
+ * The descriptor Environment, with the operator's named environments (startBrain's
+ * `descriptorEnvironments`; the CLI reads BRAIN_HTTP_ENVIRONMENTS). It is installed even with none
+ * defined, so a placement naming an undefined environment is refused by name.
  */
-export function installDescriptors(internals: BrainInternals): DescriptorEnvironment {
-  const env = new DescriptorEnvironment(internals.descriptorEnvironments);
-  internals.environments.set("descriptor", env);
-  return env;
-}
-
-environmentPlugins.push((internals) => {
-  installDescriptors(internals);
-});
+export const descriptorPlugin: EnvironmentPlugin = {
+  name: "descriptor",
+  install(ctx) {
+    ctx.provide("descriptor", new DescriptorEnvironment(ctx.settings.descriptorEnvironments));
+  },
+};

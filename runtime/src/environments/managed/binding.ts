@@ -29,6 +29,10 @@ export interface BindingSpec {
   token: string;
   /** The runtime binaries (BRAIN_NODE / BRAIN_DENO). */
   binaries: Record<ManagedRuntime, string>;
+  /** The PATH setup commands and the host process get (Brain's own environment never reaches them). */
+  path: string;
+  /** Where the host process's stderr goes besides failure messages (BRAIN_MANAGED_HOST_LOG). */
+  hostLog?: (env: string, text: string) => void;
   /** Resolves once a connection for hostId is attached and serves every tool (or the process ended). */
   connected(hostId: string): boolean;
 }
@@ -40,10 +44,10 @@ interface Ran { code: number | null; signal: string | null; out: string }
  * Runs a command to its end, resolving once the process has exited and its output is closed (also
  * when `signal` aborts it: the process is killed and awaited, so nothing it writes comes later).
  */
-function runToEnd(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeout?: number; signal: AbortSignal }): Promise<Ran> {
+function runToEnd(cmd: string, args: string[], opts: { cwd?: string; env: NodeJS.ProcessEnv; timeout?: number; signal: AbortSignal }): Promise<Ran> {
   return new Promise((resolve) => {
     if (opts.signal.aborted) return resolve({ code: null, signal: "SIGTERM", out: "aborted: the runtime is shutting down or the session was deleted" });
-    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ["ignore", "pipe", "pipe"], ...(opts.timeout ? { timeout: opts.timeout } : {}) });
+    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ["ignore", "pipe", "pipe"], ...(opts.timeout ? { timeout: opts.timeout } : {}) });
     let out = "";
     const keep = (b: Buffer) => (out = (out + b.toString()).slice(-4000));
     child.stdout!.on("data", keep);
@@ -138,7 +142,7 @@ export class ManagedBinding {
     if (this.closed) return { code: "tool_error", message: `managed host ${env}: the binding was closed before it was prepared` };
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
-    const untar = await runToEnd("tar", ["-xzf", this.spec.tarball, "-C", dir, "--no-same-owner", "--no-same-permissions"], { signal });
+    const untar = await runToEnd("tar", ["-xzf", this.spec.tarball, "-C", dir, "--no-same-owner", "--no-same-permissions"], { env: this.childEnv(), signal });
     if (this.closed) return { code: "tool_error", message: `managed host ${env}: the binding was closed while it was prepared` };
     if (untar.code !== 0) throw new Error(`tar exited ${untar.signal ?? untar.code}: ${untar.out.trim().split("\n").slice(-3).join(" / ")}`);
     copyFileSync(HOST_ENTRY, join(this.packageDir, ".brain-host.mjs"));
@@ -168,7 +172,7 @@ export class ManagedBinding {
 
   private childEnv(): NodeJS.ProcessEnv {
     // Brain's own environment (its token, its keys) never reaches the package.
-    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1" };
+    const env: NodeJS.ProcessEnv = { PATH: this.spec.path, NO_COLOR: "1" };
     if (this.spec.workspace) env.BRAIN_WORKSPACE = this.spec.workspace.path;
     if (this.spec.runtime === "deno") {
       env.DENO_DIR = join(this.spec.dir, ".deno");
@@ -220,8 +224,9 @@ export class ManagedBinding {
     let out = "";
     const keep = (b: Buffer) => (out = (out + b.toString()).slice(-4000));
     child.stderr!.on("data", keep);
-    // Diagnostics only (never journaled): BRAIN_MANAGED_HOST_LOG=1 forwards the host's stderr.
-    if (process.env.BRAIN_MANAGED_HOST_LOG) child.stderr!.on("data", (b: Buffer) => process.stderr.write(`[managed ${this.spec.env}] ${b}`));
+    // Diagnostics only (never journaled): BRAIN_MANAGED_HOST_LOG=1 logs the host's stderr.
+    const log = this.spec.hostLog;
+    if (log !== undefined) child.stderr!.on("data", (b: Buffer) => log(this.spec.env, b.toString()));
     child.stdin!.on("error", () => {});
     child.stdin!.end(JSON.stringify({ url: this.spec.url, token: this.spec.token, hostId: this.spec.hostId, secret: this.spec.secret, tools: this.spec.tools }));
     return new Promise<void>((resolve, reject) => {

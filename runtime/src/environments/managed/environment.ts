@@ -18,21 +18,25 @@ export interface ManagedEnvironmentOptions {
   rootDir: string;
   workspaceRoot?: string;
   hosts: HostEnvironment;
-  sessions: () => SessionManager;
+  sessions: SessionManager;
   /** The per-binding register tokens the host channel accepts (token → principal). */
   hostTokens: Map<string, Principal>;
   /** The binding each host process started here serves (host id → session and env), for the host channel. */
   hostBindings: Map<string, { sessionId: string; env: string }>;
   /** The runtime's own loopback URL, once it listens. */
   url: () => string;
-  /** Runtime binaries; a runtime whose binary does not exist is unsupported. */
-  binaries?: Partial<Record<ManagedRuntime, string>>;
+  /** Runtime binaries (BRAIN_NODE / BRAIN_DENO, read by config.ts); a runtime whose binary does not exist is unsupported. */
+  binaries: Record<ManagedRuntime, string>;
+  /** The PATH binaries are looked up on, and setup commands and host processes get. */
+  path: string;
+  /** Where a host process's stderr goes (BRAIN_MANAGED_HOST_LOG); undefined: kept only for failure messages. */
+  hostLog?: (env: string, text: string) => void;
 }
 
-/** Whether a runtime binary exists: a path, or a name found on PATH. */
-function installed(bin: string): boolean {
+/** Whether a runtime binary exists: a path, or a name found on `path`. */
+function installed(bin: string, path: string): boolean {
   if (bin.includes("/")) return existsSync(bin);
-  return (process.env.PATH ?? "").split(delimiter).some((dir) => dir !== "" && existsSync(join(dir, bin)));
+  return path.split(delimiter).some((dir) => dir !== "" && existsSync(join(dir, bin)));
 }
 
 function placementOf(tool: PlacedTool): ManagedPlacement {
@@ -59,10 +63,7 @@ export class ManagedEnvironment implements Environment {
 
   constructor(private opts: ManagedEnvironmentOptions) {
     this.store = new PackageStore(join(opts.rootDir, "packages"));
-    this.binaries = {
-      node: opts.binaries?.node ?? process.env.BRAIN_NODE ?? process.execPath,
-      deno: opts.binaries?.deno ?? process.env.BRAIN_DENO ?? "deno",
-    };
+    this.binaries = opts.binaries;
   }
 
   workspaceOf(sessionId: string): string | undefined {
@@ -76,7 +77,7 @@ export class ManagedEnvironment implements Environment {
       return { code: "unsupported", message: `tool ${name}: brainEnv ${p.env} asks for runtime "${p.runtime}", which this runtime cannot start (supported: ${MANAGED_RUNTIMES.join(", ")})`, details: { tool: name, env: p.env, runtime: p.runtime, supported: [...MANAGED_RUNTIMES] } };
     }
     const bin = this.binaries[p.runtime as ManagedRuntime];
-    if (!installed(bin)) {
+    if (!installed(bin, this.opts.path)) {
       return { code: "unsupported", message: `tool ${name}: runtime "${p.runtime}" is not installed on this server (${bin})`, details: { tool: name, env: p.env, runtime: p.runtime } };
     }
     const a = this.store.get(p.digest);
@@ -132,6 +133,8 @@ export class ManagedEnvironment implements Environment {
       secret: randomBytes(24).toString("hex"),
       token,
       binaries: this.binaries,
+      path: this.opts.path,
+      ...(this.opts.hostLog !== undefined ? { hostLog: this.opts.hostLog } : {}),
       connected: (id) => this.opts.hosts.isConnected(id),
     });
     this.bindings.set(key, b);
@@ -147,7 +150,7 @@ export class ManagedEnvironment implements Environment {
     const p = placementOf(call.tool);
     const known = this.bindings.get(`${call.sessionId}|${p.env}`);
     if (known !== undefined) return known;
-    const created = this.opts.sessions().state(call.sessionId).created;
+    const created = this.opts.sessions.state(call.sessionId).created;
     return this.binding(call.sessionId, p.env, created.tools, created.owner);
   }
 

@@ -1,8 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { environmentPlugins } from "../plugins.ts";
-import type { BrainInternals } from "../plugins.ts";
+import type { EnvironmentPlugin } from "../plugin.ts";
 import { ManagedEnvironment } from "./environment.ts";
 import { digestUploadRoute } from "../digest-upload-route.ts";
 
@@ -10,37 +9,35 @@ import { digestUploadRoute } from "../digest-upload-route.ts";
 export const MAX_PACKAGE_BYTES = 128 * 1024 * 1024;
 
 /**
- * Plugs Brain-managed JS hosts (placement kind "managed") and their package upload route into
- * startBrain. Packages and binding folders live under <dataDir>; with an in-memory journal under a
- * temp folder removed on close.
+ * Brain-managed JS hosts (placement kind "managed") and their package upload route. Packages and
+ * binding folders live under <dataDir>; with an in-memory journal under a temp folder removed on close.
  */
-export function installManagedHosts(internals: BrainInternals): ManagedEnvironment {
-  const temp = internals.dataDir === undefined ? mkdtempSync(join(tmpdir(), "brain-managed-")) : undefined;
-  // No binding runs before this: a managed host registration in the store is one a run that ended
-  // without closing (a crash) left behind, and its id is never used again. Only on a store of one
-  // runtime: on PostgreSQL the other nodes' managed hosts are registered there too.
-  if (internals.store.kind !== "postgres") internals.hosts.forgetAllManaged();
-  const env = new ManagedEnvironment({
-    rootDir: temp ?? internals.dataDir!,
-    workspaceRoot: internals.workspaceRoot ?? process.env.BRAIN_WORKSPACE_ROOT,
-    hosts: internals.hosts,
-    sessions: () => internals.sessions,
-    hostTokens: internals.hostTokens,
-    hostBindings: internals.hostBindings,
-    url: () => internals.localUrl(),
-  });
-  const close = env.close.bind(env);
-  env.close = async () => {
-    await close();
-    if (temp) rmSync(temp, { recursive: true, force: true });
-  };
-  internals.environments.set("managed", env);
-  // PUT /v1/packages/:digest: the package tarball (npm pack layout, dependencies may ride under
-  // package/node_modules/); 201 {digest, status, name, version}, 200 when already admitted.
-  internals.routes.push(digestUploadRoute({ collection: "packages", noun: "package", of: "the tarball", maxBytes: MAX_PACKAGE_BYTES, store: env.store, answer: (a) => ({ name: a.name, version: a.version }) }));
-  return env;
-}
-
-environmentPlugins.push((internals) => {
-  installManagedHosts(internals);
-});
+export const managedHostsPlugin: EnvironmentPlugin = {
+  name: "managed",
+  install(ctx) {
+    const { settings } = ctx;
+    const temp = settings.dataDir === undefined ? mkdtempSync(join(tmpdir(), "brain-managed-")) : undefined;
+    // No binding runs before this: a managed host registration in the store is one a run that ended
+    // without closing (a crash) left behind, and its id is never used again. Only on a store of one
+    // runtime: on PostgreSQL the other nodes' managed hosts are registered there too.
+    if (ctx.storeKind !== "postgres") ctx.hosts.forgetAllManaged();
+    const env = new ManagedEnvironment({
+      rootDir: temp ?? settings.dataDir!,
+      workspaceRoot: settings.workspaceRoot,
+      hosts: ctx.hosts,
+      sessions: ctx.sessions,
+      hostTokens: ctx.hostTokens,
+      hostBindings: ctx.hostBindings,
+      url: () => ctx.localUrl(),
+      binaries: { node: settings.managedHosts.node, deno: settings.managedHosts.deno },
+      path: settings.managedHosts.path,
+      hostLog: settings.managedHosts.log ? (env, text) => ctx.logger.info(`managed host ${env}: ${text.trimEnd()}`) : undefined,
+    });
+    ctx.provide("managed", env);
+    // After the runtime closed its Environments (this one's host processes stopped): the temp folder goes.
+    if (temp) ctx.onClose(() => rmSync(temp, { recursive: true, force: true }));
+    // PUT /v1/packages/:digest: the package tarball (npm pack layout, dependencies may ride under
+    // package/node_modules/); 201 {digest, status, name, version}, 200 when already admitted.
+    ctx.route(digestUploadRoute({ collection: "packages", noun: "package", of: "the tarball", maxBytes: MAX_PACKAGE_BYTES, store: env.store, answer: (a) => ({ name: a.name, version: a.version }) }));
+  },
+};

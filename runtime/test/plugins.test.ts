@@ -1,0 +1,124 @@
+// Environments are an explicit list given to startBrain (issue 27): a test Environment plugged in
+// through `environments` serves a call end to end, with nothing in server.ts knowing it; the default
+// list is what a runtime has when none is given; a plugin's failure stops the start cleanly; the
+// runtime's log lines go to the logger it is given.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import type { PlacedTool } from "@aexhq/brain-protocol";
+import { startBrain, defaultEnvironments } from "../src/index.ts";
+import type { Environment, EnvironmentPlugin, Logger } from "../src/index.ts";
+import { api, waitFor, assertJournal, ofType } from "./helpers/brain.ts";
+import { contract } from "./helpers/contract.ts";
+
+/** Answers every call with the length of its input's `text`, through the same sink every Environment uses. */
+class LengthEnvironment implements Environment {
+  readonly kind = "descriptor" as const;
+  started: string[] = [];
+  closed = false;
+  admit(tool: PlacedTool) {
+    return tool.placement.kind === "descriptor" && tool.placement.env === "length" ? undefined : { code: "unsupported", message: "only the length environment is served here" };
+  }
+  start(call: Parameters<Environment["start"]>[0], sink: Parameters<Environment["start"]>[1]) {
+    this.started.push(call.callId);
+    const text = (call.input as { text: string }).text;
+    void sink.emit("measuring", { chars: text.length }).then(() => sink.finish({ status: "ok", value: { length: text.length } }));
+    return { stop: () => {} };
+  }
+  close() {
+    this.closed = true;
+  }
+}
+
+const length = contract("length");
+
+test("a test Environment passed to startBrain serves a call, without any change to the runtime", async () => {
+  const env = new LengthEnvironment();
+  let installedWith: string | undefined;
+  const plugin: EnvironmentPlugin = {
+    name: "length",
+    install(ctx) {
+      installedWith = ctx.storeKind;
+      ctx.provide("descriptor", env);
+    },
+  };
+  // The default descriptor Environment serves the same placement kind: this one takes its place.
+  const brain = await startBrain({ dataDir: ":memory:", port: 0, environments: [...defaultEnvironments().filter((p) => p.name !== "descriptor"), plugin] });
+  try {
+    assert.is(installedWith, "memory");
+    const tool: PlacedTool = { contract: length, options: {}, placement: { kind: "descriptor", env: "length", descriptor: {} } };
+    const created = await api(brain, "POST", "/v1/sessions", { model: { provider: "scripted", script: [{ toolCalls: [{ name: "length", input: { text: "hello" } }] }, { text: "done" }] }, tools: [tool] });
+    assert.is(created.status, 201, JSON.stringify(created.body));
+    const refused = await api(brain, "POST", "/v1/sessions", { model: { provider: "scripted", script: [] }, tools: [{ ...tool, placement: { kind: "descriptor", env: "other", descriptor: {} } }] });
+    assert.is(refused.status, 400);
+    assert.is(refused.body.error.code, "unsupported");
+    assert.is((await api(brain, "POST", `/v1/sessions/${created.body.id}/messages`, { text: "go" })).status, 202);
+    const all = await waitFor(brain, created.body.id, (r) => r.type === "turn.completed");
+    assertJournal(all);
+    assert.equal(env.started, [ofType(all, "tool.call_started")[0]!.data.callId]);
+    assert.equal(ofType(all, "tool.event")[0]!.data.data, { chars: 5 });
+    assert.equal(ofType(all, "tool.result")[0]!.data.outcome, { status: "ok", value: { length: 5 } });
+  } finally {
+    await brain.close();
+  }
+  assert.ok(env.closed, "the runtime closed the plugged-in Environment");
+});
+
+test("without `environments` a runtime has the default list; an empty list leaves host placements only", async () => {
+  assert.equal(defaultEnvironments().map((p) => p.name), ["component", "managed", "descriptor", "http", "control"]);
+  const bare = await startBrain({ dataDir: ":memory:", port: 0, environments: [] });
+  try {
+    assert.equal([...bare.internals.environments.keys()], ["host"]);
+    const tool: PlacedTool = { contract: length, options: {}, placement: { kind: "descriptor", env: "length", descriptor: {} } };
+    const r = await api(bare, "POST", "/v1/sessions", { model: { provider: "scripted", script: [] }, tools: [tool] });
+    assert.is(r.status, 400);
+    assert.is(r.body.error.code, "unsupported");
+  } finally {
+    await bare.close();
+  }
+  const full = await startBrain({ dataDir: ":memory:", port: 0 });
+  try {
+    assert.equal([...full.internals.environments.keys()].sort(), ["component", "descriptor", "host", "http", "http_plain", "managed"]);
+  } finally {
+    await full.close();
+  }
+});
+
+test("a plugin that fails to install stops the start, and what earlier plugins opened is closed", async () => {
+  const env = new LengthEnvironment();
+  const first: EnvironmentPlugin = { name: "length", install: (ctx) => ctx.provide("descriptor", env) };
+  const broken: EnvironmentPlugin = {
+    name: "broken",
+    install() {
+      throw new Error("this plugin's configuration is wrong");
+    },
+  };
+  await startBrain({ dataDir: ":memory:", port: 0, environments: [first, broken] }).then(
+    (b) => (b.close(), assert.unreachable("started with a broken plugin")),
+    (e: Error) => assert.match(e.message, /configuration is wrong/),
+  );
+  assert.ok(env.closed);
+  // Two plugins serving one placement kind is a configuration error, said at start.
+  const twice: EnvironmentPlugin = { name: "again", install: (ctx) => ctx.provide("descriptor", new LengthEnvironment()) };
+  await startBrain({ dataDir: ":memory:", port: 0, environments: [first, twice] }).then(
+    (b) => (b.close(), assert.unreachable("two Environments for one kind")),
+    (e: { code?: string; message: string }) => assert.equal([e.code, /descriptor/.test(e.message)], ["conflict", true]),
+  );
+});
+
+test("the runtime logs through the logger it is given", async () => {
+  const lines: Array<{ level: string; message: string; fields?: Record<string, unknown> }> = [];
+  const logger: Logger = {
+    debug: (message, fields) => lines.push({ level: "debug", message, fields }),
+    info: (message, fields) => lines.push({ level: "info", message, fields }),
+    warn: (message, fields) => lines.push({ level: "warn", message, fields }),
+    error: (message, fields) => lines.push({ level: "error", message, fields }),
+  };
+  let given: Logger | undefined;
+  const probe: EnvironmentPlugin = { name: "probe", install: (ctx) => void (given = ctx.logger) };
+  const brain = await startBrain({ dataDir: ":memory:", port: 0, logger, environments: [probe] });
+  await brain.close();
+  given!.warn("plugin says", { n: 1 });
+  assert.equal(lines.at(-1), { level: "warn", message: "plugin says", fields: { n: 1 } });
+});
+
+test.run();
