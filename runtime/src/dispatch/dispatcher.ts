@@ -8,6 +8,7 @@ import type { ModelProvider } from "../models/provider.ts";
 import { ToolCall } from "./call.ts";
 import type { CallServices, CommitKind } from "./call.ts";
 import { armDeadline } from "./deadline.ts";
+import { callIdOf, isCallOf } from "../journal/call-id.ts";
 
 export interface CallRequest {
   /** The model's id of the call; absent for a nested call. */
@@ -154,7 +155,7 @@ export class Dispatcher {
   start(session: SessionState, activation: number, requests: CallRequest[]): ToolCall[] {
     return requests.map((req) => {
       const data: RecordData<"tool.call_started"> = {
-        callId: `${session.id}:${session.nextSequence}`,
+        callId: callIdOf(session.id, session.nextSequence),
         tool: req.tool.contract.name,
         input: req.input as never,
         placement: req.tool.placement,
@@ -164,7 +165,7 @@ export class Dispatcher {
       if (req.modelCallId !== undefined) data.modelCallId = req.modelCallId;
       if (req.origin !== undefined) data.origin = req.origin;
       const { sequence, committed } = session.append("tool.call_started", data);
-      const callId = `${session.id}:${sequence}`;
+      const callId = callIdOf(session.id, sequence);
       const budget = this.budgetEntry(session.id, activation);
       budget.live += 1;
       const call = new ToolCall(
@@ -221,7 +222,7 @@ export class Dispatcher {
   }
 
   openCalls(sessionId: string, activation?: number): ToolCall[] {
-    return [...this.calls.values()].filter((c) => c.callId.startsWith(`${sessionId}:`) && !c.finished && (activation === undefined || c.info.activation === activation));
+    return [...this.calls.values()].filter((c) => isCallOf(c.callId, sessionId) && !c.finished && (activation === undefined || c.info.activation === activation));
   }
 
   close(): void {

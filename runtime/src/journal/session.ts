@@ -3,6 +3,7 @@ import type { JournalStore, KeyedMessage } from "./store.ts";
 import type { SessionHead } from "./head.ts";
 import { BrainRuntimeError } from "../errors.ts";
 import type { Redactor } from "../redact.ts";
+import { parseCallId } from "./call-id.ts";
 
 type RecordOf<T extends JournalRecord["type"]> = Extract<JournalRecord, { type: T }>;
 export type RecordData<T extends JournalRecord["type"]> = RecordOf<T>["data"];
@@ -137,9 +138,9 @@ export class SessionState {
 
   /** The committed tool.call_started of `callId` in this session, if any (its sequence is in the callId). */
   callStarted(callId: string): Extract<JournalRecord, { type: "tool.call_started" }> | undefined {
-    if (!callId.startsWith(`${this.id}:`)) return undefined;
-    const seq = Number(callId.slice(this.id.length + 1));
-    if (!Number.isInteger(seq) || seq < 1 || seq > this.committedThrough) return undefined;
+    const id = parseCallId(callId);
+    if (id === undefined || id.sessionId !== this.id || id.sequence > this.committedThrough) return undefined;
+    const seq = id.sequence;
     const r = this.store.read(this.id, seq - 1, seq)[0];
     return r?.type === "tool.call_started" && r.data.callId === callId ? r : undefined;
   }

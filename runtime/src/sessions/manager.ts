@@ -20,6 +20,7 @@ import type { Principal } from "../credentials/keys.ts";
 import { SessionState, sessionView } from "../journal/session.ts";
 import { StoredJournal, ExpandedJournal } from "./journal-readers.ts";
 import type { SessionJournal } from "./journal-readers.ts";
+import { isCallOf, parseCallId } from "../journal/call-id.ts";
 
 interface Entry {
   state: SessionState;
@@ -142,9 +143,9 @@ export class SessionManager {
 
   /** A call the dispatcher no longer holds, from the journal: undefined if it was never started. */
   pastCall(callId: string): PastCall | undefined {
-    const sessionId = callId.slice(0, callId.lastIndexOf(":"));
-    const seq = Number(callId.slice(sessionId.length + 1));
-    if (!Number.isInteger(seq) || seq < 1) return undefined;
+    const id = parseCallId(callId);
+    if (id === undefined) return undefined;
+    const { sessionId, sequence: seq } = id;
     let r: JournalRecord | undefined;
     try {
       r = this.resident.get(sessionId)?.state.callStarted(callId) ?? this.store.read(sessionId, seq - 1, seq)[0];
@@ -442,7 +443,7 @@ export class SessionManager {
     const dispatcher = this.dispatcher();
     if (callId !== undefined) {
       const call = dispatcher.getCall(callId);
-      if (call === undefined || !callId.startsWith(`${id}:`)) {
+      if (call === undefined || !isCallOf(callId, id)) {
         if (e.state.callStarted(callId) !== undefined) return { cancelled: [] };
         throw new BrainRuntimeError("not_found", `no call ${callId} in session ${id}`);
       }
