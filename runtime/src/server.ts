@@ -21,6 +21,7 @@ import { HostConnection } from "./hosts/connection.ts";
 import { HostEnvironment } from "./environments/host.ts";
 import type { Environment } from "./dispatch/environment.ts";
 import { Dispatcher } from "./dispatch/dispatcher.ts";
+import { pastCallsIn } from "./dispatch/past-calls.ts";
 import { SessionManager } from "./sessions/manager.ts";
 import { DEFAULT_MAX_WAIT_MS, handle } from "./http/routes.ts";
 import { DEFAULT_MAX_STREAM_MS, MAX_STREAM_MS, OpenStreams } from "./http/sse.ts";
@@ -174,22 +175,19 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   const registry = new HostRegistry(store, redactor);
   const hostEnv = new HostEnvironment(registry);
   const environments = new Map<Placement["kind"], Environment>([["host", hostEnv]]);
-  let sessions!: SessionManager;
   const dispatcher = new Dispatcher(
     environments,
     { maxEmittedBytes: opts.maxEmittedBytes ?? LIMITS.defaultMaxEmittedBytes, maxModelCalls: opts.maxModelCalls ?? LIMITS.defaultMaxModelCalls },
-    (session, call, kind, r) => sessions.loopOf(session.id)?.committed(call, kind, r.status),
-    (callId) => sessions.pastCall(callId),
-    (sessionId) => sessions.providerOf(sessionId),
+    pastCallsIn(store),
   );
-  sessions = new SessionManager(store, () => dispatcher, models, opts.residentSessions, redactor);
+  const sessions = new SessionManager(store, dispatcher, models, opts.residentSessions, redactor);
   // Assigned once the server listens.
   let url = "";
   let relay: HostRelay | undefined;
   if (nodeJournal !== undefined) {
     leases = new Leases(nodeJournal.pg.readers, nodeId, leaseMs);
     const node = new ClusterNode({ journal: nodeJournal, leases, sessions, keys, registry, logger });
-    sessions.dropped = (id) => node.released(id);
+    sessions.onDropped((id) => node.released(id));
     cluster = node;
     relay = new HostRelay(nodeJournal.pg.readers, nodeId, token, () => opts.nodeUrl ?? url, hostEnv, () => dispatcher, () => node.refreshCredentials(), leaseMs + 2_000);
     hostEnv.remote = relay;
@@ -301,7 +299,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
         redactor,
         hostTimeoutMs: opts.hostTimeoutMs,
         registry,
-        dispatcher: () => dispatcher,
+        dispatcher,
         bindingOf: (hostId) => hostBindings.get(hostId),
         attach: (hostId, c) => {
           hostEnv.attach(hostId, c);

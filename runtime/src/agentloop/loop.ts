@@ -1,5 +1,5 @@
 import type { ErrorInfo, TerminalStatus } from "@aexhq/brain-protocol";
-import type { Dispatcher, CallRequest } from "../dispatch/dispatcher.ts";
+import type { Dispatcher, CallRequest, CallOwner } from "../dispatch/dispatcher.ts";
 import type { ToolCall, CommitKind } from "../dispatch/call.ts";
 import { WakeBatcher } from "../dispatch/wake.ts";
 import type { SessionState } from "../journal/session.ts";
@@ -19,7 +19,7 @@ export type { TurnEnd };
  * without a result keeps running in the background). Later committed observations (a result, or a
  * finish that tells something new) wake an idle loop into a new turn with cause "wake".
  */
-export class Agentloop {
+export class Agentloop implements CallOwner {
   private state: "idle" | "model" | "waiting" = "idle";
   /** Bumped at every turn start and cancellation, so stale async steps stop. */
   private turn = 0;
@@ -29,6 +29,8 @@ export class Agentloop {
   private fedThrough: number;
   /** Requests waiting for a turn end (turnEnd): told when this loop stops running the session. */
   private waiting = new Set<(reason: BrainRuntimeError) => void>();
+  /** The session left this loop (deleted, paged out, evicted, shut down): nothing wakes it again. */
+  private stopped = false;
   /** Why this loop stopped running the session, once it did (stop with a reason). */
   private stoppedWith: BrainRuntimeError | undefined;
   private wake: WakeBatcher;
@@ -37,7 +39,7 @@ export class Agentloop {
   constructor(
     private session: SessionState,
     private dispatcher: Dispatcher,
-    private provider: ModelProvider,
+    readonly provider: ModelProvider,
     private conversations: ConversationCache,
   ) {
     this.fedThrough = session.lastSequence;
@@ -102,9 +104,9 @@ export class Agentloop {
     });
   }
 
-  /** Called (after commit) for every committed emission of this session's calls. */
+  /** Called (after commit) for every committed emission of this session's calls; a stopped loop is not woken again. */
   committed(_call: ToolCall, kind: CommitKind, _status?: TerminalStatus): void {
-    if (kind !== "event") this.wake.notify();
+    if (kind !== "event" && !this.stopped) this.wake.notify();
   }
 
   /** Cancels the running turn: admits turn.failed `cancelled`. */
@@ -130,6 +132,7 @@ export class Agentloop {
    * (deletion, whose cancellation still commits the turn's end), they wait for that end.
    */
   stop(reason?: BrainRuntimeError): void {
+    this.stopped = true;
     this.turn++;
     this.abort?.abort();
     this.wake.stop();
@@ -198,7 +201,7 @@ export class Agentloop {
         requests.push({ modelCallId: c.id, tool, input: c.input, deadlineAt: relative > 0 ? Date.now() + relative : null });
       }
       this.state = "waiting";
-      this.stepCalls = this.dispatcher.start(session, activation, requests);
+      this.stepCalls = this.dispatcher.start(session, activation, requests, this);
     } catch (e) {
       if (live()) await this.fail(turn, activation, toErrorInfo(e)).catch(() => {});
     }

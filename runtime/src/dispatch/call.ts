@@ -7,7 +7,7 @@ import { utf8Bytes } from "./budget.ts";
 import type { EmissionBudget } from "./budget.ts";
 import type { ModelCallBudget } from "../models/budget.ts";
 import { validate, issues } from "@aexhq/brain-protocol";
-import type { ModelProvider } from "../models/provider.ts";
+import type { CallOwner } from "./dispatcher.ts";
 import { journaledModelCall } from "../models/journaled-call.ts";
 
 /** What a call may spend: its activation's budgets (one object per activation, shared by its calls). */
@@ -20,8 +20,6 @@ export type CommitKind = "event" | "result" | "returned" | "finished";
 
 /** What every call of a dispatcher shares (one object, no per-call closures on the hot path). */
 export interface CallServices {
-  /** The session's model provider (undefined once the session is forgotten). */
-  providerOf(sessionId: string): ModelProvider | undefined;
   /** Environment control, when installed (environments/control/). */
   control: EnvironmentControlHandler | undefined;
 }
@@ -70,6 +68,8 @@ export class ToolCall implements CallSink {
     private allowance: CallAllowance,
     /** Shared by every call of the dispatcher. */
     private services: CallServices,
+    /** Who started it (its session's Agentloop): the model provider of ctx.model, and a nested call's owner too. */
+    readonly owner: CallOwner,
     private onCommitted: (call: ToolCall, kind: CommitKind, record: { sequence: number; status?: TerminalStatus }) => void,
   ) {}
 
@@ -153,8 +153,7 @@ export class ToolCall implements CallSink {
   async model(request: ModelRequest): Promise<ModelResult> {
     this.guard();
     if (!validate.ModelRequest.Check(request)) throw new CallRejectedError("invalid_request", "the model request is not a valid ModelRequest", issues("ModelRequest", request));
-    const provider = this.services.providerOf(this.session.id);
-    if (provider === undefined) throw new CallRejectedError("call_finished", `session ${this.session.id} is gone`);
+    const provider = this.owner.provider;
     const abort = new AbortController();
     (this.inFlight ??= new Set()).add(abort);
     try {
@@ -181,7 +180,7 @@ export class ToolCall implements CallSink {
     (this.inFlight ??= new Set()).add(abort);
     try {
       const { callId, activation, tool, deadlineAt } = this.info;
-      return await control({ callId, session: this.session, activation, placement: tool.placement, deadlineAt, signal: abort.signal }, request);
+      return await control({ callId, session: this.session, activation, placement: tool.placement, deadlineAt, signal: abort.signal, owner: this.owner }, request);
     } finally {
       this.inFlight?.delete(abort);
     }

@@ -20,7 +20,16 @@ export interface CallRequest {
   deadlineAt: number | null;
 }
 
-export type CommitListener = (session: SessionState, call: ToolCall, kind: CommitKind, record: { sequence: number; status?: TerminalStatus }) => void;
+/**
+ * Who starts calls and hears of their commits: the session's Agentloop (a nested call has its
+ * caller's owner). Given with each start, so the dispatcher needs no way back to the sessions.
+ */
+export interface CallOwner {
+  /** The session's model provider: ctx.model of the owner's calls goes to it. */
+  readonly provider: ModelProvider;
+  /** After each commit of one of its calls (an event, a result, returned, finished). */
+  committed(call: ToolCall, kind: CommitKind, status?: TerminalStatus): void;
+}
 
 /** A call this process no longer holds (finished and forgotten, or from before a restart), as the journal knows it. */
 export interface PastCall {
@@ -40,9 +49,6 @@ export interface HostBinding {
 
 /** Finds a past call in the journal: undefined when no such call was ever started. */
 export type PastCallLookup = (callId: string) => PastCall | undefined;
-
-/** The session's model provider (undefined once the session is forgotten). */
-export type ProviderLookup = (sessionId: string) => ModelProvider | undefined;
 
 /** Limits one activation shares between the Agentloop and every call it started. */
 export interface Limits {
@@ -69,18 +75,14 @@ export class Dispatcher {
   /** Per session, per activation; dropped once no live call charges it and a later activation exists. */
   private budgets = new Map<string, Map<number, BudgetEntry>>();
   private closing = false;
-  /** Shared by every call: the providers, and Environment control once a plugin installs it. */
-  private services: CallServices;
+  /** Shared by every call: Environment control once a plugin installs it. */
+  private services: CallServices = { control: undefined };
 
   constructor(
-    private environments: Map<Placement["kind"], Environment>,
+    private environments: ReadonlyMap<Placement["kind"], Environment>,
     private limits: Limits,
-    private onCommitted: CommitListener,
     private pastCall: PastCallLookup = () => undefined,
-    providerOf: ProviderLookup = () => undefined,
-  ) {
-    this.services = { providerOf, control: undefined };
-  }
+  ) {}
 
   /** ctx.environments for host calls; installed by environments/control/plugin.ts (undefined: `unsupported`). */
   set environmentControl(control: EnvironmentControlHandler | undefined) {
@@ -152,7 +154,7 @@ export class Dispatcher {
   }
 
   /** Admits every call's tool.call_started now (one group commit) and dispatches each after its commit. */
-  start(session: SessionState, activation: number, requests: CallRequest[]): ToolCall[] {
+  start(session: SessionState, activation: number, requests: CallRequest[], owner: CallOwner): ToolCall[] {
     return requests.map((req) => {
       const data: RecordData<"tool.call_started"> = {
         callId: callIdOf(session.id, session.nextSequence),
@@ -173,8 +175,9 @@ export class Dispatcher {
         session,
         budget,
         this.services,
+        owner,
         (c, kind, r) => {
-          this.onCommitted(session, c, kind, r);
+          owner.committed(c, kind, r.status);
           if (kind === "finished") this.forget(session, c);
         },
       );

@@ -1,5 +1,6 @@
 import type { EnvironmentAnswer, EnvironmentRequest, ErrorInfo, InvokeFrame, ModelRequest, ModelResult, PlacedTool, Placement, TerminalStatus } from "@aexhq/brain-protocol";
 import type { SessionState } from "../journal/session.ts";
+import type { CallOwner } from "./dispatcher.ts";
 
 /** What an Environment needs to run one call. It is started after tool.call_started is committed. */
 export interface CallInvocation {
@@ -91,6 +92,8 @@ export interface EnvironmentCaller {
   readonly deadlineAt: number | null;
   /** Aborted when the caller's call ends (its terminal record is admitted). */
   readonly signal: AbortSignal;
+  /** The caller's owner (its session's Agentloop): a nested call it starts has the same. */
+  readonly owner: CallOwner;
 }
 
 /**

@@ -31,7 +31,7 @@ export interface ConnectionDeps {
   /** A connection that answers no ping for this long is closed and its open calls end `unknown` (BRAIN_HOST_TIMEOUT_MS). */
   hostTimeoutMs?: number;
   registry: HostRegistry;
-  dispatcher: () => Dispatcher;
+  dispatcher: Dispatcher;
   /** Resolves (when it returns a promise) once the host can be found through every node (several nodes). */
   attach(hostId: string, conn: HostConnection): void | Promise<void>;
   detach(conn: HostConnection): void;
@@ -209,7 +209,7 @@ export class HostConnection implements RuntimeFrameHandler {
    */
   private sinkFor(callId: string): CallSink {
     if (this.hostId === undefined) throw new CallRejectedError("not_registered", "send register before any other frame");
-    const dispatcher = this.deps.dispatcher();
+    const dispatcher = this.deps.dispatcher;
     const call = dispatcher.getCall(callId);
     if (call === undefined) {
       // A call relayed here by the node that owns its session (several nodes): its sink answers.

@@ -3,7 +3,7 @@ import type { CancelResponse, CreateSessionRequest, JournalRecord, PlacedTool, S
 import { BrainRuntimeError } from "../errors.ts";
 import type { JournalStore, KeyedMessage } from "../journal/store.ts";
 import type { SessionHead } from "../journal/head.ts";
-import type { Dispatcher, PastCall } from "../dispatch/dispatcher.ts";
+import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import type { Environment } from "../dispatch/environment.ts";
 import { Agentloop } from "../agentloop/loop.ts";
 import type { TurnEnd } from "../agentloop/loop.ts";
@@ -20,7 +20,7 @@ import type { Principal } from "../credentials/keys.ts";
 import { SessionState, sessionView } from "../journal/session.ts";
 import { StoredJournal, ExpandedJournal } from "./journal-readers.ts";
 import type { SessionJournal } from "./journal-readers.ts";
-import { isCallOf, parseCallId } from "../journal/call-id.ts";
+import { isCallOf } from "../journal/call-id.ts";
 
 interface Entry {
   state: SessionState;
@@ -60,11 +60,11 @@ export class SessionManager {
   private resident = new Map<string, Entry>();
   private conversations = new ConversationCache();
   /** Told of every session that stops being resident (a node of several lets go of its records). */
-  dropped: (id: string) => void = () => {};
+  private droppedListeners: Array<(id: string) => void> = [];
 
   constructor(
     private store: JournalStore,
-    private dispatcher: () => Dispatcher,
+    private dispatcher: Dispatcher,
     private models: ModelSettings = {},
     readonly residentLimit = DEFAULT_RESIDENT_SESSIONS,
     private redactor: Redactor = new Redactor(),
@@ -94,17 +94,17 @@ export class SessionManager {
     return first.data;
   }
 
+  /** Tells `listener` of every session that stops being resident (a node of several lets go of its records). */
+  onDropped(listener: (id: string) => void): void {
+    this.droppedListeners.push(listener);
+  }
+
   /** A live (not deleted) session's state, paged in if needed; `conflict` for a deleted one, `not_found` for an unknown one. */
   state(id: string): SessionState {
     return this.entry(id).state;
   }
 
-  /** The model provider of a resident session (ctx.model comes from an open call, so its session is resident). */
-  providerOf(id: string): ModelProvider | undefined {
-    return this.resident.get(id)?.provider;
-  }
-
-  /** The Agentloop of a resident session, if any (commit callbacks of a deleted session find none). */
+  /** The Agentloop of a resident session, if any (the bench drives one directly). */
   loopOf(id: string): Agentloop | undefined {
     return this.resident.get(id)?.loop;
   }
@@ -141,27 +141,6 @@ export class SessionManager {
     return { resident: this.resident.size, conversations: this.conversations.size };
   }
 
-  /** A call the dispatcher no longer holds, from the journal: undefined if it was never started. */
-  pastCall(callId: string): PastCall | undefined {
-    const id = parseCallId(callId);
-    if (id === undefined) return undefined;
-    const { sessionId, sequence: seq } = id;
-    let r: JournalRecord | undefined;
-    try {
-      r = this.resident.get(sessionId)?.state.callStarted(callId) ?? this.store.read(sessionId, seq - 1, seq)[0];
-    } catch {
-      // A node of several reads only the sessions it holds: a frame for a call of a session another
-      // node runs now is answered as for a finished call (`call_finished`), never dispatched here.
-      return { placedOn: () => true };
-    }
-    if (r?.type !== "tool.call_started" || r.data.callId !== callId) return undefined;
-    const placement = r.data.placement;
-    return {
-      placedOn: (hostId, binding) =>
-        placement.kind === "host" ? placement.hostId === hostId : placement.kind === "managed" && binding?.sessionId === sessionId && binding.env === placement.env,
-    };
-  }
-
   /**
    * Drops a session from memory: deleted (its records stay the store's), settled and paged out, or
    * evicted. Requests still waiting for one of its turns are answered `unavailable` with `why`.
@@ -171,9 +150,9 @@ export class SessionManager {
     if (e === undefined) return;
     e.loop.stop(stoppedRunning(id, why));
     this.resident.delete(id);
-    this.dispatcher().forgetSession(id);
+    this.dispatcher.forgetSession(id);
     this.conversations.drop(id);
-    this.dropped(id);
+    for (const listener of this.droppedListeners) listener(id);
   }
 
   /**
@@ -181,7 +160,7 @@ export class SessionManager {
    * write was fenced, or this node's lease expired). Its open calls are that node's to end.
    */
   evict(id: string): void {
-    const dispatcher = this.dispatcher();
+    const dispatcher = this.dispatcher;
     for (const call of dispatcher.openCalls(id)) dispatcher.abandon(call);
     this.drop(id, "this node stopped running the session (another node holds its lease now, or this node lost it)");
   }
@@ -206,7 +185,7 @@ export class SessionManager {
   private attach(state: SessionState): Entry {
     state.redactWith(this.redactor);
     const provider = providerFor(state.created.model, this.models);
-    const entry = { state, loop: new Agentloop(state, this.dispatcher(), provider, this.conversations), provider };
+    const entry = { state, loop: new Agentloop(state, this.dispatcher, provider, this.conversations), provider };
     this.resident.set(state.id, entry);
     return entry;
   }
@@ -232,7 +211,7 @@ export class SessionManager {
       names.add(t.contract.name);
       const digest = contractDigest(t.contract);
       if (digest !== t.contract.digest) throw new BrainRuntimeError("invalid_request", `tool ${t.contract.name}: digest ${t.contract.digest} does not match its schemas (expected ${digest})`);
-      const env = this.dispatcher().environment(t.placement.kind);
+      const env = this.dispatcher.environment(t.placement.kind);
       if (env === undefined) throw new BrainRuntimeError("unsupported", `this runtime does not run the ${t.placement.kind} environment (tool ${t.contract.name})`, { tool: t.contract.name, placement: t.placement.kind });
     }
     if (req.model.provider === "scripted") {
@@ -251,7 +230,7 @@ export class SessionManager {
       session = await this.admitAndCreate(req, id, owner, admitted);
     } catch (e) {
       this.drop(id);
-      for (const t of admitted) this.dispatcher().environment(t.placement.kind)?.release?.(t, id);
+      for (const t of admitted) this.dispatcher.environment(t.placement.kind)?.release?.(t, id);
       throw e;
     }
     await this.eachEnvironment(req.tools, (env, tools) => env.sessionCreated?.(id, tools, owner));
@@ -267,7 +246,7 @@ export class SessionManager {
     const byKind = new Map<PlacedTool["placement"]["kind"], PlacedTool[]>();
     for (const t of tools) byKind.set(t.placement.kind, [...(byKind.get(t.placement.kind) ?? []), t]);
     await Promise.all([...byKind].map(async ([kind, mine]) => {
-      const env = this.dispatcher().environment(kind);
+      const env = this.dispatcher.environment(kind);
       if (env !== undefined) await Promise.resolve().then(() => hook(env, mine)).catch(() => {});
     }));
   }
@@ -275,7 +254,7 @@ export class SessionManager {
   private async admitAndCreate(req: CreateSessionRequest, id: string, owner: string | undefined, admitted: PlacedTool[]): Promise<Session> {
     for (const t of req.tools) {
       admitted.push(t);
-      const err = await this.dispatcher().environment(t.placement.kind)!.admit(t, id, owner);
+      const err = await this.dispatcher.environment(t.placement.kind)!.admit(t, id, owner);
       if (err) throw BrainRuntimeError.of(err);
     }
     const data: SessionCreatedRecord["data"] = { model: req.model, tools: req.tools };
@@ -440,7 +419,7 @@ export class SessionManager {
   async cancel(id: string, callId?: string): Promise<CancelResponse> {
     const e = this.entry(id);
     if (e.state.deletedAdmitted) throw new BrainRuntimeError("conflict", `session ${id} is deleted`);
-    const dispatcher = this.dispatcher();
+    const dispatcher = this.dispatcher;
     if (callId !== undefined) {
       const call = dispatcher.getCall(callId);
       if (call === undefined || !isCallOf(callId, id)) {
@@ -459,7 +438,7 @@ export class SessionManager {
   async delete(id: string): Promise<Session> {
     const e = this.entry(id);
     if (e.state.deletedAdmitted) throw new BrainRuntimeError("conflict", `session ${id} is already deleted`);
-    const dispatcher = this.dispatcher();
+    const dispatcher = this.dispatcher;
     const ended = dispatcher.cancel(dispatcher.openCalls(id));
     const turn = e.loop.cancelTurn("the session was deleted");
     e.loop.stop();

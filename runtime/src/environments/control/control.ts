@@ -168,7 +168,7 @@ export class EnvironmentControl {
     if (tool === undefined) throw new BrainRuntimeError("not_found", `ctx.environments.call(${JSON.stringify(request.name)}): binding ${request.name} has no tool ${request.tool} (it has ${b.view.tools.map((t) => t.name).join(", ") || "none"})`, { binding: request.name, tool: request.tool });
     if (caller.signal.aborted) throw new CallRejectedError("call_finished", `call ${caller.callId} already finished`);
     const deadlineAt = earliest(request.deadlineAt ?? null, caller.deadlineAt);
-    const [nested] = this.deps.dispatcher.start(caller.session, caller.activation, [{ tool, input: request.input, deadlineAt, origin: caller.callId }]);
+    const [nested] = this.deps.dispatcher.start(caller.session, caller.activation, [{ tool, input: request.input, deadlineAt, origin: caller.callId }], caller.owner);
     const ended = new Promise<never>((_, reject) => {
       const stop = () => {
         void nested!.terminate("cancelled", { message: `the calling call ${caller.callId} ended` });
