@@ -210,7 +210,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
       }
       const handler = relay;
       wss.handleUpgrade(req, socket, head, (ws) => {
-        const link = new PeerLink(ws, (m) => handler.handle(m));
+        const link = new PeerLink(ws, handler, `the node at ${req.socket.remoteAddress ?? "?"}:${req.socket.remotePort ?? "?"}`);
         links.add(link);
         link.onClosed(() => links.delete(link));
       });
