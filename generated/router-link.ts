@@ -23,7 +23,7 @@ export interface LinkAnswers {
 }
 
 /** The type of the answer each request type gets when it succeeds, at run time. */
-export const LINK_ANSWER_TYPES = { "emit": "committed", "emit_result": "committed", "finish": "committed", "invoke": "invoked", "model_request": "model_result", "returned": "committed" } as const satisfies { readonly [T in LinkRequest["type"]]: LinkAnswers[T]["type"] };
+export const LINK_ANSWER_TYPES: { readonly [T in LinkRequest["type"]]: LinkAnswers[T]["type"] } = { "emit": "committed", "emit_result": "committed", "finish": "committed", "invoke": "invoked", "model_request": "model_result", "returned": "committed" };
 
 /** Whether `answer` is the success answer of a request of type `type` (otherwise it is an `error`, or the peer answered out of contract). */
 export function answersRequest<T extends LinkRequest["type"]>(type: T, answer: LinkAnswer): answer is LinkAnswers[T] {

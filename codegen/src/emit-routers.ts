@@ -200,7 +200,8 @@ export function emitLinkRouter(schema: ProtocolSchema, headerText: string): stri
     docs: jsdoc("The type of the answer each request type gets when it succeeds, at run time."),
     declarations: [{
       name: "LINK_ANSWER_TYPES",
-      initializer: `{ ${requests.map((m) => `${JSON.stringify(m.type)}: ${JSON.stringify(frameType(schema.$defs[m.answer!]!))}`).join(", ")} } as const satisfies { readonly [T in LinkRequest["type"]]: LinkAnswers[T]["type"] }`,
+      type: `{ readonly [T in LinkRequest["type"]]: LinkAnswers[T]["type"] }`,
+      initializer: `{ ${requests.map((m) => `${JSON.stringify(m.type)}: ${JSON.stringify(frameType(schema.$defs[m.answer!]!))}`).join(", ")} }`,
     }],
   });
   file.addFunction({
