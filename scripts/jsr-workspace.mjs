@@ -22,7 +22,7 @@ export function assembleJsrWorkspace(dest) {
   const members = {
     protocol: {
       files: () => {
-        for (const f of ["constants.ts", "digest.ts", "frames.ts", "index.ts", "report.ts", "router-host.ts", "router-runtime.ts", "scenario.ts", "schemas.ts", "validators.ts", "wit", "README.md", "LICENSE"]) cpSync(join(root, "generated", f), join(dest, "protocol", f), { recursive: true });
+        for (const f of ["constants.ts", "digest.ts", "frames.ts", "index.ts", "report.ts", "router-host.ts", "router-link.ts", "router-runtime.ts", "scenario.ts", "schemas.ts", "validators.ts", "wit", "README.md", "LICENSE"]) cpSync(join(root, "generated", f), join(dest, "protocol", f), { recursive: true });
       },
       config: { name: protocol.name, version: protocol.version, license: protocol.license ?? "Apache-2.0", exports: "./index.ts", imports: { "@sinclair/typebox": `npm:@sinclair/typebox@${typebox}`, "@sinclair/typebox/": `npm:/@sinclair/typebox@${typebox}/`, canonicalize: `npm:canonicalize@${protocol.dependencies.canonicalize}` } },
     },

@@ -10,6 +10,12 @@ const SECTIONS: { kind: string; direction?: string; title: string; intro: string
   { kind: "model", title: "Models", intro: "Model configuration, ModelRequest and ModelResult." },
   { kind: "error", title: "Errors", intro: "HTTP error bodies." },
   { kind: "common", title: "Common types", intro: "Referenced by the messages above." },
+  {
+    kind: "link", direction: "owner-to-host-node", title: "Node to node: owner → host's node",
+    intro: "**Node to node only: third-party bindings never speak these.** A runtime of several nodes on one PostgreSQL database relays a call between the node that owns its session and the node its host is connected to, over a WebSocket between the two nodes (`/v1/cluster/link`, opened with the operator token every node shares; see `LinkMessage` for requests, answers and what a lost link means). A binding sees the relay only as the answers listed in \"Several nodes\" above. The messages are part of this contract so that every wire of Brain is defined here and validated by generated code (`routeLinkMessage` in `@aexhq/brain-protocol`). Sent by the node that owns the call's session:",
+  },
+  { kind: "link", direction: "host-node-to-owner", title: "Node to node: host's node → owner", intro: "Node to node only. Sent by the node the host is connected to, for a call relayed to it: each host frame for the call becomes the link request of the same type." },
+  { kind: "link", direction: "either", title: "Node to node: answers, and every link message", intro: "Node to node only. Each answer carries the `id` of the request it answers as `re`." },
 ];
 
 function typeText(node: SchemaNode): string {
@@ -67,6 +73,13 @@ function renderGuide(guide: string, tables: Record<string, string[]>): string {
   });
 }
 
+function linkRole(def: SchemaNode): string {
+  const props = def.properties ?? {};
+  if ("id" in props) return "a request (answered once)";
+  if ("re" in props) return "an answer";
+  return "a notice (not answered)";
+}
+
 function answerTable(def: SchemaNode): string[] {
   const answers = def["x-brain-answers"] as { answer: string; code?: string; when: string }[] | undefined;
   if (!answers) return [];
@@ -97,6 +110,7 @@ export function emitProtocolMd(schema: ProtocolSchema, examples: Map<string, unk
       const frameType = def.properties?.type?.const;
       out.push(`### ${name}`, "");
       if (typeof frameType === "string" && section.kind === "frame") out.push(`Frame type \`${frameType}\`.`, "");
+      if (typeof frameType === "string" && section.kind === "link") out.push(`Message type \`${frameType}\`, ${linkRole(def)}.`, "");
       if (typeof def["x-brain-route"] === "string") out.push(`Route: \`${def["x-brain-route"]}\`.`, "");
       out.push(def.description ?? "", "");
       if (def.oneOf) out.push(`One of: ${def.oneOf.map(typeText).join(", ")}.`, "");

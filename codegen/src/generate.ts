@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { ProtocolSchema } from "./json-schema.ts";
 import { header } from "./header.ts";
 import { emitSchemas, emitValidators } from "./emit-schemas.ts";
-import { emitFrames, emitRouter } from "./emit-routers.ts";
+import { emitFrames, emitLinkRouter, emitRouter } from "./emit-routers.ts";
 import { emitConstants } from "./emit-constants.ts";
 import { emitDigest } from "./emit-digest.ts";
 import { emitProtocolMd } from "./emit-protocol-md.ts";
@@ -38,6 +38,7 @@ export function generate(root: string): Map<string, string> {
     const router = emitRouter(schema, direction, fromSchema("emit-routers"));
     out.set(`generated/${router.file}`, router.text);
   }
+  out.set("generated/router-link.ts", emitLinkRouter(schema, fromSchema("emit-routers")));
 
   const wit = witTypes(witText);
   for (const [side, files] of [["guest", wit.guest], ["host", wit.host]] as const) {
@@ -76,6 +77,7 @@ export * from "./digest.ts";
 export * from "./frames.ts";
 export * from "./router-runtime.ts";
 export * from "./router-host.ts";
+export * from "./router-link.ts";
 export * from "./wit/world.ts";
 export * from "./wit/host-dispatch.ts";
 export * from "./scenario.ts";

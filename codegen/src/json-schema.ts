@@ -39,7 +39,7 @@ export interface ProtocolSchema {
   $defs: Record<string, SchemaNode>;
 }
 
-export type DefKind = "common" | "outcome" | "model" | "frame" | "http" | "error" | "journal";
+export type DefKind = "common" | "outcome" | "model" | "frame" | "http" | "error" | "journal" | "link";
 export type Direction = "host-to-runtime" | "runtime-to-host";
 
 const KNOWN_KEYS = new Set([

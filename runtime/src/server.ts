@@ -189,7 +189,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
     const node = new ClusterNode({ journal: nodeJournal, leases, sessions, keys, registry, logger });
     sessions.onDropped((id) => node.released(id));
     cluster = node;
-    relay = new HostRelay(nodeJournal.pg.readers, nodeId, token, () => opts.nodeUrl ?? url, hostEnv, () => dispatcher, () => node.refreshCredentials(), leaseMs + 2_000);
+    relay = new HostRelay(nodeJournal.pg.readers, nodeId, token, () => opts.nodeUrl ?? url, hostEnv, dispatcher, () => node.refreshCredentials(), leaseMs + 2_000, logger);
     hostEnv.remote = relay;
   }
   // A node of several recovers by taking over what dead nodes (its own earlier run included) left open.
@@ -283,7 +283,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
       }
       const handler = relay;
       wss.handleUpgrade(req, socket, head, (ws) => {
-        const link = new PeerLink(ws, (m) => handler.handle(m));
+        const link = new PeerLink(ws, handler, `the node at ${req.socket.remoteAddress ?? "?"}:${req.socket.remotePort ?? "?"}`, logger);
         links.add(link);
         link.onClosed(() => links.delete(link));
       });

@@ -10,6 +10,7 @@ import { api, records, waitFor, assertJournal, ofType } from "./helpers/brain.ts
 import type { Brain } from "./helpers/brain.ts";
 import { contract, placed } from "./helpers/contract.ts";
 import { TestHost } from "./helpers/host.ts";
+import { RawLink } from "./helpers/link.ts";
 import { startPgCluster } from "./helpers/pg-cluster.ts";
 import type { PgCluster } from "./helpers/pg-cluster.ts";
 import { freshDatabase, kill9, killAll, queryRows as rows, startNode } from "./helpers/nodes.ts";
@@ -266,6 +267,52 @@ test("a host connected to one node serves sessions another node owns: calls go t
   const finished = ofType(all, "tool.finished").find((f) => f.data.callId === second.callId)!;
   assert.is(finished.data.status, "unknown");
   assertJournal(await records(as(b), id));
+});
+
+test("a peer's malformed link messages get typed error answers on a real link, which stays usable", async () => {
+  const db = await freshDatabase(cluster.url, `nodes_${++databases}`);
+  const node = await startNode(db, TOKEN, { ...nodeEnv, BRAIN_NODE_ID: "node-l" });
+  const host = await TestHost.register(as(node), [echo], { hostId: "host-l", secret: "host-l-secret-0001" });
+  // Only the operator token opens a link.
+  const refused = await RawLink.open(node.url, "not-the-operator-token").then(() => "opened", (e: Error) => e.message);
+  assert.match(refused, "401");
+  const link = await RawLink.open(node.url, TOKEN);
+  try {
+    // Not JSON, and a notice that does not match its def: no id to name, answered anyway.
+    link.send("{nope");
+    const notJson = await link.next();
+    assert.is(notJson.type === "error" && notJson.re, undefined);
+    assert.is(notJson.type === "error" && notJson.error.code, "malformed_json");
+    link.send({ type: "stop", hostId: "host-l", callId: "ses_l:1", status: "later" });
+    const badNotice = await link.next();
+    assert.is(badNotice.type === "error" && badNotice.error.code, "invalid_frame", JSON.stringify(badNotice));
+    assert.is(badNotice.type === "error" && badNotice.re, undefined);
+    // A request missing a field, and one of a type the node does not know: answered by id.
+    link.send({ type: "emit", id: 1, callId: "ses_l:1", data: {} });
+    const invalid = await link.next((m) => m.type === "error" && m.re === 1);
+    assert.is(invalid.type === "error" && invalid.error.code, "invalid_frame");
+    assert.match(invalid.type === "error" ? invalid.error.message : "", /^invalid LinkEmit: \/kind/);
+    assert.ok(invalid.type === "error" && Array.isArray(invalid.error.details), "the issues are listed");
+    link.send({ type: "reticulate", id: 2 });
+    const unknown = await link.next((m) => m.type === "error" && m.re === 2);
+    assert.is(unknown.type === "error" && unknown.error.code, "unknown_frame");
+    // The same link still carries valid requests: a call for the host connected there is sent to
+    // it and answered `invoked`; a frame for a call this node does not run is answered by the relay.
+    const frame = { type: "invoke", callId: "ses_link:3", sessionId: "ses_link", sequence: 3, tool: echo.name, digest: echo.digest, input: { n: 7 }, options: {}, deadlineAt: null } as const;
+    link.send({ type: "invoke", id: 3, hostId: host.hostId, owner: "http://127.0.0.1:9", frame });
+    assert.equal(await link.next((m) => "re" in m && m.re === 3), { type: "invoked", re: 3 });
+    assert.equal(await host.invoke(), frame);
+    link.send({ type: "emit", id: 4, callId: "ses_other:1", kind: "progress", data: {} });
+    const relayed = await link.next((m) => "re" in m && m.re === 4);
+    assert.is(relayed.type === "error" && relayed.error.code, "call_finished", JSON.stringify(relayed));
+    link.send({ type: "stop", hostId: host.hostId, callId: frame.callId, status: "cancelled" });
+    assert.equal(await host.next((f) => f.type === "cancel"), { type: "cancel", callId: frame.callId, status: "cancelled" });
+    assert.is(link.ws.readyState, link.ws.OPEN);
+    assert.equal(link.invalid, [], "every answer matches the contract's LinkMessage");
+  } finally {
+    link.close();
+    await host.close();
+  }
 });
 
 test("SIGKILL the owner: after the lease a survivor ends its open call unknown exactly once, never re-sent; the host moves over and new turns work", async () => {

@@ -20,10 +20,11 @@ import type { NodeProcess } from "./helpers/nodes.ts";
 interface Answer { answer: string; code?: string; when: string }
 const schema = JSON.parse(readFileSync(new URL("../../contract/protocol.schema.json", import.meta.url), "utf8")) as {
   "x-brain-close-codes": { code: number }[];
-  $defs: Record<string, { properties?: { type?: { const?: string } }; "x-brain-answers"?: Answer[] }>;
+  $defs: Record<string, { "x-brain-kind": string; properties?: { type?: { const?: string } }; "x-brain-answers"?: Answer[] }>;
 };
 const documented = new Set<string>();
-for (const def of Object.values(schema.$defs)) {
+// Host frames only: the node-to-node link messages (x-brain-kind "link") list their answers too, but no host sees them.
+for (const def of Object.values(schema.$defs).filter((d) => d["x-brain-kind"] === "frame")) {
   for (const a of def["x-brain-answers"] ?? []) documented.add(`${def.properties!.type!.const} ${a.answer}${a.code ? ` ${a.code}` : ""}`);
 }
 const documentedCloses = new Set(schema["x-brain-close-codes"].map((c) => c.code));

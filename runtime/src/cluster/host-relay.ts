@@ -1,34 +1,36 @@
 import type pg from "pg";
-import type { ModelRequest, TerminalStatus } from "@aexhq/brain-protocol";
+import type {
+  LinkAnswers, LinkEmit, LinkEmitResult, LinkFinish, LinkInvoke, LinkLost, LinkMessageHandler, LinkModelRequest, LinkReply, LinkRequest,
+  LinkReturned, LinkStop, ModelRequest, ModelResult, TerminalStatus,
+} from "@aexhq/brain-protocol";
 import { BrainRuntimeError, CallRejectedError } from "../errors.ts";
+import { invokeFrame } from "../dispatch/environment.ts";
 import type { CallHandle, CallInvocation, CallSink } from "../dispatch/environment.ts";
 import type { Dispatcher } from "../dispatch/dispatcher.ts";
+import type { ToolCall } from "../dispatch/call.ts";
 import type { HostEnvironment, RemoteHosts } from "../environments/host.ts";
 import { PeerLink } from "./peer-link.ts";
-import type { LinkMessage } from "./peer-link.ts";
+import type { OutgoingRequest } from "./peer-link.ts";
+import type { Logger } from "../logger.ts";
 
-type SinkOp = "emit" | "emitResult" | "returned" | "finish" | "model";
-/** A sink call's arguments by name: JSON keeps an absent one absent (in an array it would become null). */
-interface SinkArgs {
-  kind?: string;
-  data?: unknown;
-  outcome?: unknown;
-  content?: string;
-  request?: ModelRequest;
-}
+/** The requests a host's node sends the owner for a relayed call: one per host frame (emit, emit_result, …). */
+type SinkRequest = Exclude<LinkRequest, LinkInvoke>;
 
 /**
  * Calls between a session's owner node and the node its host is connected to (issue 20: "a call is
  * routed to the node that owns the session and reaches the host through the node it is connected to").
+ * The messages are the contract's link section (`Link…` in contract/protocol.schema.json); this
+ * class is the generated router's handler for them (peer-link.ts routes).
  * - Owner side (`start`): the call goes as an `invoke` request over a node-to-node link; the host's
- *   answers come back as `sink` requests, applied to the owner's call (journaled there, fenced by its
- *   lease) and answered with the committed sequence, which the host node passes on as `committed`.
- * - Host side (`handle`): an `invoke` is sent on the host's connection here, with a sink that relays.
+ *   frames come back as the link requests of the same type (`emit`, `emit_result`, …), applied to the
+ *   owner's call (journaled there, fenced by its lease) and answered `committed` with the sequence,
+ *   which the host node passes on in its own `committed`.
+ * - Host side (`invoke`): the call's `invoke` frame is sent on the host's connection here, with a sink that relays.
  * A link lost with a call open ends that call `unknown` on the owner (it may or may not have run);
  * a host connection lost on the host side does the same, by a `lost` notice.
  * `host_links` (journal/postgres.ts) says which live node each host is connected to.
  */
-export class HostRelay implements RemoteHosts {
+export class HostRelay implements RemoteHosts, LinkMessageHandler {
   private links = new Map<string, Promise<PeerLink>>();
   /** Owner side: calls sent to a host on another node, by call id. */
   private sent = new Map<string, { sink: CallSink; link: PeerLink }>();
@@ -39,13 +41,14 @@ export class HostRelay implements RemoteHosts {
     private token: string,
     private self: () => string,
     private hosts: HostEnvironment,
-    private dispatcher: () => Dispatcher,
+    private dispatcher: Dispatcher,
     private refreshRegistry: () => Promise<void>,
     /**
      * How long the host's node waits for the owner to answer a relayed frame (the model's answer
      * excepted: a model call takes what it takes). A stopped owner has lost its lease by then.
      */
     private answerTimeoutMs: number,
+    private logger: Logger,
   ) {}
 
   /** A host connected to this node: where the other nodes find it. */
@@ -91,7 +94,7 @@ export class HostRelay implements RemoteHosts {
     }
     this.sent.set(call.callId, { sink, link });
     try {
-      await link.request({ t: "invoke", call, owner: this.self() });
+      await link.request({ type: "invoke", hostId: p.hostId, owner: this.self(), frame: invokeFrame(call) });
     } catch (e) {
       this.sent.delete(call.callId);
       if (e instanceof BrainRuntimeError && e.code === "unavailable") {
@@ -108,7 +111,7 @@ export class HostRelay implements RemoteHosts {
     return {
       stop: (status: TerminalStatus) => {
         this.sent.delete(call.callId);
-        link.notify({ t: "stop", hostId: p.hostId, callId: call.callId, status });
+        link.notify({ type: "stop", hostId: p.hostId, callId: call.callId, status });
       },
     };
   }
@@ -116,7 +119,7 @@ export class HostRelay implements RemoteHosts {
   private link(url: string): Promise<PeerLink> {
     let l = this.links.get(url);
     if (l === undefined) {
-      l = PeerLink.connect(url, this.token, (m) => this.handle(m)).then((link) => {
+      l = PeerLink.connect(url, this.token, this, this.logger).then((link) => {
         link.onClosed(() => {
           this.links.delete(url);
           // Calls whose host sits behind this link can no longer be answered: `unknown`.
@@ -134,62 +137,70 @@ export class HostRelay implements RemoteHosts {
     return l;
   }
 
-  /** Messages from other nodes, on links in either direction. */
-  handle(m: LinkMessage): Promise<Record<string, unknown> | void> | Record<string, unknown> | void {
-    switch (m.t) {
-      case "invoke":
-        return this.invokeHere(m.call as CallInvocation, m.owner as string);
-      case "stop": {
-        const conn = this.hosts.connection(m.hostId as string);
-        conn?.release(m.callId as string);
-        if (m.status === "timeout" || m.status === "cancelled") conn?.cancel(m.callId as string, m.status);
-        return;
-      }
-      case "sink":
-        return this.applyHere(m.callId as string, m.op as SinkOp, (m.args ?? {}) as SinkArgs);
-      case "lost": {
-        const s = this.sent.get(m.callId as string);
-        this.sent.delete(m.callId as string);
-        s?.sink.lost(m.message as string);
-        return;
-      }
-      default:
-        throw new BrainRuntimeError("invalid_request", `unknown node-to-node message ${JSON.stringify(m.t)}`);
-    }
-  }
+  // Messages from other nodes, on links in either direction, each one already validated by the
+  // generated link router. Host side: invoke, stop. Owner side: the host's frames of a relayed call, lost.
 
   /** Host side: send the call on the host's connection here; its answers go back to the owner. */
-  private invokeHere(call: CallInvocation, owner: string): void {
-    const p = call.tool.placement;
-    const conn = p.kind === "host" ? this.hosts.connection(p.hostId) : undefined;
-    if (conn === undefined) throw new BrainRuntimeError("host_unavailable", `host ${p.kind === "host" ? p.hostId : "?"} is not connected to this node; the call was not sent`);
-    if (!conn.advertises(call.tool.contract.digest)) {
-      throw new BrainRuntimeError("reattach_mismatch", `host ${p.kind === "host" ? p.hostId : "?"} is connected but did not register tool ${call.tool.contract.name} with digest ${call.tool.contract.digest} (its schemas changed?); the call was not sent`);
+  invoke(m: LinkInvoke): LinkReply<"invoke"> {
+    const { hostId, frame } = m;
+    const conn = this.hosts.connection(hostId);
+    if (conn === undefined) throw new BrainRuntimeError("host_unavailable", `host ${hostId} is not connected to this node; the call was not sent`);
+    if (!conn.advertises(frame.digest)) {
+      throw new BrainRuntimeError("reattach_mismatch", `host ${hostId} is connected but did not register tool ${frame.tool} with digest ${frame.digest} (its schemas changed?); the call was not sent`);
     }
-    conn.invoke(call, new RelayedSink(call.callId, () => this.link(owner), () => this.takenOver(call.callId, owner), this.answerTimeoutMs));
+    conn.invoke(frame, new RelayedSink(frame.callId, () => this.link(m.owner), () => this.takenOver(frame.sessionId, m.owner), this.answerTimeoutMs));
+    return {};
+  }
+
+  /** Host side: the call ended on its owner. */
+  stop(m: LinkStop): void {
+    const conn = this.hosts.connection(m.hostId);
+    conn?.release(m.callId);
+    if (m.status === "timeout" || m.status === "cancelled") conn?.cancel(m.callId, m.status);
+  }
+
+  /** Owner side: the host of a relayed call was lost on its node: the call ends `unknown`. */
+  lost(m: LinkLost): void {
+    const s = this.sent.get(m.callId);
+    this.sent.delete(m.callId);
+    s?.sink.lost(m.message);
+  }
+
+  // Owner side: a host's frame, relayed, applied to the call as if it came from a local host.
+  async emit(m: LinkEmit): Promise<LinkReply<"emit">> {
+    const call = this.call(m.callId);
+    return { sequence: await call.emit(m.kind, m.data), finished: call.finished };
+  }
+  async emitResult(m: LinkEmitResult): Promise<LinkReply<"emit_result">> {
+    const call = this.call(m.callId);
+    return { sequence: await call.emitResult(m.outcome, m.content), finished: call.finished };
+  }
+  async returned(m: LinkReturned): Promise<LinkReply<"returned">> {
+    const call = this.call(m.callId);
+    return { sequence: await call.returned(), finished: call.finished };
+  }
+  async finish(m: LinkFinish): Promise<LinkReply<"finish">> {
+    const call = this.call(m.callId);
+    return { sequence: await call.finish(m.outcome, m.content), finished: call.finished };
+  }
+  async modelRequest(m: LinkModelRequest): Promise<LinkReply<"model_request">> {
+    const call = this.call(m.callId);
+    return { result: await call.model(m.request), finished: call.finished };
+  }
+
+  private call(callId: string): ToolCall {
+    const call = this.dispatcher.getCall(callId);
+    if (call === undefined) throw new CallRejectedError("call_finished", `call ${callId} already finished (or is run by another node now)`);
+    return call;
   }
 
   /**
    * Whether the session of a call relayed from the node at `ownerUrl` belongs to another node now.
    * A takeover ends every call it finds open `unknown` and never re-sends it, so such a call is over.
    */
-  private async takenOver(callId: string, ownerUrl: string): Promise<boolean> {
-    const sessionId = callId.slice(0, callId.lastIndexOf(":"));
+  private async takenOver(sessionId: string, ownerUrl: string): Promise<boolean> {
     const { rows } = await this.pool.query<{ url: string | null }>("SELECT n.url FROM leases l LEFT JOIN nodes n ON n.node_id = l.owner WHERE l.session_id = $1", [sessionId]);
     return rows[0] !== undefined && rows[0].url !== ownerUrl;
-  }
-
-  /** Owner side: a host's answer, relayed, applied to the call as if it came from a local host. */
-  private async applyHere(callId: string, op: SinkOp, a: SinkArgs): Promise<Record<string, unknown>> {
-    const call = this.dispatcher().getCall(callId);
-    if (call === undefined) throw new CallRejectedError("call_finished", `call ${callId} already finished (or is run by another node now)`);
-    if (op === "model") return { result: await call.model(a.request!), finished: call.finished };
-    let sequence: number;
-    if (op === "emit") sequence = await call.emit(a.kind!, a.data);
-    else if (op === "emitResult") sequence = await call.emitResult(a.outcome, a.content);
-    else if (op === "returned") sequence = await call.returned();
-    else sequence = await call.finish(a.outcome, a.content);
-    return { sequence, finished: call.finished };
   }
 
   close(): void {
@@ -210,18 +221,18 @@ class RelayedSink implements CallSink {
     private answerTimeoutMs: number,
   ) {}
 
-  private async op(op: SinkOp, args: SinkArgs): Promise<LinkMessage> {
+  private async op<M extends OutgoingRequest<SinkRequest>>(message: M): Promise<LinkAnswers[M["type"]]> {
     let link: PeerLink;
     try {
       link = await this.owner();
     } catch (e) {
       throw await this.unreachable(e);
     }
-    const answer = await link.request({ t: "sink", callId: this.callId, op, args }, op === "model" ? undefined : this.answerTimeoutMs).catch(async (e: unknown) => {
+    const answer = await link.request(message, message.type === "model_request" ? undefined : this.answerTimeoutMs).catch(async (e: unknown) => {
       if (e instanceof BrainRuntimeError && e.code === "unavailable") throw await this.unreachable(e);
       throw e instanceof BrainRuntimeError ? new CallRejectedError(e.code, e.message, e.details, e.retryable) : e;
     });
-    if (answer.finished === true) this.finished = true;
+    if (answer.finished) this.finished = true;
     return answer;
   }
 
@@ -239,23 +250,23 @@ class RelayedSink implements CallSink {
   }
 
   emit(kind: string, data: unknown): Promise<number> {
-    return this.op("emit", { kind, data }).then((a) => a.sequence as number);
+    return this.op({ type: "emit", callId: this.callId, kind, data }).then((a) => a.sequence);
   }
   emitResult(outcome: unknown, content?: string): Promise<number> {
-    return this.op("emitResult", { outcome, content }).then((a) => a.sequence as number);
+    return this.op({ type: "emit_result", callId: this.callId, outcome, content }).then((a) => a.sequence);
   }
   returned(): Promise<number> {
-    return this.op("returned", {}).then((a) => a.sequence as number);
+    return this.op({ type: "returned", callId: this.callId }).then((a) => a.sequence);
   }
   finish(outcome?: unknown, content?: string): Promise<number> {
-    return this.op("finish", { outcome, content }).then((a) => a.sequence as number);
+    return this.op({ type: "finish", callId: this.callId, outcome, content }).then((a) => a.sequence);
   }
-  model(request: ModelRequest): Promise<never> {
-    return this.op("model", { request }).then((a) => a.result as never);
+  model(request: ModelRequest): Promise<ModelResult> {
+    return this.op({ type: "model_request", callId: this.callId, request }).then((a) => a.result);
   }
   lost(message: string): void {
     if (this.finished) return;
     this.finished = true;
-    void this.owner().then((link) => link.notify({ t: "lost", callId: this.callId, message }), () => {});
+    void this.owner().then((link) => link.notify({ type: "lost", callId: this.callId, message }), () => {});
   }
 }

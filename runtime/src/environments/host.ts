@@ -1,4 +1,5 @@
 import type { ErrorInfo, PlacedTool } from "@aexhq/brain-protocol";
+import { invokeFrame } from "../dispatch/environment.ts";
 import type { CallHandle, CallInvocation, CallSink, Environment } from "../dispatch/environment.ts";
 import { BrainRuntimeError } from "../errors.ts";
 import type { HostRegistry } from "../hosts/registry.ts";
@@ -60,7 +61,7 @@ export class HostEnvironment implements Environment {
       }).catch(() => {});
       return { stop: () => {} };
     }
-    conn.invoke(call, sink);
+    conn.invoke(invokeFrame(call), sink);
     return {
       stop: (status) => {
         conn.release(call.callId);

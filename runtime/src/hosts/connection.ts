@@ -1,11 +1,10 @@
 import type { WebSocket } from "ws";
 import { LIMITS, routeRuntimeFrame } from "@aexhq/brain-protocol";
 import type {
-  EmitFrame, EmitResultFrame, EnvironmentRequestFrame, ErrorInfo, FinishFrame, ModelRequestFrame, PingFrame, RegisterFrame, ReturnedFrame,
+  EmitFrame, EmitResultFrame, EnvironmentRequestFrame, ErrorInfo, FinishFrame, InvokeFrame, ModelRequestFrame, PingFrame, RegisterFrame, ReturnedFrame,
   RuntimeFrameHandler, RuntimeToHostFrame,
 } from "@aexhq/brain-protocol";
-import { invokeFrame } from "../dispatch/environment.ts";
-import type { CallInvocation, CallSink } from "../dispatch/environment.ts";
+import type { CallSink } from "../dispatch/environment.ts";
 import type { Dispatcher, HostBinding } from "../dispatch/dispatcher.ts";
 import { BrainRuntimeError, CallRejectedError, toErrorInfo } from "../errors.ts";
 import type { HostRegistry } from "./registry.ts";
@@ -102,9 +101,10 @@ export class HostConnection implements RuntimeFrameHandler {
     this.ws.close(closeCode, code);
   }
 
-  invoke(call: CallInvocation, sink: CallSink): void {
-    this.calls.set(call.callId, sink);
-    this.send(invokeFrame(call));
+  /** Sends a call's `invoke` frame (built here by `invokeFrame`, or by the owner node for a relayed call). */
+  invoke(frame: InvokeFrame, sink: CallSink): void {
+    this.calls.set(frame.callId, sink);
+    this.send(frame);
   }
 
   cancel(callId: string, status: "timeout" | "cancelled"): void {

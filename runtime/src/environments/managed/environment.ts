@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, rmSync, rmdirSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { delimiter, join, resolve } from "node:path";
 import type { ErrorInfo, ManagedPlacement, PlacedTool } from "@aexhq/brain-protocol";
+import { invokeFrame } from "../../dispatch/environment.ts";
 import type { CallHandle, CallInvocation, CallSink, Environment } from "../../dispatch/environment.ts";
 import { BrainRuntimeError } from "../../errors.ts";
 import type { HostEnvironment } from "../host.ts";
@@ -209,7 +210,7 @@ export class ManagedEnvironment implements Environment {
     if (sink.finished) return noop;
     const conn = this.opts.hosts.connection(binding.spec.hostId);
     if (conn === undefined) throw new BrainRuntimeError("host_unavailable", `managed host ${binding.spec.env} is not connected; the call was not sent`);
-    conn.invoke(call, sink);
+    conn.invoke(invokeFrame(call), sink);
     return {
       stop: (status) => {
         conn.release(call.callId);
