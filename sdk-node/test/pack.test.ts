@@ -26,9 +26,10 @@ test.before(() => {
   // Their third-party dependencies (and zod, the peer) come as tarballs packed from this checkout's
   // node_modules: `npm ci` caches tarballs but not registry metadata, so an offline install of a
   // range like "zod@4" fails on a machine whose npm cache saw nothing but `npm ci`.
-  for (const dep of ["ws", "@sinclair/typebox"]) run(npm, ["pack", "--pack-destination", packs], join(root, "node_modules", dep));
+  // canonicalize is @aexhq/brain-protocol's (JCS digests).
+  for (const dep of ["ws", "@sinclair/typebox", "canonicalize"]) run(npm, ["pack", "--pack-destination", packs], join(root, "node_modules", dep));
   ours = readdirSync(packs).filter((f) => f.endsWith(".tgz")).map((f) => join(packs, f));
-  assert.is(ours.length, 5);
+  assert.is(ours.length, 6);
 });
 
 test.after(() => rmSync(dir, { recursive: true, force: true }));
