@@ -21,7 +21,8 @@ let accepted: (ws: WebSocket) => void = () => {};
 server.on("connection", (ws) => accepted(ws));
 
 test.before(async () => {
-  await new Promise((r) => server.once("listening", r));
+  // uvu imports every file of a run first: the server may have been listening for a while.
+  if (server.address() === null) await new Promise((r) => server.once("listening", r));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 
