@@ -164,7 +164,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   else await sessions.recover();
 
   const streams = new Set<() => void>();
-  const extra: RouteDeps["extra"] = [hostsRoute(registry, hostEnv, sessions)];
+  const extra: RouteDeps["extra"] = [hostsRoute(registry, hostEnv, sessions, store)];
   // The session viewer (/ui) logs in with what the API accepts, and reads the API with it.
   const open: RouteDeps["open"] = [uiRoute({ accepts: (credential) => keys.authenticate(credential) !== undefined })];
   const hostTokens = new Map<string, Principal>();
@@ -186,7 +186,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   const links = new Set<PeerLink>();
   // A revoked key's hosts are disconnected at once (their open calls end `unknown`).
   const revoked = (keyId: string) => hostEnv.disconnect(registry.ownedBy(keyId), `the API key ${keyId} was revoked`);
-  const deps: RouteDeps = { keys, revoked, redactor, sessions, streams, extra, open };
+  const deps: RouteDeps = { keys, revoked, redactor, sessions, store, streams, extra, open };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (cluster === undefined) void handle(req, res, deps);
     else void cluster.route(req, res, (request) => handle(request, res, deps));

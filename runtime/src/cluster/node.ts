@@ -200,7 +200,7 @@ export class ClusterNode {
 
   /**
    * Places each request before the local routes see it: a session's routes are served by its owner,
-   * listings read the directory of every session first, and an unknown credential is looked up again
+   * listings are served here (from the database), and an unknown credential is looked up again
    * (it may be a key another node issued a moment ago). An owner that cannot be reached is waited
    * for, up to the lease time and a little more, until its lease runs out and this node takes over.
    */
@@ -236,8 +236,7 @@ export class ClusterNode {
         this.using.set(id, (this.using.get(id) ?? 0) + 1);
         return await local(request());
       }
-      // Listings (sessions, a host's placed sessions) read every session's head from the database.
-      if (req.method === "GET" && (path === "/v1/sessions" || path.startsWith("/v1/hosts/"))) await this.parts.journal.loadDirectory();
+      // Listings (sessions, a host's placed sessions) page through the database's listing index themselves.
       await local(req);
     } catch (e) {
       if (!res.headersSent) sendError(res, e);

@@ -1,10 +1,11 @@
 import pg from "pg";
-import type { JournalRecord } from "@aexhq/brain-protocol";
+import type { JournalRecord, SessionCreatedRecord } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
 import { deepFreeze } from "./freeze.ts";
 import { advanceHead, newHead } from "./head.ts";
-import type { SessionHead } from "./head.ts";
-import type { HostRow, KeyRow, StoreStats } from "./store.ts";
+import type { HeadStatus, SessionHead } from "./head.ts";
+import { pageOf } from "./store.ts";
+import type { HostRow, KeyRow, ListQuery, SessionPage, StoreStats } from "./store.ts";
 
 /** Schema versions, applied in order inside one transaction each, recorded in brain_meta. */
 const MIGRATIONS: string[] = [
@@ -68,6 +69,13 @@ const MIGRATIONS: string[] = [
   // per session): `run` names the process that joined as the node, so a second process with the
   // same node id (a restart) fences off the first one's writes.
   `ALTER TABLE nodes ADD COLUMN run TEXT NOT NULL DEFAULT '';`,
+  // Listing by page (issue 27): the head's state as a column, and the sessions in listing order
+  // (newest first, ties by id in code unit order whatever the database's collation), every
+  // session's and each owner's. A commit's head update already changes indexed columns (the
+  // open-work index's), so these add index entries, not a new cost kind.
+  `ALTER TABLE sessions ADD COLUMN state SMALLINT GENERATED ALWAYS AS (CASE WHEN deleted THEN 2 WHEN turn_open THEN 1 ELSE 0 END) STORED;
+   CREATE INDEX sessions_listing ON sessions (state, created_at, session_id COLLATE "C");
+   CREATE INDEX sessions_owner_listing ON sessions (owner, state, created_at, session_id COLLATE "C");`,
 ];
 
 /**
@@ -200,10 +208,12 @@ interface HeadRow {
  *   sessions table is always exact: recovery asks it which sessions have open work.
  * - With a `fence` (several nodes, cluster/): every batch proves, in its own transaction, that this
  *   node holds each session's lease (FENCED_COMMIT_SQL); records of a session it lost are refused.
+ * - Listing is one statement a page: one index range per state over sessions_listing or
+ *   sessions_owner_listing, then each listed session's session.created row by key (LISTING_SQL).
  */
 export class PostgresStore {
   readonly kind = "postgres" as const;
-  readonly stats: StoreStats = { transactions: 0, records: 0, rowsRead: 0, headsLoaded: 0 };
+  readonly stats: StoreStats = { transactions: 0, records: 0, rowsRead: 0, headsLoaded: 0, headsListed: 0 };
   private pending: Pending[] = [];
   /** Batches being committed, each on its own writer connection. */
   private inFlight = new Set<Promise<void>>();
@@ -437,6 +447,21 @@ export class PostgresStore {
     return rows.map((r) => r.session_id);
   }
 
+  /** One page in one statement (listingSql): the sessions table is exact, heads are written with their records. */
+  async listSessions(query: ListQuery): Promise<SessionPage> {
+    const statuses = query.status === undefined ? STATUSES : [query.status];
+    const values: unknown[] = [query.limit + 1];
+    if (query.owner !== undefined) values.push(query.owner);
+    if (query.after !== undefined) values.push(query.after.createdAt, query.after.sessionId);
+    const name = `brain_list_${query.owner !== undefined ? "o" : "a"}${query.after !== undefined ? "c" : ""}_${statuses.map((s) => STATE[s]).join("")}`;
+    const { rows } = await this.readers.query<HeadRow & { created: string }>({ name, text: listingSql(query.owner !== undefined, query.after !== undefined, statuses), values });
+    this.stats.headsListed += rows.length;
+    this.stats.rowsRead += rows.length;
+    const found = rows.map((r) => ({ head: headOf(r), created: JSON.parse(r.created) as SessionCreatedRecord["data"] }));
+    return pageOf(found, query.limit);
+  }
+
+  /** Every session id, deleted ones included, newest first: O(sessions), for tests and tools (listing pages with `listSessions`). */
   async sessionIds(): Promise<string[]> {
     const { rows } = await this.readers.query<{ session_id: string }>("SELECT session_id FROM sessions ORDER BY created_at DESC, session_id");
     return rows.map((r) => r.session_id);
@@ -539,6 +564,24 @@ async function migrate(client: pg.Client): Promise<void> {
   } finally {
     await client.query("SELECT pg_advisory_unlock(4242001)");
   }
+}
+
+const STATE: Record<HeadStatus, number> = { idle: 0, running: 1, deleted: 2 };
+const STATUSES: HeadStatus[] = ["idle", "running", "deleted"];
+
+/**
+ * A listing page: $1 the page size plus one, then the owner (a key's sessions), then the position
+ * it starts after. Each state wanted is one range of an index in listing order, limited; their union
+ * is cut to the page, and only then are the page's session.created rows read, by primary key.
+ */
+export function listingSql(byOwner: boolean, after: boolean, statuses: HeadStatus[]): string {
+  const owner = byOwner ? "owner = $2 AND " : "";
+  const from = after ? ` AND (created_at, session_id COLLATE "C") < ($${byOwner ? 3 : 2}::bigint, $${byOwner ? 4 : 3}::text)` : "";
+  const order = `ORDER BY created_at DESC, session_id COLLATE "C" DESC`;
+  const ranges = statuses.map((s) => `(SELECT * FROM sessions WHERE ${owner}state = ${STATE[s]}${from} ${order} LIMIT $1)`);
+  return `SELECT p.*, j.data AS created FROM (SELECT * FROM (${ranges.join(" UNION ALL ")}) u ${order} LIMIT $1) p
+    JOIN journal j ON j.session_id = p.session_id AND j.sequence = 1
+    ${order.replace(/created_at|session_id/g, (c) => `p.${c}`)}`;
 }
 
 function headOf(row: HeadRow): SessionHead {
