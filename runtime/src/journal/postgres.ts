@@ -454,10 +454,10 @@ export class PostgresStore {
     if (query.owner !== undefined) values.push(query.owner);
     if (query.after !== undefined) values.push(query.after.createdAt, query.after.sessionId);
     const name = `brain_list_${query.owner !== undefined ? "o" : "a"}${query.after !== undefined ? "c" : ""}_${statuses.map((s) => STATE[s]).join("")}`;
-    const { rows } = await this.readers.query<HeadRow & { created: string }>({ name, text: listingSql(query.owner !== undefined, query.after !== undefined, statuses), values });
+    const { rows } = await this.readers.query<HeadRow & { created: string | null }>({ name, text: listingSql(query.owner !== undefined, query.after !== undefined, statuses), values });
     this.stats.headsListed += rows.length;
     this.stats.rowsRead += rows.length;
-    const found = rows.map((r) => ({ head: headOf(r), created: JSON.parse(r.created) as SessionCreatedRecord["data"] }));
+    const found = rows.flatMap((r) => (r.created === null ? [] : [{ head: headOf(r), created: JSON.parse(r.created) as SessionCreatedRecord["data"] }]));
     return pageOf(found, query.limit);
   }
 
@@ -572,16 +572,18 @@ const STATUSES: HeadStatus[] = ["idle", "running", "deleted"];
 /**
  * A listing page: $1 the page size plus one, then the owner (a key's sessions), then the position
  * it starts after. Each state wanted is one range of an index in listing order, limited; their union
- * is cut to the page, and only then are the page's session.created rows read, by primary key.
+ * (merged in order, not sorted) is cut to the page, and only then are the page's session.created
+ * rows read, by primary key.
  */
 export function listingSql(byOwner: boolean, after: boolean, statuses: HeadStatus[]): string {
   const owner = byOwner ? "owner = $2 AND " : "";
   const from = after ? ` AND (created_at, session_id COLLATE "C") < ($${byOwner ? 3 : 2}::bigint, $${byOwner ? 4 : 3}::text)` : "";
   const order = `ORDER BY created_at DESC, session_id COLLATE "C" DESC`;
   const ranges = statuses.map((s) => `(SELECT * FROM sessions WHERE ${owner}state = ${STATE[s]}${from} ${order} LIMIT $1)`);
-  return `SELECT p.*, j.data AS created FROM (SELECT * FROM (${ranges.join(" UNION ALL ")}) u ${order} LIMIT $1) p
-    JOIN journal j ON j.session_id = p.session_id AND j.sequence = 1
-    ${order.replace(/created_at|session_id/g, (c) => `p.${c}`)}`;
+  // A scalar subquery, so each listed session's row is one primary-key lookup whatever the planner
+  // thinks of the journal's size (a join may hash the whole journal).
+  return `SELECT p.*, (SELECT j.data FROM journal j WHERE j.session_id = p.session_id AND j.sequence = 1) AS created
+    FROM (SELECT * FROM (${ranges.join(" UNION ALL ")}) u ${order} LIMIT $1) p ${order.replace(/created_at|session_id/g, (c) => `p.${c}`)}`;
 }
 
 function headOf(row: HeadRow): SessionHead {
