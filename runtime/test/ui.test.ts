@@ -155,7 +155,7 @@ test("sessions list: newest first with state, model and open calls; filter by st
   assert.is((await rows()).length, 25, "a first page of 25");
   assert.ok(await page.isVisible("#more"));
   assert.match((await page.textContent("#list-count")) ?? "", "25 sessions shown");
-  await page.screenshot({ path: join(ARTIFACTS, "sessions-list-first-page.png"), clip: { x: 0, y: 650, width: 1280, height: 400 }, fullPage: true });
+  await page.screenshot({ path: join(ARTIFACTS, "sessions-list-first-page.png"), fullPage: true });
   await page.click("#more");
   await page.waitForFunction((n) => document.querySelectorAll("tr[data-session]").length === n, total);
   const all = await rows();
