@@ -34,11 +34,11 @@ const OLD_SESSIONS = 10;
 const WAVE = 64;
 
 /** The runtime's own code, as this bench measures it: dist/ when the packages resolve there, else the sources. */
-function fromSource(): boolean {
+export function fromSource(): boolean {
   return import.meta.resolve("@aexhq/brain-runtime").endsWith(".ts");
 }
 
-interface StoreLike {
+export interface StoreLike {
   append(r: JournalRecord): Promise<void>;
   flush(): Promise<void>;
   close(): Promise<void>;
@@ -47,9 +47,11 @@ interface StoreLike {
   loadSession?(id: string): JournalRecord[];
   loadHosts(): unknown[];
   saveHost(row: unknown): void;
+  saveKey(row: unknown): void;
 }
 
-async function openStore(file: string): Promise<StoreLike> {
+/** The runtime's SqliteStore on `file`, from dist/ or the sources as this bench measures the runtime. */
+export async function openStore(file: string): Promise<StoreLike> {
   const rel = fromSource() ? "runtime/src/journal/sqlite.ts" : "runtime/dist/journal/sqlite.js";
   const mod = (await import(new URL(rel, `file://${ROOT}`).href)) as { SqliteStore: new (file: string) => StoreLike };
   return new mod.SqliteStore(file);

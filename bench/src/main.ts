@@ -1,4 +1,4 @@
-// npm run bench [-- --quick | --soak | --nodes] [-- --only=7,8]: every figure beside a baseline measured in the same run.
+// npm run bench [-- --quick | --soak | --nodes] [-- --only=7,8,13]: every figure beside a baseline measured in the same run.
 import { writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { availableParallelism } from "node:os";
@@ -12,6 +12,7 @@ import { memory } from "./memory.ts";
 import { componentTools } from "./components.ts";
 import { journalGrowth } from "./growth.ts";
 import { historyAtRest } from "./history.ts";
+import { listingBench } from "./listing.ts";
 import { soak } from "./soak.ts";
 import { nodesBench } from "./nodes.ts";
 import { printSection } from "./report.ts";
@@ -52,6 +53,7 @@ export async function runBench(cfg: BenchConfig, opts: { log?: (s: string) => vo
   if (want("6")) add(await memory(cfg, log));
   if (want("7")) add(await journalGrowth(cfg, log));
   if (want("8")) add(await historyAtRest(cfg, log));
+  if (want("13")) add(await listingBench(cfg, log));
   report.durationS = round((Date.now() - t0) / 1000, 1);
   return report;
 }

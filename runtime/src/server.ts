@@ -196,7 +196,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   else await sessions.recover();
 
   const streams = new OpenStreams();
-  const extra: RouteDeps["extra"] = [hostsRoute(registry, hostEnv, sessions)];
+  const extra: RouteDeps["extra"] = [hostsRoute(registry, hostEnv, sessions, store)];
   // The session viewer (/ui) logs in with what the API accepts, and reads the API with it.
   const open: RouteDeps["open"] = [uiRoute({ accepts: (credential) => keys.authenticate(credential) !== undefined })];
   const hostTokens = new Map<string, Principal>();
@@ -259,7 +259,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
     streams.endKey(keyId, "the API key of this stream was revoked");
     hostEnv.disconnect(registry.ownedBy(keyId), `the API key ${keyId} was revoked`);
   });
-  const deps: RouteDeps = { keys, redactor, sessions, streams, maxStreamMs, extra, open, maxWaitMs: opts.maxWaitMs ?? DEFAULT_MAX_WAIT_MS };
+  const deps: RouteDeps = { keys, redactor, sessions, store, streams, maxStreamMs, extra, open, maxWaitMs: opts.maxWaitMs ?? DEFAULT_MAX_WAIT_MS };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     if (cluster === undefined) void handle(req, res, deps);
     else void cluster.route(req, res, (request) => handle(request, res, deps));

@@ -230,6 +230,13 @@ test("two nodes on one PostgreSQL: either node serves a session (the owner runs 
   assert.is((await api(as(a), "POST", `/v1/sessions/${id2}/messages`, { text: "hi" })).status, 202);
   await waitFor(as(a), id2, (r) => r.type === "turn.completed");
   assert.equal(await rows(db, "SELECT owner FROM leases WHERE session_id = $1", [id2]), [{ owner: "node-b" }]);
+  // Listing pages come from the database on either node: B's newest session first, and a cursor A gave continues on B.
+  const first = await api(as(a), "GET", "/v1/sessions?limit=1");
+  assert.equal([first.body.sessions.map((s: { id: string }) => s.id), typeof first.body.next], [[id2], "string"]);
+  const rest = await api(as(b), "GET", `/v1/sessions?limit=1&cursor=${first.body.next}`);
+  assert.equal([rest.body.sessions.map((s: { id: string }) => s.id), rest.body.next], [[id], undefined]);
+  // A host's placed sessions are found through the same pages.
+  assert.equal((await api(as(b), "GET", "/v1/hosts/host-a")).body.sessions, [id]);
   // An API key issued through one node works on the other at once.
   const key = await api(as(a), "POST", "/v1/keys", { name: "app" });
   assert.is(key.status, 201);

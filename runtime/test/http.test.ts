@@ -120,6 +120,51 @@ test("create, get, list, message with wait, delete", async () => {
   isErrorBody(missing, "not_found");
 });
 
+test("GET /v1/sessions: 50 a page by default, `next` until the last page, ?cursor continues, ?status from the session's state; a bad cursor or limit is 400", async () => {
+  const made = new Set<string>();
+  for (let i = 0; i < 52; i++) made.add((await createSession(brain, [], [{ text: "hi" }])).id);
+  const first = await api(brain, "GET", "/v1/sessions");
+  assert.ok(validate.SessionList.Check(first.body));
+  assert.is(first.body.sessions.length, 50, "the default page size");
+  assert.type(first.body.next, "string");
+  // Every page, 20 at a time: newest first (ties by id), nothing twice, nothing missed; the last page has no next.
+  const listed: Array<{ id: string; createdAt: string }> = [];
+  let cursor: string | undefined;
+  do {
+    const page = await api(brain, "GET", `/v1/sessions?limit=20${cursor ? `&cursor=${cursor}` : ""}`);
+    assert.is(page.status, 200, JSON.stringify(page.body));
+    assert.ok(validate.SessionList.Check(page.body));
+    listed.push(...page.body.sessions);
+    cursor = page.body.next;
+    if (cursor !== undefined) assert.is(page.body.sessions.length, 20);
+  } while (cursor !== undefined);
+  const ids = listed.map((s) => s.id);
+  assert.is(new Set(ids).size, ids.length, "no session twice");
+  assert.ok([...made].every((id) => ids.includes(id)), "every session");
+  for (let i = 1; i < listed.length; i++) {
+    const [a, b] = [listed[i - 1]!, listed[i]!];
+    assert.ok(a.createdAt > b.createdAt || (a.createdAt === b.createdAt && a.id > b.id), `newest first: ${a.id} ${a.createdAt} before ${b.id} ${b.createdAt}`);
+  }
+  // A running turn (an open call) is listed as running, with its open call.
+  const busy = await createSession(brain, [placed(echo, host.hostId)], [{ toolCalls: [{ name: "echo", input: {} }] }, { text: "ok" }]);
+  await api(brain, "POST", `/v1/sessions/${busy.id}/messages`, { text: "go" });
+  const invoke = await host.invoke();
+  const running = await api(brain, "GET", "/v1/sessions?status=running");
+  assert.equal(running.body.sessions.map((s: { id: string; openCalls: string[] }) => [s.id, s.openCalls]), [[busy.id, [invoke.callId]]]);
+  assert.not.ok((await api(brain, "GET", "/v1/sessions?status=idle&limit=1000")).body.sessions.some((s: { id: string }) => s.id === busy.id));
+  await host.request({ type: "finish", callId: invoke.callId, outcome: { status: "ok", value: 1 } });
+  await waitFor(brain, busy.id, (r) => r.type === "turn.completed");
+  assert.equal((await api(brain, "GET", "/v1/sessions?status=running")).body, { sessions: [] });
+  const last = listed.at(-1)!;
+  const valid = first.body.next as string;
+  for (const bad of ["ses_nope", last.id, "%21%21", `${valid}A`, Buffer.from("[1,2]").toString("base64url"), Buffer.from('[-1,"ses_x"]').toString("base64url"), "", "x".repeat(600)]) {
+    const r = await api(brain, "GET", `/v1/sessions?cursor=${bad}`);
+    assert.is(r.status, 400, bad);
+    isErrorBody(r, "invalid_request");
+  }
+  for (const bad of ["0", "1001", "1.5", ""]) assert.is((await api(brain, "GET", `/v1/sessions?limit=${bad}`)).status, 400, `limit=${bad}`);
+});
+
 test("deleting a session cancels its open calls first", async () => {
   const s = await createSession(brain, [placed(echo, host.hostId)], [{ toolCalls: [{ name: "echo", input: {} }] }]);
   await api(brain, "POST", `/v1/sessions/${s.id}/messages`, { text: "go" });

@@ -295,4 +295,30 @@ test("wake batching: fires once per window from the first notify, not extended b
   assert.ok(during >= 2, `fired ${during} times during continuous notifications`);
 });
 
+test("sqlite: a journal from before listing by page gets its state column and listing indexes once, and lists its sessions", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "brain-journal-"));
+  try {
+    const file = join(dir, "journal.sqlite");
+    let store = new SqliteStore(file);
+    const created = (id: string, at: number, owner?: string) => ({ sessionId: id, sequence: 1, at, type: "session.created", data: { model: { provider: "scripted", script: [] }, tools: [], ...(owner ? { owner } : {}) } }) as JournalRecord;
+    await Promise.all([store.append(created("ses_old", 1000, "k1")), store.append(created("ses_new", 2000))]);
+    await store.close();
+    // The directory as the previous version left it: no state column, no listing index.
+    const db = new Database(file);
+    db.exec("DROP INDEX sessions_listing; DROP INDEX sessions_owner_listing; ALTER TABLE sessions DROP COLUMN state;");
+    db.close();
+    store = new SqliteStore(file);
+    try {
+      const indexes = (store.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'sessions' AND name LIKE 'sessions_%listing'").all() as Array<{ name: string }>).map((r) => r.name).sort();
+      assert.equal(indexes, ["sessions_listing", "sessions_owner_listing"]);
+      assert.equal((await store.listSessions({ limit: 10 })).sessions.map((s) => s.head.sessionId), ["ses_new", "ses_old"]);
+      assert.equal((await store.listSessions({ limit: 10, owner: "k1" })).sessions.map((s) => [s.head.sessionId, s.created.owner]), [["ses_old", "k1"]]);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test.run();

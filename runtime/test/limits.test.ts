@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { WebSocket } from "ws";
 import { LIMITS, validate } from "@aexhq/brain-protocol";
 import { startBrain } from "../src/index.ts";
+import type { SqliteStore } from "../src/journal/sqlite.ts";
 import { checkJsonTextDepth, jsonTextDepth, jsonValueDepth } from "../src/json-limits.ts";
 import { toolArguments } from "../src/models/http-failure.ts";
 import { checkGuestOutcome } from "../src/environments/component/outcome.ts";
@@ -48,8 +49,9 @@ function isErrorBody(r: { body: unknown }, code: string) {
 
 /** What a refused creation must leave as it was: resident sessions, journal sessions and records, the list, the host's placements. */
 async function footprint() {
-  const list = await api(brain, "GET", "/v1/sessions");
+  const list = await api(brain, "GET", "/v1/sessions?limit=1000");
   assert.is(list.status, 200, "GET /v1/sessions keeps answering 200");
+  assert.is(list.body.next, undefined, "one page holds every session");
   const hostInfo = await api(brain, "GET", `/v1/hosts/${host.hostId}`);
   assert.is(hostInfo.status, 200);
   const { store, sessions } = brain.internals;
@@ -58,7 +60,7 @@ async function footprint() {
     listed: list.body.sessions.length,
     placed: hostInfo.body.sessions.length,
     resident: sessions.held.resident,
-    journaled: store.sessionIds().length,
+    journaled: (store as SqliteStore).sessionIds().length,
     records: store.stats.records,
   };
 }

@@ -9,14 +9,14 @@ import { join } from "node:path";
 import pg from "pg";
 import { validate } from "@aexhq/brain-protocol";
 import type { JournalRecord } from "@aexhq/brain-protocol";
-import { SqliteStore } from "../src/journal/sqlite.ts";
+import { SqliteStore, listingSql as sqliteListingSql } from "../src/journal/sqlite.ts";
 import { MemoryStore } from "../src/journal/memory.ts";
-import { PostgresStore } from "../src/journal/postgres.ts";
+import { PostgresStore, listingSql as postgresListingSql } from "../src/journal/postgres.ts";
 import { NodeJournal } from "../src/cluster/node-journal.ts";
 import type { SessionHead } from "../src/journal/head.ts";
-import type { HostRow, KeyRow, KeyedMessage, StoreStats } from "../src/journal/store.ts";
+import type { HostRow, KeyRow, KeyedMessage, ListQuery, SessionPage, StoreStats } from "../src/journal/store.ts";
 import fc from "fast-check";
-import { freshDatabase } from "./helpers/nodes.ts";
+import { freshDatabase, queryRows } from "./helpers/nodes.ts";
 import { startPgCluster } from "./helpers/pg-cluster.ts";
 import { refusedServe } from "./helpers/cli.ts";
 import type { PgCluster } from "./helpers/pg-cluster.ts";
@@ -30,6 +30,7 @@ interface Store {
   findMessage(id: string, key: string): Promise<KeyedMessage | undefined>;
   openWork(): string[] | Promise<string[]>;
   sessionIds(): string[] | Promise<string[]>;
+  listSessions(query: ListQuery): Promise<SessionPage>;
   saveHost(row: HostRow): void | Promise<void>;
   deleteHost(hostId: string): void | Promise<void>;
   loadHosts(): HostRow[] | Promise<HostRow[]>;
@@ -78,6 +79,28 @@ const KINDS: Kind[] = [
 const rec = (sessionId: string, sequence: number, type: JournalRecord["type"] = "tool.returned", data: unknown = { callId: `${sessionId}:1` }): JournalRecord =>
   ({ sessionId, sequence, at: 1_764_680_000_000 + sequence, type, data }) as JournalRecord;
 const created = (sessionId: string, owner?: string) => rec(sessionId, 1, "session.created", { model: { provider: "scripted", script: [] }, tools: [], ...(owner ? { owner } : {}) });
+/** session.created at a given time (a listing orders by it), with a system prompt naming the session so its data can be checked. */
+const createdAt = (sessionId: string, at: number, owner?: string) =>
+  ({ sessionId, sequence: 1, at, type: "session.created", data: { model: { provider: "scripted", script: [] }, tools: [], system: `I am ${sessionId}`, ...(owner ? { owner } : {}) } }) as JournalRecord;
+const T0 = 1_764_680_000_000;
+
+/** Every page of a listing, `limit` at a time: the ids of each page, and whether each page but the last had a `next`. */
+async function pages(store: Store, query: Omit<ListQuery, "after">): Promise<string[][]> {
+  const out: string[][] = [];
+  let after: ListQuery["after"];
+  for (;;) {
+    const page = await store.listSessions({ ...query, ...(after ? { after } : {}) });
+    out.push(page.sessions.map((s) => s.head.sessionId));
+    for (const s of page.sessions) assert.is(s.created.system, `I am ${s.head.sessionId}`, "a listed session comes with its own session.created data");
+    if (page.next === undefined) return out;
+    assert.equal(page.next, { createdAt: page.sessions.at(-1)!.head.createdAt, sessionId: page.sessions.at(-1)!.head.sessionId }, "next is the page's last position");
+    after = page.next;
+  }
+}
+
+/** A turn opened (running) in a session whose last record is `sequence`. */
+const openTurn = (store: Store, id: string, sequence: number) =>
+  Promise.all([store.append(rec(id, sequence + 1, "message.user", { text: "hi", activation: 1 })), store.append(rec(id, sequence + 2, "turn.started", { activation: 1, cause: "message" }))]);
 
 test.before(async () => {
   cluster = await startPgCluster();
@@ -226,6 +249,91 @@ for (const kind of KINDS) {
     });
   });
 
+  test(`${kind.name}: listing pages newest first (ties by id), with next until the last page, a key's sessions only or every session`, async () => {
+    await withStore(async (store, reopen) => {
+      // Appended out of creation order, with ties in createdAt, owners k1, k2 and the operator.
+      const made: Array<[string, number, string | undefined]> = [
+        ["ses_c", T0 + 20, "k1"], ["ses_a", T0 + 10, undefined], ["ses_e", T0 + 30, "k2"], ["ses_b", T0 + 20, "k1"],
+        ["ses_d", T0 + 20, undefined], ["ses_g", T0 + 50, "k1"], ["ses_f", T0 + 40, "k1"],
+      ];
+      for (const [id, at, owner] of made) await store.append(createdAt(id, at, owner));
+      const newestFirst = ["ses_g", "ses_f", "ses_e", "ses_d", "ses_c", "ses_b", "ses_a"];
+      for (let round = 0; round < (kind.durable ? 2 : 1); round++) {
+        assert.equal(await pages(store, { limit: 3 }), [newestFirst.slice(0, 3), newestFirst.slice(3, 6), newestFirst.slice(6)], `every session (round ${round})`);
+        assert.equal(await pages(store, { limit: 7 }), [newestFirst], "a page that holds the rest has no next");
+        assert.equal(await pages(store, { limit: 2, owner: "k1" }), [["ses_g", "ses_f"], ["ses_c", "ses_b"]]);
+        assert.equal(await pages(store, { limit: 50, owner: "k2" }), [["ses_e"]]);
+        assert.equal(await pages(store, { limit: 50, owner: "k3" }), [[]], "a key with no sessions lists none");
+        // A position between sessions is a place in the order, not a session.
+        const between = await store.listSessions({ limit: 50, after: { createdAt: T0 + 20, sessionId: "ses_c0" } });
+        assert.equal(between.sessions.map((s) => s.head.sessionId), ["ses_c", "ses_b", "ses_a"]);
+        const head = (await store.listSessions({ limit: 1, owner: "k1" })).sessions[0]!.head;
+        assert.equal([head.sessionId, head.createdAt, head.owner, head.lastSequence, head.deleted], ["ses_g", T0 + 50, "k1", 1, false]);
+        if (kind.durable && round === 0) store = await reopen();
+      }
+    });
+  });
+
+  test(`${kind.name}: the status filter is served from heads (running: a turn open), with the owner filter too`, async () => {
+    await withStore(async (store, reopen) => {
+      for (const [i, id] of ["ses_idle", "ses_run", "ses_gone", "ses_done", "ses_k_run", "ses_k_gone"].entries()) await store.append(createdAt(id, T0 + i, id.startsWith("ses_k_") ? "k1" : undefined));
+      await openTurn(store, "ses_run", 1);
+      await openTurn(store, "ses_k_run", 1);
+      await openTurn(store, "ses_done", 1);
+      await store.append(rec("ses_done", 4, "turn.completed", { activation: 1, text: "ok" }));
+      await Promise.all([store.append(rec("ses_gone", 2, "session.deleted", {})), store.append(rec("ses_k_gone", 2, "session.deleted", {}))]);
+      for (let round = 0; round < (kind.durable ? 2 : 1); round++) {
+        assert.equal(await pages(store, { limit: 1, status: "running" }), [["ses_k_run"], ["ses_run"]]);
+        assert.equal(await pages(store, { limit: 10, status: "idle" }), [["ses_done", "ses_idle"]]);
+        assert.equal(await pages(store, { limit: 10, status: "deleted" }), [["ses_k_gone", "ses_gone"]]);
+        assert.equal(await pages(store, { limit: 10, status: "deleted", owner: "k1" }), [["ses_k_gone"]]);
+        assert.equal(await pages(store, { limit: 10, status: "idle", owner: "k1" }), [[]]);
+        const all = (await store.listSessions({ limit: 10 })).sessions.map((s) => [s.head.sessionId, s.head.turnOpen, s.head.deleted]);
+        assert.equal(all, [["ses_k_gone", false, true], ["ses_k_run", true, false], ["ses_done", false, false], ["ses_gone", false, true], ["ses_run", true, false], ["ses_idle", false, false]]);
+        if (kind.durable && round === 0) store = await reopen();
+      }
+    });
+  });
+
+  test(`${kind.name}: a session is listed the moment its creation is acknowledged, and a just-deleted one as deleted, before any directory write`, async () => {
+    await withStore(async (store, reopen) => {
+      for (let i = 1; i <= 5; i++) await store.append(createdAt(`ses_${i}`, T0 + i));
+      // Reopening writes what is held (SQLite's directory): from here on only the changes below are in memory.
+      if (kind.durable) store = await reopen();
+      await store.append(createdAt("ses_new", T0 + 9));
+      await Promise.all([store.append(rec("ses_5", 2, "session.deleted", {})), store.append(rec("ses_4", 2, "session.deleted", {}))]);
+      await openTurn(store, "ses_2", 1);
+      assert.equal((await store.listSessions({ limit: 2 })).sessions.map((s) => [s.head.sessionId, s.head.deleted]), [["ses_new", false], ["ses_5", true]]);
+      // The directory's rows of ses_5 and ses_4 still say idle: they are skipped, and the page is read on past them.
+      assert.equal(await pages(store, { limit: 1, status: "idle" }), [["ses_new"], ["ses_3"], ["ses_1"]]);
+      assert.equal(await pages(store, { limit: 1, status: "deleted" }), [["ses_5"], ["ses_4"]]);
+      assert.equal(await pages(store, { limit: 5, status: "running" }), [["ses_2"]]);
+      assert.equal(await pages(store, { limit: 4 }), [["ses_new", "ses_5", "ses_4", "ses_3"], ["ses_2", "ses_1"]]);
+    });
+  });
+
+  test(`${kind.name}: a page visits its own rows: the same with 30 sessions as with 600`, async () => {
+    await withStore(async (store, reopen) => {
+      const visits: Array<{ heads: number; rows: number }> = [];
+      let n = 0;
+      for (const total of [30, 600]) {
+        const batch: Promise<void>[] = [];
+        for (; n < total; n++) batch.push(store.append(createdAt(`ses_${String(n).padStart(4, "0")}`, T0 + n, n % 3 === 0 ? "k1" : undefined)));
+        await Promise.all(batch);
+        if (kind.durable) store = await reopen();
+        for (const query of [{ limit: 5 }, { limit: 5, owner: "k1" }, { limit: 5, status: "idle" as const, owner: "k1" }]) {
+          const before = { heads: store.stats.headsListed, rows: store.stats.rowsRead };
+          const page = await store.listSessions(query);
+          assert.is(page.sessions.length, 5);
+          visits.push({ heads: store.stats.headsListed - before.heads, rows: store.stats.rowsRead - before.rows });
+        }
+      }
+      assert.equal(visits.slice(3), visits.slice(0, 3), `rows visited by the same pages at 30 and 600 sessions: ${JSON.stringify(visits)}`);
+      // At most a page and one more from each state's range, and one session.created row per listed session (and the one more).
+      for (const v of visits) assert.ok(v.heads <= 3 * 6 && v.rows <= 6, JSON.stringify(v));
+    });
+  });
+
   if (kind.durable) {
     test(`${kind.name}: records read back after reopening are byte-identical`, async () => {
       await withStore(async (store, reopen) => {
@@ -275,6 +383,55 @@ test("idempotency keys are looked up through a partial index (SQLite: an express
   } finally {
     await client.end();
     await node.close();
+  }
+});
+
+test("sqlite: every listing statement is an index range in listing order (EXPLAIN QUERY PLAN): no scan of the sessions, no sort", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "brain-contract-"));
+  const store = new SqliteStore(join(dir, "journal.sqlite"));
+  try {
+    for (const byOwner of [false, true]) {
+      for (const after of [false, true]) {
+        const params = { state: 0, limit: 26, ...(byOwner ? { owner: "k1" } : {}), ...(after ? { createdAt: T0, sessionId: "ses_x" } : {}) };
+        const plan = (store.db.prepare(`EXPLAIN QUERY PLAN ${sqliteListingSql(byOwner, after)}`).all(params) as Array<{ detail: string }>).map((r) => r.detail);
+        assert.equal(plan.length, 1, plan.join("; "));
+        assert.match(plan[0]!, byOwner ? /^SEARCH sessions USING INDEX sessions_owner_listing \(owner=\? AND state=\?/ : /^SEARCH sessions USING INDEX sessions_listing \(state=\?/);
+        if (after) assert.match(plan[0]!, /\(created_at,session_id\)<\(\?,\?\)\)$/, "the cursor is part of the index range");
+      }
+    }
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("postgres: every listing statement reads index ranges of session_listing in listing order, then the page's heads and session.created rows by key (EXPLAIN): no sequential scan, no sort", async () => {
+  const url = await freshDatabase(cluster.url, `contract_${++databases}`);
+  const store = await PostgresStore.open(url);
+  try {
+    // Enough rows that a sequential scan would be the planner's choice if the index did not serve the order.
+    await Promise.all(Array.from({ length: 3000 }, (_, i) => store.append(createdAt(`ses_${String(i).padStart(5, "0")}`, T0 + i, i % 4 === 0 ? "k1" : undefined))));
+    await queryRows(url, "ANALYZE");
+    type PlanNode = { "Node Type": string; "Index Name"?: string; "Relation Name"?: string; Plans?: PlanNode[] };
+    const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
+    for (const byOwner of [false, true]) {
+      for (const after of [false, true]) {
+        for (const statuses of [["idle", "running", "deleted"], ["running"]] as const) {
+          const values: unknown[] = [26, ...(byOwner ? ["k1"] : []), ...(after ? [T0 + 2000, "ses_02000"] : [])];
+          const [row] = await queryRows(url, `EXPLAIN (FORMAT JSON) ${postgresListingSql(byOwner, after, [...statuses])}`, values);
+          const all = nodes((row["QUERY PLAN"] as Array<{ Plan: PlanNode }>)[0]!.Plan);
+          const what = JSON.stringify(all.map((n) => [n["Node Type"], n["Index Name"] ?? n["Relation Name"]]));
+          assert.not.ok(all.some((n) => n["Node Type"] === "Seq Scan" || n["Node Type"] === "Sort"), what);
+          // An index-only scan (the visibility map says so) or an index scan: either reads the range alone.
+          const listing = all.filter((n) => n["Relation Name"] === "session_listing").map((n) => `${n["Node Type"].replace("Index Only Scan", "Index Scan")} ${n["Index Name"]}`);
+          assert.equal(listing, statuses.map(() => `Index Scan ${byOwner ? "session_listing_owner" : "session_listing_all"}`), what);
+          assert.ok(all.some((n) => n["Relation Name"] === "sessions" && n["Index Name"] === "sessions_pkey"), what);
+          assert.ok(all.some((n) => n["Relation Name"] === "journal" && n["Index Name"] === "journal_pkey"), what);
+        }
+      }
+    }
+  } finally {
+    await store.close();
   }
 });
 

@@ -120,14 +120,19 @@ test("login: the form refuses a wrong token (401), then keeps the credential ser
   assert.is(after.status, 401);
 });
 
-test("sessions list: newest first with state, model and open calls; filter by state; paging (GET /v1/sessions ?limit, ?cursor, ?status)", async () => {
+test("sessions list: newest first with state, model and open calls; filter by state; a first page and More for the next (GET /v1/sessions ?limit, ?cursor, ?status)", async () => {
+  // More than the page's 25, so the list has a next page.
+  for (let i = 0; i < 27; i++) await createSession(brain, [], [{ text: `filler ${i}` }]);
   const made: Session[] = [];
   for (let i = 0; i < 3; i++) made.push(await createSession(brain, [], [{ text: `hi ${i}` }]));
   await api(brain, "DELETE", `/v1/sessions/${made[0]!.id}`);
   const page1 = await api(brain, "GET", "/v1/sessions?limit=2");
   assert.equal(page1.body.sessions.map((s: { id: string }) => s.id), [made[2]!.id, made[1]!.id]);
-  const page2 = await api(brain, "GET", `/v1/sessions?limit=2&cursor=${made[1]!.id}`);
+  const page2 = await api(brain, "GET", `/v1/sessions?limit=2&cursor=${page1.body.next}`);
   assert.is(page2.body.sessions[0].id, made[0]!.id);
+  const every = await api(brain, "GET", "/v1/sessions?limit=1000");
+  const total = every.body.sessions.length as number;
+  assert.ok(total > 25 && every.body.next === undefined, `${total} sessions`);
   const deleted = await api(brain, "GET", "/v1/sessions?status=deleted");
   assert.ok(deleted.body.sessions.every((s: { status: string }) => s.status === "deleted"));
   assert.ok(deleted.body.sessions.some((s: { id: string }) => s.id === made[0]!.id));
@@ -145,6 +150,18 @@ test("sessions list: newest first with state, model and open calls; filter by st
   assert.match(await row.textContent() ?? "", "scripted (1 step)");
   assert.match(await row.textContent() ?? "", "idle");
   await page.waitForFunction((id) => document.querySelector(`[data-last-activity="${id}"]`)?.textContent?.includes("ago") || document.querySelector(`[data-last-activity="${id}"]`)?.textContent === "just now", made[1]!.id);
+  // The first page only; More appends the next one, and goes once every session is shown.
+  const rows = () => page.$$eval("tr[data-session]", (r) => r.map((x) => (x as unknown as { dataset: { session: string } }).dataset.session));
+  assert.is((await rows()).length, 25, "a first page of 25");
+  assert.ok(await page.isVisible("#more"));
+  assert.match((await page.textContent("#list-count")) ?? "", "25 sessions shown");
+  await page.screenshot({ path: join(ARTIFACTS, "sessions-list-first-page.png"), fullPage: true });
+  await page.click("#more");
+  await page.waitForFunction((n) => document.querySelectorAll("tr[data-session]").length === n, total);
+  const all = await rows();
+  assert.equal(all, every.body.sessions.map((s: { id: string }) => s.id), "the next page appended, in order, nothing twice");
+  assert.not.ok(await page.isVisible("#more"), "no More on the last page");
+  assert.match((await page.textContent("#list-count")) ?? "", `${total} sessions, all shown`);
   await page.screenshot({ path: join(ARTIFACTS, "sessions-list.png"), fullPage: true });
   await page.selectOption("#state-filter", "deleted");
   await page.waitForURL((u) => u.search === "?status=deleted");

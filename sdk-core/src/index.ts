@@ -15,7 +15,7 @@ export { component } from "./component.ts";
 export type { Component } from "./component.ts";
 export type { ToolContext, EnvironmentControl } from "./context.ts";
 export { BrainClient } from "./client/brain.ts";
-export type { BrainOptions, CreateSessionOptions } from "./client/brain.ts";
+export type { BrainOptions, CreateSessionOptions, ListSessionsOptions, SessionsApi } from "./client/brain.ts";
 export { Session } from "./client/session.ts";
 export type { SendOptions } from "./client/session.ts";
 export { BrainError, ProtocolError, SdkError } from "./errors.ts";
@@ -24,4 +24,5 @@ export type { Platform, WebSocketLike, PackageUpload } from "./platform.ts";
 // Packing an installed package for brainEnv({ runtime }); each SDK binds it to its file system.
 export { packInstalledWith } from "./pack.ts";
 export type { PackageFiles, PackOptions } from "./pack.ts";
+export type { Session as SessionView, SessionList } from "@aexhq/brain-protocol";
 export type { Outcome, JournalRecord, ModelRequest, ModelResult, ModelConfig, ErrorInfo, EnvironmentBinding, EnvironmentSpec, EnvironmentUpdate } from "@aexhq/brain-protocol";

@@ -3,7 +3,7 @@ import { BrainRuntimeError } from "../errors.ts";
 import { advanceHead, newHead } from "../journal/head.ts";
 import type { SessionHead } from "../journal/head.ts";
 import type { PostgresStore } from "../journal/postgres.ts";
-import type { HostRow, JournalStore, KeyRow, KeyedMessage, StoreStats } from "../journal/store.ts";
+import type { HostRow, JournalStore, KeyRow, KeyedMessage, ListQuery, SessionPage, StoreStats } from "../journal/store.ts";
 
 /** A session this node holds: its lease token, its committed records and its head. */
 interface Held {
@@ -18,14 +18,14 @@ interface Held {
  * first, by the node (cluster/node.ts), before it hands a request on:
  * - the sessions this node holds a lease on, with their committed records (`hold`, after `acquire`);
  *   a node holds the sessions it runs, and lets go of those that page out or that it lost;
- * - the list of sessions with their heads and session.created records (`loadDirectory`), for listing;
  * - API keys and host registrations (`loadCredentials`), refreshed every lease beat.
+ * Listing is asynchronous: a page comes from the database's listing index (`listSessions`), every
+ * node's sessions, as committed.
  * Writes go through at once (keys, hosts) or by group commit (records, fenced by the held tokens).
  */
 export class NodeJournal implements JournalStore {
   readonly kind = "postgres" as const;
   private held = new Map<string, Held>();
-  private directory: { ids: string[]; heads: Map<string, SessionHead>; created: Map<string, JournalRecord> } = { ids: [], heads: new Map(), created: new Map() };
   private keys = new Map<string, KeyRow>();
   private hosts = new Map<string, HostRow>();
   private writes = new Set<Promise<unknown>>();
@@ -125,8 +125,6 @@ export class NodeJournal implements JournalStore {
       this.pg.stats.rowsRead += out.length;
       return out;
     }
-    const created = this.directory.created.get(sessionId);
-    if (created !== undefined && after === 0 && through === 1) return [created];
     throw new BrainRuntimeError("internal", `session ${sessionId} is not loaded on this node (a route did not place it first)`);
   }
 
@@ -136,7 +134,7 @@ export class NodeJournal implements JournalStore {
   }
 
   head(sessionId: string): SessionHead | undefined {
-    const h = this.held.get(sessionId)?.head ?? this.directory.heads.get(sessionId);
+    const h = this.held.get(sessionId)?.head;
     return h === undefined || h.lastSequence === 0 ? undefined : { ...h };
   }
 
@@ -144,36 +142,14 @@ export class NodeJournal implements JournalStore {
     return this.recovering;
   }
 
-  sessionIds(): string[] {
-    return this.directory.ids;
+  /** A page of every node's sessions, from the database (a session is written by its owner, so its head there is as committed). */
+  listSessions(query: ListQuery): Promise<SessionPage> {
+    return this.pg.listSessions(query);
   }
 
-  /** Every session's head and session.created record, for listing (O(sessions), as the SQLite list is). */
-  async loadDirectory(): Promise<void> {
-    const { rows } = await this.pg.readers.query<{ session_id: string; created_at: string; last_sequence: number; activations: number; model_requests: number; open_calls: number; open_model_requests: number; turn_open: boolean; deleted: boolean; owner: string | null; at: string; data: string }>(
-      `SELECT s.*, j.at, j.data FROM sessions s JOIN journal j ON j.session_id = s.session_id AND j.sequence = 1
-        ORDER BY s.created_at DESC, s.session_id`,
-    );
-    const heads = new Map<string, SessionHead>();
-    const created = new Map<string, JournalRecord>();
-    for (const r of rows) {
-      heads.set(r.session_id, {
-        sessionId: r.session_id, createdAt: Number(r.created_at), lastSequence: r.last_sequence, activations: r.activations, modelRequests: r.model_requests,
-        openCalls: r.open_calls, openModelRequests: r.open_model_requests, turnOpen: r.turn_open, deleted: r.deleted, ...(r.owner === null ? {} : { owner: r.owner }),
-      });
-      created.set(r.session_id, { sessionId: r.session_id, sequence: 1, at: Number(r.at), type: "session.created", data: JSON.parse(r.data) } as JournalRecord);
-    }
-    this.directory = { ids: rows.map((r) => r.session_id), heads, created };
-  }
-
-  /** The head and session.created record of one session into the directory (a route's ownership check). */
-  async loadHead(sessionId: string): Promise<SessionHead | undefined> {
-    const head = await this.pg.head(sessionId);
-    if (head === undefined) return undefined;
-    const first = (await this.pg.read(sessionId, 0, 1))[0];
-    this.directory.heads.set(sessionId, head);
-    if (first !== undefined) this.directory.created.set(sessionId, first);
-    return head;
+  /** One session's head from the database (a route's ownership check: does it exist at all). */
+  loadHead(sessionId: string): Promise<SessionHead | undefined> {
+    return this.pg.head(sessionId);
   }
 
   /** API keys and host registrations, as every node wrote them. */

@@ -218,7 +218,7 @@ export class ClusterNode {
 
   /**
    * Places each request before the local routes see it: a session's routes are served by its owner,
-   * listings read the directory of every session first, and an unknown credential is looked up again
+   * listings are served here (from the database), and an unknown credential is looked up again
    * (it may be a key another node issued a moment ago).
    *
    * A request is passed to the owner once. It is sent again only where that cannot run it twice:
@@ -268,8 +268,7 @@ export class ClusterNode {
         this.hold(id, res);
         return await local(request());
       }
-      // Listings (sessions, a host's placed sessions) read every session's head from the database.
-      if (req.method === "GET" && (path === "/v1/sessions" || path.startsWith("/v1/hosts/"))) await this.parts.journal.loadDirectory();
+      // Listings (sessions, a host's placed sessions) page through the database's listing index themselves.
       await local(req);
     } catch (e) {
       if (!res.headersSent) sendError(res, e);

@@ -3,26 +3,30 @@ import type { HostInfo } from "@aexhq/brain-protocol";
 import type { HostRegistry } from "../hosts/registry.ts";
 import type { HostEnvironment } from "./host.ts";
 import type { SessionManager } from "../sessions/manager.ts";
+import type { JournalStore } from "../journal/store.ts";
 import { BrainRuntimeError } from "../errors.ts";
 import { sendJson } from "../http/respond.ts";
 import { decodeSegment } from "../http/path.ts";
+import { everySession } from "../http/sessions-list.ts";
 import { OPERATOR, maySee } from "../credentials/keys.ts";
 import type { Principal } from "../credentials/keys.ts";
 
 /**
  * GET /v1/hosts/:id: a registered host's contracts, connection and placed sessions. The operator
  * sees every host; an API key only the hosts registered under it (others are 404) and, of their
- * sessions, its own.
+ * sessions, its own. The placed sessions are found by paging through every session the principal
+ * may see (O(sessions): no index says which sessions a host serves).
  */
-export function hostsRoute(registry: HostRegistry, hosts: HostEnvironment, sessions: SessionManager) {
-  return (req: IncomingMessage, res: ServerResponse, url: URL, principal: Principal = OPERATOR): boolean => {
+export function hostsRoute(registry: HostRegistry, hosts: HostEnvironment, sessions: SessionManager, store: JournalStore) {
+  return async (req: IncomingMessage, res: ServerResponse, url: URL, principal: Principal = OPERATOR): Promise<boolean> => {
     const m = /^\/v1\/hosts\/([^/]+)\/?$/.exec(url.pathname);
     if (!m) return false;
     if (req.method !== "GET") throw new BrainRuntimeError("not_found", `no route ${req.method} ${url.pathname}`);
     const hostId = decodeSegment(m[1]!, "host");
     const row = registry.get(hostId);
     if (!row || !maySee(principal, row.owner)) throw new BrainRuntimeError("not_found", `no host ${hostId}`);
-    const placed = sessions.list({ principal }).filter((s) => s.tools.some((t) => t.placement.kind === "host" && t.placement.hostId === hostId)).map((s) => s.id);
+    const placed: string[] = [];
+    for await (const s of everySession(store, sessions, principal)) if (s.tools.some((t) => t.placement.kind === "host" && t.placement.hostId === hostId)) placed.push(s.id);
     const body: HostInfo = { hostId, connected: hosts.isConnected(hostId), tools: row.contracts, sessions: placed };
     sendJson(res, 200, body);
     return true;

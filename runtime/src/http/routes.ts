@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { PROTOCOL } from "@aexhq/brain-protocol";
-import type { CancelRequest, CreateKeyRequest, CreatedApiKey, KeyList, CreateSessionRequest, EventsResponse, HealthResponse, SendMessageRequest, SendMessageResponse, Session } from "@aexhq/brain-protocol";
+import type { CancelRequest, CreateKeyRequest, CreatedApiKey, KeyList, CreateSessionRequest, EventsResponse, HealthResponse, SendMessageRequest, SendMessageResponse } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
 import type { MessageAdmission, SessionManager } from "../sessions/manager.ts";
 import type { TurnEnd } from "../agentloop/loop.ts";
+import type { JournalStore } from "../journal/store.ts";
 import { ownerOf } from "../credentials/keys.ts";
 import type { Redactor } from "../redact.ts";
 import type { KeyRing, Principal } from "../credentials/keys.ts";
@@ -13,6 +14,8 @@ import { explainUnsupported } from "./unsupported-placement.ts";
 import { sendError, sendJson } from "./respond.ts";
 import { streamEvents } from "./sse.ts";
 import type { OpenStreams } from "./sse.ts";
+import { listQuery, listSessions } from "./sessions-list.ts";
+import { authorizeSession } from "./session-access.ts";
 
 export const VERSION = "0.2.0";
 
@@ -29,6 +32,8 @@ export interface RouteDeps {
   streams: OpenStreams;
   /** How long one SSE stream lasts at most (BRAIN_MAX_STREAM_MS); default DEFAULT_MAX_STREAM_MS. */
   maxStreamMs?: number;
+  /** Listing pages come from the store's index (http/sessions-list.ts). */
+  store: JournalStore;
   /** Extra routes (the component upload route plugs in here). Return true when handled. */
   extra: Route[];
   /** Routes tried before the operator token is checked: each authorizes its requests itself. */
@@ -75,14 +80,14 @@ export async function handle(req: IncomingMessage, res: ServerResponse, deps: Ro
         const body = await readValid<CreateSessionRequest>(req, "CreateSessionRequest", explainUnsupported);
         return sendJson(res, 201, await s.create(body, ownerOf(principal)));
       }
-      if (method === "GET") return sendJson(res, 200, { sessions: s.list({ ...listQuery(url.searchParams), principal }) });
+      if (method === "GET") return sendJson(res, 200, await listSessions(deps.store, s, listQuery(url.searchParams, principal)));
       throw methodNotAllowed(method, path);
     }
     const m = /^\/v1\/sessions\/([^/]+)(?:\/(messages|cancel|events))?$/.exec(path);
     if (!m) throw new BrainRuntimeError("not_found", `no route ${method} ${path}`);
     const id = decodeSegment(m[1]!, "session");
     const sub = m[2];
-    s.authorize(id, principal);
+    authorizeSession(s, id, principal);
     if (sub === undefined) {
       if (method === "GET") return sendJson(res, 200, s.view(id));
       if (method === "DELETE") return sendJson(res, 200, await s.delete(id));
@@ -192,25 +197,6 @@ async function keysRoute(req: IncomingMessage, res: ServerResponse, method: stri
   const revoked = deps.keys.revoke(m[1]!);
   await deps.keys.saved();
   return sendJson(res, 200, revoked);
-}
-
-/** GET /v1/sessions paging and filter: `?limit=1..1000&cursor=<last id of the previous page>&status=idle|running|deleted`. */
-function listQuery(q: URLSearchParams): { limit?: number; cursor?: string; status?: Session["status"] } {
-  const out: { limit?: number; cursor?: string; status?: Session["status"] } = {};
-  const limit = q.get("limit");
-  if (limit !== null) {
-    const n = Number(limit);
-    if (limit === "" || !Number.isInteger(n) || n < 1 || n > 1000) throw new BrainRuntimeError("invalid_request", `limit must be an integer from 1 to 1000, got ${JSON.stringify(limit)}`);
-    out.limit = n;
-  }
-  const cursor = q.get("cursor");
-  if (cursor !== null) out.cursor = cursor;
-  const status = q.get("status");
-  if (status !== null) {
-    if (status !== "idle" && status !== "running" && status !== "deleted") throw new BrainRuntimeError("invalid_request", `status must be idle, running or deleted, got ${JSON.stringify(status)}`);
-    out.status = status;
-  }
-  return out;
 }
 
 function parseAfter(raw: string | undefined): number {

@@ -76,3 +76,19 @@ export function advanceHead(head: SessionHead, record: Pick<JournalRecord, "sequ
 export function hasOpenWork(head: SessionHead): boolean {
   return !head.deleted && (head.openCalls > 0 || head.openModelRequests > 0 || head.turnOpen);
 }
+
+/** A session's status as its head says: deleted, running (a turn open) or idle. */
+export type HeadStatus = "idle" | "running" | "deleted";
+
+export function headStatus(head: SessionHead): HeadStatus {
+  return head.deleted ? "deleted" : head.turnOpen ? "running" : "idle";
+}
+
+/**
+ * The listing order: newest first (`createdAt` descending), ties by session id descending (code
+ * unit order, what PostgreSQL's COLLATE "C" and SQLite's BINARY compare). Negative: `a` is listed first.
+ */
+export function listingOrder(a: Pick<SessionHead, "createdAt" | "sessionId">, b: Pick<SessionHead, "createdAt" | "sessionId">): number {
+  if (a.createdAt !== b.createdAt) return b.createdAt - a.createdAt;
+  return a.sessionId === b.sessionId ? 0 : a.sessionId < b.sessionId ? 1 : -1;
+}

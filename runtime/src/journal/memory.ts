@@ -1,8 +1,8 @@
-import type { JournalRecord } from "@aexhq/brain-protocol";
+import type { JournalRecord, SessionCreatedRecord } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
-import { BatchingStore } from "./store.ts";
-import type { HostRow, KeyRow, KeyedMessage } from "./store.ts";
-import { advanceHead, hasOpenWork, newHead } from "./head.ts";
+import { BatchingStore, pageOf } from "./store.ts";
+import type { HostRow, KeyRow, KeyedMessage, ListPosition, ListQuery, ListedSession, SessionPage } from "./store.ts";
+import { advanceHead, hasOpenWork, headStatus, listingOrder, newHead } from "./head.ts";
 import type { SessionHead } from "./head.ts";
 
 /**
@@ -10,6 +10,10 @@ import type { SessionHead } from "./head.ts";
  * on disk. Records are frozen at admission (BatchingStore), so they are kept by reference, never
  * copied. A deleted session's records are kept as one JSON text, what a disk store would hold, so
  * its journal stays readable at a fraction of the memory of live objects.
+ *
+ * Listing walks the heads in the listing order, every session's or one owner's (arrays kept sorted,
+ * a new session is usually appended at the end): a page costs a binary search and its rows, plus the
+ * rows of other states a `status` filter skips (the durable stores keep the state in their index).
  */
 export class MemoryStore extends BatchingStore {
   readonly kind = "memory" as const;
@@ -17,6 +21,9 @@ export class MemoryStore extends BatchingStore {
   private compacted = new Map<string, string>();
   /** Every session's head, in creation order. */
   private heads = new Map<string, SessionHead>();
+  /** Every session's head, and each API key's, oldest listed first (the end is the newest). */
+  private ordered: SessionHead[] = [];
+  private owned = new Map<string, SessionHead[]>();
   private hosts = new Map<string, HostRow>();
   private keys = new Map<string, KeyRow>();
   /** Per session, the sequence of each message.user record with an idempotency key (what SQLite's partial index holds). */
@@ -32,6 +39,7 @@ export class MemoryStore extends BatchingStore {
     }
     for (const r of records) {
       let head = this.heads.get(r.sessionId);
+      const fresh = head === undefined;
       if (head === undefined) this.heads.set(r.sessionId, (head = newHead(r.sessionId)));
       let list = this.live.get(r.sessionId);
       if (list === undefined) {
@@ -48,6 +56,7 @@ export class MemoryStore extends BatchingStore {
         if (keys === undefined) this.messageKeys.set(r.sessionId, (keys = new Map()));
         if (!keys.has(key)) keys.set(key, r.sequence);
       }
+      if (fresh) this.index(head);
       if (head.deleted) {
         this.compacted.set(r.sessionId, JSON.stringify(list));
         this.live.delete(r.sessionId);
@@ -76,8 +85,39 @@ export class MemoryStore extends BatchingStore {
   openWork(): string[] {
     return [...this.heads.values()].filter(hasOpenWork).map((h) => h.sessionId);
   }
+  /** Every session id, deleted ones included, newest first: O(sessions), for tests and tools (listing pages with `listSessions`). */
   sessionIds(): string[] {
-    return [...this.heads.keys()].reverse();
+    return this.ordered.map((h) => h.sessionId).reverse();
+  }
+
+  /** A new session's head into the listing arrays (its createdAt and owner are set by its first record). */
+  private index(head: SessionHead): void {
+    insertOrdered(this.ordered, head);
+    if (head.owner !== undefined) {
+      let mine = this.owned.get(head.owner);
+      if (mine === undefined) this.owned.set(head.owner, (mine = []));
+      insertOrdered(mine, head);
+    }
+  }
+
+  async listSessions(query: ListQuery): Promise<SessionPage> {
+    const list = query.owner === undefined ? this.ordered : (this.owned.get(query.owner) ?? []);
+    const found: ListedSession[] = [];
+    for (let i = query.after === undefined ? list.length - 1 : countListedAfter(list, query.after) - 1; i >= 0 && found.length <= query.limit; i--) {
+      const head = list[i]!;
+      this.stats.headsListed += 1;
+      if (query.status !== undefined && headStatus(head) !== query.status) continue;
+      const created = this.createdOf(head.sessionId);
+      if (created !== undefined) found.push({ head: { ...head }, created });
+    }
+    return pageOf(found, query.limit);
+  }
+
+  private createdOf(sessionId: string): SessionCreatedRecord["data"] | undefined {
+    const live = this.live.get(sessionId);
+    const text = live === undefined ? this.compacted.get(sessionId) : undefined;
+    const first = live?.[0] ?? (text === undefined ? undefined : (JSON.parse(text) as JournalRecord[])[0]);
+    return first?.type === "session.created" ? first.data : undefined;
   }
   saveHost(row: HostRow): void {
     this.hosts.set(row.hostId, structuredClone(row));
@@ -103,6 +143,27 @@ function firstAbove(records: JournalRecord[], sequence: number): number {
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (records[mid]!.sequence <= sequence) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Inserts `head` into `list` (oldest listed first); a new session is usually the newest, so it goes at the end. */
+function insertOrdered(list: SessionHead[], head: SessionHead): void {
+  if (list.length === 0 || listingOrder(head, list[list.length - 1]!) < 0) {
+    list.push(head);
+    return;
+  }
+  list.splice(countListedAfter(list, head), 0, head);
+}
+
+/** How many heads of `list` (oldest listed first) come after `at` in the listing order: they are its first ones. */
+function countListedAfter(list: SessionHead[], at: ListPosition): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (listingOrder(at, list[mid]!) < 0) lo = mid + 1;
     else hi = mid;
   }
   return lo;

@@ -1,6 +1,7 @@
 import type { JournalRecord, SessionCreatedRecord, Session } from "@aexhq/brain-protocol";
 import type { JournalStore, KeyedMessage } from "./store.ts";
 import type { SessionHead } from "./head.ts";
+import { headStatus } from "./head.ts";
 import { BrainRuntimeError } from "../errors.ts";
 import type { Redactor } from "../redact.ts";
 import { parseCallId } from "./call-id.ts";
@@ -204,4 +205,12 @@ export function sessionView(id: string, createdAt: number, created: SessionCreat
   if (created.system !== undefined) s.system = created.system;
   if (created.deadlineMs !== undefined) s.deadlineMs = created.deadlineMs;
   return s;
+}
+
+/**
+ * The view of a session that is not resident here, from its head: its status as committed (a turn
+ * open on another node is `running`) and no open calls (those are its resident runner's to show).
+ */
+export function headView(head: SessionHead, created: SessionCreatedRecord["data"]): Session {
+  return sessionView(head.sessionId, head.createdAt, created, { status: headStatus(head), lastSequence: head.lastSequence, openCalls: [] });
 }

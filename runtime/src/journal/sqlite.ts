@@ -1,11 +1,11 @@
 import { Worker } from "node:worker_threads";
 import Database from "better-sqlite3";
-import type { JournalRecord } from "@aexhq/brain-protocol";
+import type { JournalRecord, SessionCreatedRecord } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
-import { BatchingStore } from "./store.ts";
-import type { HostRow, KeyRow, KeyedMessage } from "./store.ts";
-import { advanceHead, hasOpenWork, newHead } from "./head.ts";
-import type { SessionHead } from "./head.ts";
+import { BatchingStore, pageOf } from "./store.ts";
+import type { HostRow, KeyRow, KeyedMessage, ListQuery, ListedSession, SessionPage } from "./store.ts";
+import { advanceHead, hasOpenWork, headStatus, listingOrder, newHead } from "./head.ts";
+import type { HeadStatus, SessionHead } from "./head.ts";
 
 const CHECKPOINT_WORKER = new URL("./checkpoint-worker.mjs", import.meta.url);
 /** How often the checkpoint thread copies the WAL into the database file. */
@@ -57,6 +57,12 @@ interface DirectoryRow {
  * - The `sessions` directory (each session's head and tail) is written every second, not in every
  *   commit, with the rowid it is accurate through; opening the store replays the few log rows
  *   after that. Only heads of sessions being written or recently read are held in memory.
+ * - Listing reads the directory through two indexes, (state, created_at, session_id) and
+ *   (owner, state, created_at, session_id), `state` being a generated column (idle, running,
+ *   deleted): a page is one index range per state, newest first, whatever the number of sessions.
+ *   The indexes are written with the directory, once a second, never in a commit; the heads changed
+ *   since (new sessions, deleted ones, turns opened or closed) are merged from memory, so a listing
+ *   sees every acknowledged commit (`listSessions`).
  * - Checkpoints (WAL → database file, with an fsync of that file) run on a worker thread with its
  *   own connection instead of inside every ~1000th commit (3× slower group commits here).
  *   Durability does not depend on checkpoints or on the directory.
@@ -73,6 +79,7 @@ export class SqliteStore extends BatchingStore {
   private selectMark: Database.Statement;
   private selectDirectory: Database.Statement;
   private selectKeyed: Database.Statement;
+  private listings = new Map<string, Database.Statement>();
   private entries = new Map<string, Entry>();
   private generation = 0;
   private lastId = 0;
@@ -133,6 +140,7 @@ export class SqliteStore extends BatchingStore {
       );
     `);
     this.addColumns();
+    this.addListingIndexes();
     this.migrate();
     // After migrate (an old layout's rows are in `journal` by then): built once over the message rows.
     this.db.exec("CREATE INDEX IF NOT EXISTS journal_message_keys ON journal (session_id, json_extract(data, '$.idempotencyKey')) WHERE type = 'message.user'");
@@ -163,6 +171,21 @@ export class SqliteStore extends BatchingStore {
       const columns = this.db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>;
       if (!columns.some((c) => c.name === column)) this.db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} TEXT`);
     }
+  }
+
+  /**
+   * The listing indexes (created once on a journal of an earlier version; a million sessions take a
+   * few seconds). `state` is computed by SQLite from the head's columns, never written.
+   */
+  private addListingIndexes(): void {
+    const columns = this.db.prepare("PRAGMA table_xinfo(sessions)").all() as Array<{ name: string }>;
+    if (!columns.some((c) => c.name === "state")) {
+      this.db.exec(`ALTER TABLE sessions ADD COLUMN state INTEGER GENERATED ALWAYS AS (${STATE_SQL}) VIRTUAL`);
+    }
+    this.db.exec(`
+      CREATE INDEX IF NOT EXISTS sessions_listing ON sessions (state, created_at, session_id);
+      CREATE INDEX IF NOT EXISTS sessions_owner_listing ON sessions (owner, state, created_at, session_id);
+    `);
   }
 
   /**
@@ -198,8 +221,12 @@ export class SqliteStore extends BatchingStore {
   }
 
   private upsertDirectory(): (e: Entry) => void {
+    // A session's creation and owner never change: an update leaves them, and so the listing
+    // indexes' entries, alone unless its state changed.
     const stmt = this.db.prepare(
-      "INSERT OR REPLACE INTO sessions (session_id, tail, created_at, last_sequence, activations, model_requests, open_calls, open_model_requests, turn_open, deleted, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      `INSERT INTO sessions (session_id, tail, created_at, last_sequence, activations, model_requests, open_calls, open_model_requests, turn_open, deleted, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (session_id) DO UPDATE SET tail = excluded.tail, last_sequence = excluded.last_sequence, activations = excluded.activations, model_requests = excluded.model_requests,
+         open_calls = excluded.open_calls, open_model_requests = excluded.open_model_requests, turn_open = excluded.turn_open, deleted = excluded.deleted`,
     );
     return ({ head: h, tail }) => {
       stmt.run(h.sessionId, tail, h.createdAt, h.lastSequence, h.activations, h.modelRequests, h.openCalls, h.openModelRequests, h.turnOpen ? 1 : 0, h.deleted ? 1 : 0, h.owner ?? null);
@@ -326,6 +353,72 @@ export class SqliteStore extends BatchingStore {
     return [...ids];
   }
 
+  /**
+   * A page from the directory's listing indexes, one range per state wanted, merged with the heads
+   * changed in memory since the directory's last write (they are newer than their rows, or have
+   * none yet): a row of such a session is skipped and its memory head listed instead. What a page
+   * visits is its rows (at most limit + 1 per state), the heads changed in the last second or two,
+   * and one journal row per listed session (its session.created record, through its mark).
+   */
+  async listSessions(query: ListQuery): Promise<SessionPage> {
+    const want = query.limit + 1;
+    const changed = new Map<string, SessionHead>();
+    for (const e of this.entries.values()) {
+      const h = e.head;
+      if (!e.dirty || (query.owner !== undefined && h.owner !== query.owner)) continue;
+      if (query.after !== undefined && listingOrder(query.after, h) >= 0) continue;
+      changed.set(h.sessionId, h);
+    }
+    this.stats.headsListed += changed.size;
+    const found: SessionHead[] = [...changed.values()].filter((h) => query.status === undefined || headStatus(h) === query.status);
+    for (const status of query.status === undefined ? STATUSES : [query.status]) {
+      let after = query.after;
+      let kept = 0;
+      for (;;) {
+        const params: Record<string, unknown> = { state: STATE[status], limit: want };
+        if (query.owner !== undefined) params.owner = query.owner;
+        if (after !== undefined) Object.assign(params, { createdAt: after.createdAt, sessionId: after.sessionId });
+        const rows = this.listing(query.owner !== undefined, after !== undefined).all(params) as DirectoryRow[];
+        this.stats.headsListed += rows.length;
+        for (const r of rows) {
+          if (changed.has(r.session_id)) continue;
+          found.push(headOf(r));
+          kept += 1;
+        }
+        // Rows of changed sessions were skipped: read on until this state has its share of the page.
+        if (kept >= want || rows.length < want) break;
+        const last = rows[rows.length - 1]!;
+        after = { createdAt: last.created_at, sessionId: last.session_id };
+      }
+    }
+    found.sort(listingOrder);
+    const listed: ListedSession[] = [];
+    for (const head of found) {
+      if (listed.length === want) break;
+      const created = this.createdOf(head.sessionId);
+      if (created !== undefined) listed.push({ head: { ...head }, created });
+    }
+    return pageOf(listed, query.limit);
+  }
+
+  /** The listing statement for a key's sessions or every session, from the start or after a position. */
+  private listing(byOwner: boolean, after: boolean): Database.Statement {
+    const key = `${byOwner} ${after}`;
+    let stmt = this.listings.get(key);
+    if (stmt === undefined) this.listings.set(key, (stmt = this.db.prepare(listingSql(byOwner, after))));
+    return stmt;
+  }
+
+  /** A session's session.created data: its mark at sequence 1 names its row. */
+  private createdOf(sessionId: string): SessionCreatedRecord["data"] | undefined {
+    const mark = this.selectMark.get(sessionId, 1) as { id: number } | undefined;
+    if (mark === undefined) return undefined;
+    const row = this.selectRow.get(mark.id) as Row | undefined;
+    this.stats.rowsRead += 1;
+    return row?.sequence === 1 && row.type === "session.created" ? (JSON.parse(row.data) as SessionCreatedRecord["data"]) : undefined;
+  }
+
+  /** Every session id, deleted ones included, newest first: O(sessions), for tests and tools (listing pages with `listSessions`). */
   sessionIds(): string[] {
     const created = new Map<string, number>();
     for (const r of this.db.prepare("SELECT session_id, created_at FROM sessions").all() as Array<{ session_id: string; created_at: number }>) created.set(r.session_id, r.created_at);
@@ -390,6 +483,20 @@ export class SqliteStore extends BatchingStore {
     const rows = this.db.prepare("SELECT key_id, name, hash, created_at, revoked_at FROM keys").all() as Array<{ key_id: string; name: string; hash: string; created_at: number; revoked_at: number | null }>;
     return rows.map((r) => ({ keyId: r.key_id, name: r.name, hash: r.hash, createdAt: r.created_at, ...(r.revoked_at === null ? {} : { revokedAt: r.revoked_at }) }));
   }
+}
+
+/** The directory's `state` column: what a head's status is, as SQL (journal/head.ts headStatus). */
+const STATE_SQL = "CASE WHEN deleted = 1 THEN 2 WHEN turn_open = 1 THEN 1 ELSE 0 END";
+const STATE: Record<HeadStatus, number> = { idle: 0, running: 1, deleted: 2 };
+const STATUSES: HeadStatus[] = ["idle", "running", "deleted"];
+
+/**
+ * One state's range of a listing page, newest first (ties by id): an index range scan of
+ * sessions_owner_listing (a key's sessions) or sessions_listing (every session), no sort.
+ */
+export function listingSql(byOwner: boolean, after: boolean): string {
+  return `SELECT * FROM sessions WHERE ${byOwner ? "owner = @owner AND " : ""}state = @state${after ? " AND (created_at, session_id) < (@createdAt, @sessionId)" : ""}
+    ORDER BY created_at DESC, session_id DESC LIMIT @limit`;
 }
 
 interface Row {

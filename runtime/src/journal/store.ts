@@ -1,7 +1,7 @@
-import type { JournalRecord, ToolContract } from "@aexhq/brain-protocol";
+import type { JournalRecord, SessionCreatedRecord, ToolContract } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
 import { deepFreeze } from "./freeze.ts";
-import type { SessionHead } from "./head.ts";
+import type { HeadStatus, SessionHead } from "./head.ts";
 
 /** One persisted host registration: its identity, a salted hash of its secret and its contracts by digest. */
 export interface HostRow {
@@ -31,6 +31,38 @@ export interface StoreStats {
   rowsRead: number;
   /** Session heads read from storage (paging a session in, recovery). */
   headsLoaded: number;
+  /** Session heads a listing visited (index rows and, on SQLite, heads changed in memory since the last directory write). */
+  headsListed: number;
+}
+
+/** A place in the listing order (newest first, ties by id): a page starts after it. */
+export interface ListPosition {
+  createdAt: number;
+  sessionId: string;
+}
+
+/** One page of sessions, in the listing order (journal/head.ts listingOrder). */
+export interface ListQuery {
+  /** Only the sessions this API key created; undefined: every session (what the operator sees). */
+  owner?: string;
+  /** Only sessions in this state, as their heads say (running: a turn open). */
+  status?: HeadStatus;
+  /** At least 1. */
+  limit: number;
+  /** Start after this position (the previous page's `next`). */
+  after?: ListPosition;
+}
+
+export interface ListedSession {
+  head: SessionHead;
+  /** Its session.created record's data (model, tools, …), read for the listed rows only. */
+  created: SessionCreatedRecord["data"];
+}
+
+export interface SessionPage {
+  sessions: ListedSession[];
+  /** Where the next page starts; absent on the last page. */
+  next?: ListPosition;
 }
 
 /** A message.user record found by its idempotency key (JournalStore.findMessage). */
@@ -67,8 +99,12 @@ export interface JournalStore {
   findMessage(sessionId: string, key: string): Promise<KeyedMessage | undefined>;
   /** Ids of the sessions with open work (open calls, open model requests, a running turn): what recovery reads. */
   openWork(): string[];
-  /** Every session id the journal holds, deleted ones included, newest first. */
-  sessionIds(): string[];
+  /**
+   * One page of sessions, newest first, from an index keyed by owner, state and creation: a page
+   * costs the same however many sessions the journal holds. A session is listed from the moment its
+   * session.created commit is acknowledged, and with its state as of its last acknowledged commit.
+   */
+  listSessions(query: ListQuery): Promise<SessionPage>;
   saveHost(row: HostRow): void;
   /** Removes a host's registration (a Brain-managed host whose binding ended); nothing for an unknown id. */
   deleteHost(hostId: string): void;
@@ -77,6 +113,17 @@ export interface JournalStore {
   loadKeys(): KeyRow[];
   flush(): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * The page of `limit` sessions out of `found`, which is in the listing order and holds one more
+ * session when more follow (so the last page has no `next`).
+ */
+export function pageOf(found: ListedSession[], limit: number): SessionPage {
+  if (found.length <= limit) return { sessions: found };
+  const sessions = found.slice(0, limit);
+  const last = sessions[sessions.length - 1]!.head;
+  return { sessions, next: { createdAt: last.createdAt, sessionId: last.sessionId } };
 }
 
 interface Pending {
@@ -88,7 +135,7 @@ interface Pending {
 /** Group commit shared by both stores: queue the tick's appends, commit them together on setImmediate. */
 export abstract class BatchingStore implements JournalStore {
   abstract readonly kind: "sqlite" | "memory";
-  readonly stats: StoreStats = { transactions: 0, records: 0, rowsRead: 0, headsLoaded: 0 };
+  readonly stats: StoreStats = { transactions: 0, records: 0, rowsRead: 0, headsLoaded: 0, headsListed: 0 };
   private pending: Pending[] = [];
   private scheduled: NodeJS.Immediate | undefined;
   private flushed: Array<() => void> = [];
@@ -145,7 +192,7 @@ export abstract class BatchingStore implements JournalStore {
   abstract head(sessionId: string): SessionHead | undefined;
   abstract findMessage(sessionId: string, key: string): Promise<KeyedMessage | undefined>;
   abstract openWork(): string[];
-  abstract sessionIds(): string[];
+  abstract listSessions(query: ListQuery): Promise<SessionPage>;
   abstract saveHost(row: HostRow): void;
   abstract deleteHost(hostId: string): void;
   abstract loadHosts(): HostRow[];

@@ -14,10 +14,8 @@ import type { ModelSettings } from "../models/select.ts";
 import type { ModelProvider } from "../models/provider.ts";
 import { unknownModelResponse } from "../models/journaled-call.ts";
 import { contractDigest } from "../hosts/digest.ts";
-import { OPERATOR, maySee } from "../credentials/keys.ts";
 import { Redactor } from "../redact.ts";
-import type { Principal } from "../credentials/keys.ts";
-import { SessionState, sessionView } from "../journal/session.ts";
+import { SessionState, headView } from "../journal/session.ts";
 import { StoredJournal, ExpandedJournal } from "./journal-readers.ts";
 import type { SessionJournal } from "./journal-readers.ts";
 import { isCallOf } from "../journal/call-id.ts";
@@ -191,14 +189,16 @@ export class SessionManager {
   }
 
   /**
-   * Throws `not_found` unless `principal` may see the session (the operator sees every session, a
-   * key only its own): to another key a session does not exist, on every route.
+   * Whether the session exists (live or deleted) and who created it: `owner` is the API key, absent
+   * for the operator token; undefined for a session never created. Read from memory or its head,
+   * never its records (http/session-access.ts decides who may see it).
    */
-  authorize(id: string, principal: Principal): void {
+  creator(id: string): { owner?: string } | undefined {
     const resident = this.resident.get(id);
-    const head = resident === undefined ? this.store.head(id) : undefined;
-    const owner = resident !== undefined ? resident.state.created.owner : head?.owner;
-    if ((resident === undefined && head === undefined) || !maySee(principal, owner)) throw new BrainRuntimeError("not_found", `no session ${id}`);
+    if (resident !== undefined) return resident.state.created.owner === undefined ? {} : { owner: resident.state.created.owner };
+    const head = this.store.head(id);
+    if (head === undefined) return undefined;
+    return head.owner === undefined ? {} : { owner: head.owner };
   }
 
   /** `owner`: the API key creating the session (absent: the operator token). */
@@ -310,29 +310,10 @@ export class SessionManager {
     this.pageOut();
   }
 
-  /**
-   * Sessions newest first: resident ones as they are now, the others from their heads. `status`
-   * keeps only that state; `cursor` (a session id of the previous page) starts after it; `limit` caps the page.
-   */
-  list(opts: { limit?: number; cursor?: string; status?: Session["status"]; principal?: Principal } = {}): Session[] {
-    // Only what the caller may see (the operator: everything), before any paging.
-    const principal = opts.principal ?? OPERATOR;
-    let ids = this.store.sessionIds().filter((id) => principal.kind === "operator" || maySee(principal, this.resident.get(id)?.state.created.owner ?? this.store.head(id)?.owner));
-    if (opts.cursor !== undefined) {
-      const at = ids.indexOf(opts.cursor);
-      if (at < 0) throw new BrainRuntimeError("invalid_request", `cursor ${JSON.stringify(opts.cursor)} names no session`);
-      ids = ids.slice(at + 1);
-    }
-    const out: Session[] = [];
-    for (const id of ids) {
-      if (out.length === (opts.limit ?? Infinity)) break;
-      const e = this.resident.get(id);
-      // Filtering by state reads a head, not a record, for a session that is not resident.
-      if (opts.status !== undefined && e === undefined && (this.store.head(id)?.deleted ? "deleted" : "idle") !== opts.status) continue;
-      const view = this.viewOf(id);
-      if (opts.status === undefined || view.status === opts.status) out.push(view);
-    }
-    return out;
+  /** A resident session's view as it is now (running while its loop runs, its open calls); undefined for one that is not resident. */
+  liveView(id: string): Session | undefined {
+    const e = this.resident.get(id);
+    return e === undefined ? undefined : e.state.view(e.loop.running);
   }
 
   view(id: string): Session {
@@ -465,11 +446,6 @@ function stoppedRunning(id: string, why: string): BrainRuntimeError {
 function settled(e: Entry): boolean {
   const s = e.state;
   return e.loop.settled && s.quiet && s.openCalls.size === 0 && s.pendingModelRequests.size === 0 && !s.watched;
-}
-
-/** The view of a session that is not resident: it has no open work (else recovery or its work would hold it). */
-function headView(head: SessionHead, created: SessionCreatedRecord["data"]): Session {
-  return sessionView(head.sessionId, head.createdAt, created, { status: head.deleted ? "deleted" : "idle", lastSequence: head.lastSequence, openCalls: [] });
 }
 
 /** environment.request records without an environment.response. */

@@ -1,4 +1,4 @@
-import type { ModelConfig, PlacedTool, Session as SessionView, Placement } from "@aexhq/brain-protocol";
+import type { ModelConfig, PlacedTool, Session as SessionView, SessionList, Placement } from "@aexhq/brain-protocol";
 import type { Platform } from "../platform.ts";
 import type { PlacedToolSpec } from "../tool.ts";
 import { HostConnection } from "../host/connection.ts";
@@ -24,6 +24,26 @@ export interface CreateSessionOptions {
   system?: string;
   /** Default relative deadline of each tool call, in ms; absent or 0 = unlimited. */
   deadlineMs?: number;
+}
+
+/** One page of `brain.sessions.list`: newest first, filtered by what the token may see. */
+export interface ListSessionsOptions {
+  /** Sessions per page, 1 to 1000; the server's default is 50. */
+  limit?: number;
+  /** The `next` of the previous page (opaque). */
+  cursor?: string;
+  /** Only sessions in this state (running: a turn is open). */
+  status?: SessionView["status"];
+}
+
+/** The sessions API of a client: create, reattach, and list (a page, or every session page by page). */
+export interface SessionsApi {
+  create(o: CreateSessionOptions): Promise<Session>;
+  get(id: string, o?: { tools?: PlacedToolSpec[] }): Promise<Session>;
+  /** One page: `{ sessions, next }`; pass `next` as `cursor` for the following page (absent on the last one). */
+  list(o?: ListSessionsOptions): Promise<SessionList>;
+  /** Every session the token may see, newest first, fetched a page (`limit`) at a time as the loop asks. */
+  all(o?: Omit<ListSessionsOptions, "cursor">): AsyncIterable<SessionView>;
 }
 
 function randomId(bytes: number): string {
@@ -52,7 +72,7 @@ function brainUrl(given: string, from: "url" | "BRAIN_URL"): string {
 export class BrainClient {
   readonly url: string;
   readonly hostId: string;
-  readonly sessions: { create: (o: CreateSessionOptions) => Promise<Session>; get: (id: string, o?: { tools?: PlacedToolSpec[] }) => Promise<Session> };
+  readonly sessions: SessionsApi;
   private readonly http: HttpClient;
   private readonly connection: HostConnection;
   private readonly tokenValue: string | undefined;
@@ -69,7 +89,7 @@ export class BrainClient {
     const ws = new URL("/v1/hosts/connect", this.url);
     ws.protocol = ws.protocol === "https:" ? "wss:" : "ws:";
     this.connection = new HostConnection(platform, ws.toString(), token, host.id, host.secret, this.url);
-    this.sessions = { create: (o) => this.create(o), get: (id, o) => this.get(id, o) };
+    this.sessions = { create: (o) => this.create(o), get: (id, o) => this.get(id, o), list: (o) => this.list(o), all: (o) => this.all(o) };
   }
 
   /** How many WebSockets this client has opened (1 while the first connection holds). */
@@ -202,6 +222,24 @@ export class BrainClient {
       this.connection.addSession(id, given.map((g) => g.spec));
     }
     return new Session(id, this.http, () => this.connection.releaseSession(id));
+  }
+
+  private list(o: ListSessionsOptions = {}): Promise<SessionList> {
+    const q = new URLSearchParams();
+    if (o.limit !== undefined) q.set("limit", String(o.limit));
+    if (o.cursor !== undefined) q.set("cursor", o.cursor);
+    if (o.status !== undefined) q.set("status", o.status);
+    const query = q.toString();
+    return this.http.request<SessionList>("GET", `/v1/sessions${query ? `?${query}` : ""}`);
+  }
+
+  private async *all(o: Omit<ListSessionsOptions, "cursor"> = {}): AsyncGenerator<SessionView> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.list({ ...o, ...(cursor !== undefined ? { cursor } : {}) });
+      yield* page.sessions;
+      cursor = page.next;
+    } while (cursor !== undefined);
   }
 
   /**

@@ -187,9 +187,7 @@ applyTheme((() => {
 async function showList() {
   document.title = "Sessions · Brain";
   crumbs.replaceChildren("Sessions");
-  const q = new URLSearchParams(location.search);
-  const status = q.get("status") ?? "";
-  const cursor = q.get("cursor") ?? "";
+  const status = new URLSearchParams(location.search).get("status") ?? "";
   const filter = h(
     "select",
     { id: "state-filter", onchange: (e) => navigate(e.target.value ? `/ui?status=${e.target.value}` : "/ui") },
@@ -202,53 +200,69 @@ async function showList() {
     h("thead", {}, h("tr", {}, ...["Session", "State", "Model", "Created", "Last activity", "Open calls"].map((c, i) => h("th", { scope: "col", class: i === 5 ? "num" : undefined }, c)))),
     tbody,
   );
-  const pager = h("nav", { class: "pager", "aria-label": "Pages" });
+  // The first page now; each press of More reads the next one (GET /v1/sessions?cursor=<next>) and appends it.
+  const more = h("button", { type: "button", id: "more", hidden: true, onclick: () => void load() }, "More");
+  const count = h("span", { class: "muted", id: "list-count", role: "status" });
+  const failure = h("div");
   main.replaceChildren(
     h("h1", {}, "Sessions"),
     h("div", { class: "toolbar" }, h("label", { for: "state-filter" }, "State"), filter, h("button", { type: "button", onclick: () => route() }, "Refresh"), h("span", { id: "list-note", class: "muted" }, "Newest first.")),
     table,
-    pager,
+    failure,
+    h("nav", { class: "pager", "aria-label": "More sessions" }, more, count),
   );
-  let page;
-  try {
-    const params = new URLSearchParams({ limit: String(PAGE_SIZE + 1) });
+  let alive = true;
+  cleanups.push(() => (alive = false));
+  let next;
+  let shown = 0;
+  async function load() {
+    more.disabled = true;
+    const params = new URLSearchParams({ limit: String(PAGE_SIZE) });
     if (status) params.set("status", status);
-    if (cursor) params.set("cursor", cursor);
-    page = (await api(`/v1/sessions?${params}`)).sessions;
-  } catch (e) {
-    main.append(h("p", { class: "err-box", role: "alert" }, `Could not list sessions: ${e.message} (${e.status ?? ""} ${e.code ?? ""})`));
-    return;
+    if (next) params.set("cursor", next);
+    let page;
+    try {
+      page = await api(`/v1/sessions?${params}`);
+    } catch (e) {
+      if (!alive) return;
+      failure.replaceChildren(h("p", { class: "err-box", role: "alert" }, `Could not list sessions: ${e.message} (${e.status ?? ""} ${e.code ?? ""})`));
+      more.disabled = false;
+      return;
+    }
+    if (!alive) return;
+    failure.replaceChildren();
+    for (const s of page.sessions) tbody.append(sessionRow(s));
+    shown += page.sessions.length;
+    next = page.next;
+    if (shown === 0) tbody.append(h("tr", {}, h("td", { colspan: "6", class: "muted" }, status ? `No ${status} sessions.` : "No sessions yet.")));
+    more.hidden = next === undefined;
+    more.disabled = false;
+    count.textContent = next === undefined ? `${plural(shown, "session")}, all shown` : `${plural(shown, "session")} shown`;
   }
-  const more = page.length > PAGE_SIZE;
-  page = page.slice(0, PAGE_SIZE);
-  if (page.length === 0) tbody.append(h("tr", {}, h("td", { colspan: "6", class: "muted" }, status ? `No ${status} sessions.` : "No sessions yet.")));
-  for (const s of page) {
-    const last = h("td", { dataset: { lastActivity: s.id } }, "…");
-    tbody.append(
-      h(
-        "tr",
-        { dataset: { session: s.id } },
-        h("td", {}, h("a", { href: `/ui/sessions/${encodeURIComponent(s.id)}`, "data-nav": true, class: "mono" }, s.id)),
-        h("td", {}, badge(s.status)),
-        h("td", {}, modelLabel(s.model)),
-        h("td", { title: s.createdAt }, fmtTime(Date.parse(s.createdAt))),
-        last,
-        h("td", { class: "num" }, String(s.openCalls.length)),
-      ),
-    );
-    // The last record's time: one record read per listed session.
-    api(`/v1/sessions/${encodeURIComponent(s.id)}/events?after=${Math.max(0, s.lastSequence - 1)}`)
-      .then((r) => {
-        const at = r.records.at(-1)?.at;
-        last.textContent = at ? ago(at) : "—";
-        if (at) last.title = fmtTime(at);
-      })
-      .catch(() => (last.textContent = "—"));
-  }
-  const base = status ? `/ui?status=${status}` : "/ui";
-  if (cursor) pager.append(h("a", { href: base, "data-nav": true }, "← Newest"));
-  if (more) pager.append(h("a", { href: `${base}${base.includes("?") ? "&" : "?"}cursor=${encodeURIComponent(page.at(-1).id)}`, "data-nav": true, rel: "next" }, "Older →"));
-  pager.append(h("span", { class: "muted" }, `${plural(page.length, "session")} on this page`));
+  await load();
+}
+
+/** One row of the sessions list. */
+function sessionRow(s) {
+  const last = h("td", { dataset: { lastActivity: s.id } }, "…");
+  // The last record's time: one record read per listed session.
+  api(`/v1/sessions/${encodeURIComponent(s.id)}/events?after=${Math.max(0, s.lastSequence - 1)}`)
+    .then((r) => {
+      const at = r.records.at(-1)?.at;
+      last.textContent = at ? ago(at) : "—";
+      if (at) last.title = fmtTime(at);
+    })
+    .catch(() => (last.textContent = "—"));
+  return h(
+    "tr",
+    { dataset: { session: s.id } },
+    h("td", {}, h("a", { href: `/ui/sessions/${encodeURIComponent(s.id)}`, "data-nav": true, class: "mono" }, s.id)),
+    h("td", {}, badge(s.status)),
+    h("td", {}, modelLabel(s.model)),
+    h("td", { title: s.createdAt }, fmtTime(Date.parse(s.createdAt))),
+    last,
+    h("td", { class: "num" }, String(s.openCalls.length)),
+  );
 }
 
 // ---------------------------------------------------------------- one session
