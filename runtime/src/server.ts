@@ -14,6 +14,7 @@ import { PostgresStore } from "./journal/postgres.ts";
 import { NodeJournal } from "./cluster/node-journal.ts";
 import { ClusterNode, DEFAULT_LEASE_MS } from "./cluster/node.ts";
 import { Leases } from "./cluster/leases.ts";
+import { NodeFence } from "./cluster/fence.ts";
 import { HostRelay } from "./cluster/host-relay.ts";
 import { LINK_PATH, PeerLink } from "./cluster/peer-link.ts";
 import { HostRegistry } from "./hosts/registry.ts";
@@ -143,20 +144,12 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   const nodeId = opts.nodeId ?? `node_${randomBytes(6).toString("hex")}`;
   let store: JournalStore;
   let nodeJournal: NodeJournal | undefined;
-  // Assigned once the session layer exists; a fenced write before that cannot happen (nothing ran).
-  let cluster: ClusterNode | undefined;
-  let leases: Leases | undefined;
-  if (postgresUrl !== undefined) {
-    // Late-bound: the store proves this node's leases, which the node journal holds.
-    const fence = {
-      nodeId,
-      run: () => leases?.run,
-      tokenOf: (id: string) => nodeJournal?.tokenOf(id),
-      fenced: (refused: Array<{ sessionId: string; token: number }>) => nodeJournal?.fenced(refused),
-    };
+  // One node of several: every write proves this node's run and the session's lease token (the fence).
+  const fence = postgresUrl === undefined ? undefined : new NodeFence(nodeId);
+  if (postgresUrl !== undefined && fence !== undefined) {
     mkdirSync(dataDir, { recursive: true });
     const pg = await PostgresStore.open(postgresUrl, { fence, idleTransactionTimeoutMs: leaseMs });
-    nodeJournal = new NodeJournal(pg, (id) => cluster?.lost(id));
+    nodeJournal = new NodeJournal(pg, fence);
     await nodeJournal.loadCredentials();
     store = nodeJournal;
   } else if (memory) store = new MemoryStore();
@@ -184,9 +177,12 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   // Assigned once the server listens.
   let url = "";
   let relay: HostRelay | undefined;
+  let cluster: ClusterNode | undefined;
   if (nodeJournal !== undefined) {
-    leases = new Leases(nodeJournal.pg.readers, nodeId, leaseMs);
+    const leases = new Leases(nodeJournal.pg.readers, nodeId, leaseMs, fence);
     const node = new ClusterNode({ journal: nodeJournal, leases, sessions, keys, registry, logger });
+    // What the node hears of: a write found the session's lease taken; a session left memory.
+    nodeJournal.onLost((id) => node.lost(id));
     sessions.onDropped((id) => node.released(id));
     cluster = node;
     relay = new HostRelay(nodeJournal.pg.readers, nodeId, token, () => opts.nodeUrl ?? url, hostEnv, dispatcher, () => node.refreshCredentials(), leaseMs + 2_000, logger);

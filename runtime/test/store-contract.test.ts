@@ -13,6 +13,7 @@ import { SqliteStore, listingSql as sqliteListingSql } from "../src/journal/sqli
 import { MemoryStore } from "../src/journal/memory.ts";
 import { PostgresStore, listingSql as postgresListingSql } from "../src/journal/postgres.ts";
 import { NodeJournal } from "../src/cluster/node-journal.ts";
+import { NodeFence } from "../src/cluster/fence.ts";
 import type { SessionHead } from "../src/journal/head.ts";
 import type { HostRow, KeyRow, KeyedMessage, ListQuery, SessionPage, StoreStats } from "../src/journal/store.ts";
 import fc from "fast-check";
@@ -368,7 +369,7 @@ test("idempotency keys are looked up through a partial index (SQLite: an express
   }
   const url = await freshDatabase(cluster.url, `contract_${++databases}`);
   const store = await PostgresStore.open(url);
-  const node = new NodeJournal(store);
+  const node = new NodeJournal(store, new NodeFence("contract"));
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -524,8 +525,8 @@ test("postgres: two stores on one database (two nodes) append to different sessi
 test("postgres: a node's journal (NodeJournal) forgets a deleted host at once, deletes its row after a registration in flight, and a refresh does not bring it back", async () => {
   const url = await freshDatabase(cluster.url, `contract_${++databases}`);
   const [a, b] = await Promise.all([PostgresStore.open(url), PostgresStore.open(url)]);
-  const node = new NodeJournal(a);
-  const other = new NodeJournal(b);
+  const node = new NodeJournal(a, new NodeFence("contract-a"));
+  const other = new NodeJournal(b, new NodeFence("contract-b"));
   try {
     node.saveHost({ hostId: "app-host", salt: "s", hash: "x", contracts: [], registeredAt: 1 });
     // Saved and deleted in one tick: the DELETE goes after the INSERT, never before it.

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
+import type { NodeFence } from "./fence.ts";
 
 /** Where a session lives now, by its lease row and its owner node's liveness (the database's clock). */
 export interface LeaseView {
@@ -27,6 +28,8 @@ export class Leases {
     private pool: pg.Pool,
     readonly nodeId: string,
     readonly leaseMs: number,
+    /** Told of every new run, which the node's writes must prove (cluster/fence.ts). */
+    private fence?: NodeFence,
   ) {}
 
   /** Starts (or restarts) this node's lease and says where it is reached. */
@@ -40,6 +43,7 @@ export class Leases {
       [this.nodeId, url, this.leaseMs, run],
     );
     this.run = run;
+    this.fence?.joined(run);
   }
 
   /**

@@ -4,10 +4,10 @@ import { advanceHead, newHead } from "../journal/head.ts";
 import type { SessionHead } from "../journal/head.ts";
 import type { PostgresStore } from "../journal/postgres.ts";
 import type { HostRow, JournalStore, KeyRow, KeyedMessage, ListQuery, SessionPage, StoreStats } from "../journal/store.ts";
+import type { NodeFence } from "./fence.ts";
 
-/** A session this node holds: its lease token, its committed records and its head. */
+/** A session this node holds: its committed records and its head (its lease token is the fence's). */
 interface Held {
-  token: number;
   records: JournalRecord[];
   head: SessionHead;
 }
@@ -34,19 +34,23 @@ export class NodeJournal implements JournalStore {
   /** Sessions recovery should read: set by the node just before it runs the session layer's recovery. */
   recovering: string[] = [];
 
+  private lostListeners: Array<(sessionId: string) => void> = [];
+
   constructor(
     readonly pg: PostgresStore,
-    /** A session whose lease was found lost on a write: the node stops running it. */
-    private lost: (sessionId: string) => void = () => {},
-  ) {}
+    /** The tokens of the sessions held here, which the store proves with every batch (`pg` was opened with it). */
+    private fence: NodeFence,
+  ) {
+    fence.onRefused((refused) => this.fenced(refused));
+  }
+
+  /** Tells `listener` of every session whose lease was found lost on a write: the node stops running it. */
+  onLost(listener: (sessionId: string) => void): void {
+    this.lostListeners.push(listener);
+  }
 
   get stats(): StoreStats {
     return this.pg.stats;
-  }
-
-  /** The fencing token held for a session (PostgresStore's fence). */
-  tokenOf(sessionId: string): number | undefined {
-    return this.held.get(sessionId)?.token;
   }
 
   holds(sessionId: string): boolean {
@@ -62,18 +66,21 @@ export class NodeJournal implements JournalStore {
     this.pg.forgetHead(sessionId);
     const head = await this.pg.head(sessionId);
     const records = head === undefined ? [] : await this.pg.read(sessionId);
-    this.held.set(sessionId, { token, records, head: head ?? newHead(sessionId) });
+    this.held.set(sessionId, { records, head: head ?? newHead(sessionId) });
+    this.fence.hold(sessionId, token);
   }
 
   /** Lets go of a session (paged out, deleted, or lost to another node). */
   release(sessionId: string): void {
     this.held.delete(sessionId);
+    this.fence.release(sessionId);
   }
 
   /** Lets go of every session (this node's own lease expired). */
   releaseAll(): string[] {
     const ids = [...this.held.keys()];
     this.held.clear();
+    this.fence.releaseAll();
     return ids;
   }
 
@@ -82,29 +89,30 @@ export class NodeJournal implements JournalStore {
    * is lost: a record from an earlier run of a session this node has since taken again is refused
    * without touching the current run.
    */
-  fenced(refused: Array<{ sessionId: string; token: number }>): void {
+  private fenced(refused: Array<{ sessionId: string; token: number }>): void {
     for (const r of refused) this.lose(r.sessionId, r.token);
   }
 
   /** Stops running a session here (if still the run admitted under `token`): the node evicts it. */
   private lose(sessionId: string, token: number | undefined): void {
-    const h = this.held.get(sessionId);
-    if (h === undefined || h.token !== token) return;
+    if (!this.held.has(sessionId) || this.fence.tokenOf(sessionId) !== token) return;
     this.held.delete(sessionId);
-    this.lost(sessionId);
+    this.fence.release(sessionId);
+    for (const listener of this.lostListeners) listener(sessionId);
   }
 
   append(record: JournalRecord): Promise<void> {
     // A new session is held from its first record on; its lease row is created with token 1 in
     // the same transaction (journal/postgres.ts FENCED_COMMIT_SQL).
     if (record.sequence === 1 && record.type === "session.created" && !this.held.has(record.sessionId)) {
-      this.held.set(record.sessionId, { token: 1, records: [], head: newHead(record.sessionId) });
+      this.held.set(record.sessionId, { records: [], head: newHead(record.sessionId) });
+      this.fence.hold(record.sessionId, 1);
     }
-    const token = this.held.get(record.sessionId)?.token;
+    const token = this.fence.tokenOf(record.sessionId);
     return this.pg.append(record).then(
       () => {
         const h = this.held.get(record.sessionId);
-        if (h === undefined || h.token !== token) return;
+        if (h === undefined || this.fence.tokenOf(record.sessionId) !== token) return;
         h.records.push(record);
         advanceHead(h.head, record);
       },

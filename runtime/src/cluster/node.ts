@@ -269,6 +269,9 @@ export class ClusterNode {
         return await local(request());
       }
       // Listings (sessions, a host's placed sessions) page through the database's listing index themselves.
+      // A host registered through another node a moment ago is read before its route answers 404.
+      const host = req.method === "GET" ? /^\/v1\/hosts\/([^/]+)$/.exec(path) : null;
+      if (host && !this.parts.registry.knows(host[1]!)) await this.refreshCredentials();
       await local(req);
     } catch (e) {
       if (!res.headersSent) sendError(res, e);

@@ -101,6 +101,15 @@ export class HostRegistry {
     return [...this.hosts.values()].filter((r) => r.owner === owner).map((r) => r.hostId);
   }
 
+  /** Whether a host of this id (raw, still percent-encoded as in a URL path) is registered. */
+  knows(encodedHostId: string): boolean {
+    try {
+      return this.get(decodeURIComponent(encodedHostId)) !== undefined;
+    } catch {
+      return true; // not a valid id: the route answers it
+    }
+  }
+
   get(hostId: string): HostRow | undefined {
     return this.hosts.get(hostId);
   }
