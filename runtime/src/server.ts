@@ -19,6 +19,7 @@ import { HostRelay } from "./cluster/host-relay.ts";
 import { LINK_PATH, PeerLink } from "./cluster/peer-link.ts";
 import { HostRegistry } from "./hosts/registry.ts";
 import { HostConnection } from "./hosts/connection.ts";
+import { HostConnections } from "./hosts/connections.ts";
 import { HostEnvironment } from "./environments/host.ts";
 import type { Environment } from "./dispatch/environment.ts";
 import { Dispatcher } from "./dispatch/dispatcher.ts";
@@ -166,8 +167,9 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   for (const env of Object.values(opts.descriptorEnvironments ?? {})) for (const value of Object.values(env.headers ?? {})) redactor.add(value);
   const keys = new KeyRing(store, token, redactor, logger);
   const registry = new HostRegistry(store, redactor);
-  const hostEnv = new HostEnvironment(registry);
-  const environments = new Map<Placement["kind"], Environment>([["host", hostEnv]]);
+  const hostConnections = new HostConnections();
+  // Filled below: host placements first, then what the plugins provide.
+  const environments = new Map<Placement["kind"], Environment>();
   const dispatcher = new Dispatcher(
     environments,
     { maxEmittedBytes: opts.maxEmittedBytes ?? LIMITS.defaultMaxEmittedBytes, maxModelCalls: opts.maxModelCalls ?? LIMITS.defaultMaxModelCalls },
@@ -185,11 +187,12 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
     nodeJournal.onLost((id) => node.lost(id));
     sessions.onDropped((id) => node.released(id));
     cluster = node;
-    relay = new HostRelay(nodeJournal.pg.readers, nodeId, token, () => opts.nodeUrl ?? url, hostEnv, dispatcher, () => node.refreshCredentials(), leaseMs + 2_000, logger);
-    hostEnv.remote = relay;
+    relay = new HostRelay(nodeJournal.pg.readers, nodeId, token, () => opts.nodeUrl ?? url, hostConnections, dispatcher, () => node.refreshCredentials(), leaseMs + 2_000, logger);
   }
+  const hostEnv = new HostEnvironment(registry, hostConnections, relay);
+  environments.set("host", hostEnv);
   // A node of several recovers by taking over what dead nodes (its own earlier run included) left open.
-  else await sessions.recover();
+  if (nodeJournal === undefined) await sessions.recover();
 
   const streams = new OpenStreams();
   const extra: RouteDeps["extra"] = [hostsRoute(registry, hostEnv, sessions, store)];

@@ -8,7 +8,8 @@ import { invokeFrame } from "../dispatch/environment.ts";
 import type { CallHandle, CallInvocation, CallSink } from "../dispatch/environment.ts";
 import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import type { ToolCall } from "../dispatch/call.ts";
-import type { HostEnvironment, RemoteHosts } from "../environments/host.ts";
+import type { RemoteHosts } from "../environments/host.ts";
+import type { HostConnections } from "../hosts/connections.ts";
 import { PeerLink } from "./peer-link.ts";
 import type { OutgoingRequest } from "./peer-link.ts";
 import type { Logger } from "../logger.ts";
@@ -40,7 +41,8 @@ export class HostRelay implements RemoteHosts, LinkMessageHandler {
     private nodeId: string,
     private token: string,
     private self: () => string,
-    private hosts: HostEnvironment,
+    /** The hosts connected to this node. */
+    private hosts: HostConnections,
     private dispatcher: Dispatcher,
     private refreshRegistry: () => Promise<void>,
     /**
@@ -143,7 +145,7 @@ export class HostRelay implements RemoteHosts, LinkMessageHandler {
   /** Host side: send the call on the host's connection here; its answers go back to the owner. */
   invoke(m: LinkInvoke): LinkReply<"invoke"> {
     const { hostId, frame } = m;
-    const conn = this.hosts.connection(hostId);
+    const conn = this.hosts.get(hostId);
     if (conn === undefined) throw new BrainRuntimeError("host_unavailable", `host ${hostId} is not connected to this node; the call was not sent`);
     if (!conn.advertises(frame.digest)) {
       throw new BrainRuntimeError("reattach_mismatch", `host ${hostId} is connected but did not register tool ${frame.tool} with digest ${frame.digest} (its schemas changed?); the call was not sent`);
@@ -154,7 +156,7 @@ export class HostRelay implements RemoteHosts, LinkMessageHandler {
 
   /** Host side: the call ended on its owner. */
   stop(m: LinkStop): void {
-    const conn = this.hosts.connection(m.hostId);
+    const conn = this.hosts.get(m.hostId);
     conn?.release(m.callId);
     if (m.status === "timeout" || m.status === "cancelled") conn?.cancel(m.callId, m.status);
   }

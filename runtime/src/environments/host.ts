@@ -3,8 +3,8 @@ import { invokeFrame } from "../dispatch/environment.ts";
 import type { CallHandle, CallInvocation, CallSink, Environment } from "../dispatch/environment.ts";
 import { BrainRuntimeError } from "../errors.ts";
 import type { HostRegistry } from "../hosts/registry.ts";
-import { CLOSE } from "../hosts/connection.ts";
 import type { HostConnection } from "../hosts/connection.ts";
+import type { HostConnections } from "../hosts/connections.ts";
 
 /**
  * Hosts connected to other nodes of several (cluster/host-relay.ts): admission asks whether the host
@@ -20,11 +20,13 @@ export interface RemoteHosts {
 /** Tools placed on a connected host process: one invoke frame per call on the host's current connection. */
 export class HostEnvironment implements Environment {
   readonly kind = "host" as const;
-  private connections = new Map<string, HostConnection>();
-  /** Set on a node of several. */
-  remote: RemoteHosts | undefined;
 
-  constructor(private registry: HostRegistry) {}
+  constructor(
+    private registry: HostRegistry,
+    private connections: HostConnections,
+    /** On a node of several: hosts connected to the other nodes. */
+    private remote?: RemoteHosts,
+  ) {}
 
   /**
    * A host registered under an API key is placed only in that key's sessions (to any other session
@@ -72,13 +74,11 @@ export class HostEnvironment implements Environment {
 
   /** A second connection with the same host id replaces the first. */
   attach(hostId: string, conn: HostConnection): void {
-    const old = this.connections.get(hostId);
-    this.connections.set(hostId, conn);
-    if (old && old !== conn) old.fail("replaced", `host ${hostId} connected again; this connection is replaced`, CLOSE.replaced);
+    this.connections.attach(hostId, conn);
   }
 
   detach(conn: HostConnection): void {
-    if (conn.hostId !== undefined && this.connections.get(conn.hostId) === conn) this.connections.delete(conn.hostId);
+    this.connections.detach(conn);
   }
 
   /** The host's current connection, if connected. */
@@ -92,7 +92,7 @@ export class HostEnvironment implements Environment {
 
   /** Closes the connections of these hosts (their API key was revoked); their open calls end `unknown`. */
   disconnect(hostIds: string[], message: string): void {
-    for (const id of hostIds) this.connections.get(id)?.fail("unauthorized", message, CLOSE.unauthorized);
+    for (const id of hostIds) this.connections.refuse(id, message);
   }
 
   /**
@@ -102,7 +102,7 @@ export class HostEnvironment implements Environment {
    */
   forgetManaged(hostId: string): void {
     if (!this.registry.forgetManaged(hostId)) return;
-    this.connections.get(hostId)?.fail("unauthorized", `managed host ${hostId}: its binding ended and its registration was forgotten`, CLOSE.unauthorized);
+    this.connections.refuse(hostId, `managed host ${hostId}: its binding ended and its registration was forgotten`);
   }
 
   /** Forgets every Brain-managed host registration (at start, when no binding can be running: one node alone). */
@@ -113,6 +113,6 @@ export class HostEnvironment implements Environment {
   }
 
   close(): void {
-    for (const c of this.connections.values()) c.abandon();
+    this.connections.abandonAll();
   }
 }
