@@ -10,7 +10,7 @@ import { contract, placed } from "./helpers/contract.ts";
 import { TestHost } from "./helpers/host.ts";
 import { startPgCluster } from "./helpers/pg-cluster.ts";
 import type { PgCluster } from "./helpers/pg-cluster.ts";
-import { freshDatabase, kill9, killAll, startNode } from "./helpers/nodes.ts";
+import { asBrain, kill9, killAll, twoNodes as twoNodesOn } from "./helpers/nodes.ts";
 
 const TOKEN = "forward-operator-token-0001";
 const LEASE_MS = 1500;
@@ -27,16 +27,9 @@ test.after(async () => {
   await cluster?.stop();
 });
 
-const nodeEnv = { BRAIN_LEASE_MS: String(LEASE_MS), BRAIN_HOST_TIMEOUT_MS: "60000" };
-const as = (n: { url: string }) => ({ url: n.url, token: TOKEN }) as Brain;
+const as = (n: { url: string }) => asBrain(n, TOKEN) as Brain;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function twoNodes() {
-  const db = await freshDatabase(cluster.url, `forward_${++databases}`);
-  const a = await startNode(db, TOKEN, { ...nodeEnv, BRAIN_NODE_ID: "node-a" });
-  const b = await startNode(db, TOKEN, { ...nodeEnv, BRAIN_NODE_ID: "node-b" });
-  return { db, a, b };
-}
+const twoNodes = () => twoNodesOn(cluster.url, `forward_${++databases}`, TOKEN, LEASE_MS);
 
 /** A session owned by `owner` whose one tool call goes to `host`, then answers "done". */
 async function session(owner: { url: string }, host: TestHost): Promise<string> {

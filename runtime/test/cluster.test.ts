@@ -13,7 +13,7 @@ import { TestHost } from "./helpers/host.ts";
 import { RawLink } from "./helpers/link.ts";
 import { startPgCluster } from "./helpers/pg-cluster.ts";
 import type { PgCluster } from "./helpers/pg-cluster.ts";
-import { freshDatabase, kill9, killAll, queryRows as rows, startNode } from "./helpers/nodes.ts";
+import { freshDatabase, kill9, killAll, nodeEnv as nodeEnvOf, queryRows as rows, startNode, twoNodes as twoNodesOn } from "./helpers/nodes.ts";
 import { PostgresStore } from "../src/journal/postgres.ts";
 import { Leases } from "../src/cluster/leases.ts";
 
@@ -32,16 +32,11 @@ test.after(async () => {
   await cluster?.stop();
 });
 
-const nodeEnv = { BRAIN_LEASE_MS: String(LEASE_MS), BRAIN_HOST_TIMEOUT_MS: "60000" };
+const nodeEnv = nodeEnvOf(LEASE_MS);
 const as = (n: { url: string }) => ({ url: n.url, token: TOKEN }) as Brain;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function twoNodes() {
-  const db = await freshDatabase(cluster.url, `nodes_${++databases}`);
-  const a = await startNode(db, TOKEN, { ...nodeEnv, BRAIN_NODE_ID: "node-a" });
-  const b = await startNode(db, TOKEN, { ...nodeEnv, BRAIN_NODE_ID: "node-b" });
-  return { db, a, b };
-}
+const twoNodes = () => twoNodesOn(cluster.url, `nodes_${++databases}`, TOKEN, LEASE_MS);
 
 async function sessionWithCall(node: { url: string }, host: TestHost, script = [{ toolCalls: [{ name: "echo", input: { n: 1 } }] }, { text: "done" }]) {
   const r = await api(as(node), "POST", "/v1/sessions", { model: { provider: "scripted", script }, tools: [placed(echo, host.hostId)] });

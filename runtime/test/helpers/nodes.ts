@@ -81,3 +81,21 @@ export async function killAll(): Promise<void> {
     await kill9(c);
   }
 }
+
+/** The environment the tests of several nodes start nodes with: a short lease, and hosts never timed out by pings. */
+export function nodeEnv(leaseMs: number): Record<string, string> {
+  return { BRAIN_LEASE_MS: String(leaseMs), BRAIN_HOST_TIMEOUT_MS: "60000" };
+}
+
+/** Nodes node-a and node-b on a fresh database `name` of the cluster at `clusterUrl`. */
+export async function twoNodes(clusterUrl: string, name: string, token: string, leaseMs: number): Promise<{ db: string; a: NodeProcess; b: NodeProcess }> {
+  const db = await freshDatabase(clusterUrl, name);
+  const a = await startNode(db, token, { ...nodeEnv(leaseMs), BRAIN_NODE_ID: "node-a" });
+  const b = await startNode(db, token, { ...nodeEnv(leaseMs), BRAIN_NODE_ID: "node-b" });
+  return { db, a, b };
+}
+
+/** A runtime node seen as the API helpers' `Brain` (its URL and the operator token). */
+export function asBrain(node: { url: string }, token: string): { url: string; token: string } {
+  return { url: node.url, token };
+}
