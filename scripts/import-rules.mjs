@@ -241,6 +241,61 @@ function processEnvReads(rel, source) {
   visit(source);
   return found;
 }
+/**
+ * Files whose swallowed failures are left as they are: their catches close connections that are
+ * already broken (PostgreSQL clients, a lease's link), where nothing is left to report.
+ */
+export const SWALLOW_EXEMPT = ["runtime/src/journal/postgres.ts", "runtime/src/cluster/node-journal.ts", "runtime/src/cluster/leases.ts"];
+
+/** The runtime files that print to the terminal by design (the CLI); everything else says things through its Logger. */
+export const CONSOLE_FILES = ["runtime/src/cli.ts", "runtime/src/keys-command.ts"];
+
+/**
+ * Runtime files still on `console` until their owner moves them to the Logger (another change
+ * owns node-journal.ts); an entry here is a debt, not a design: it goes once the file is moved.
+ */
+export const CONSOLE_PENDING = ["runtime/src/cluster/node-journal.ts"];
+
+const hasComment = (source, node) => /\/\/|\/\*/.test(source.text.slice(node.getStart(source), node.getEnd()));
+const isEmptyBlock = (node) => node !== undefined && ts.isBlock(node) && node.statements.length === 0;
+
+/**
+ * Failures the runtime drops without a word: a `.catch(() => {})` (any callback with an empty body)
+ * or a `catch {}` clause with an empty block, each without a comment inside saying why that is
+ * right. A survived failure is either handled (the comment names where it is reported, or why it is
+ * harmless) or logged through the runtime's Logger.
+ */
+function swallowedFailures(rel, source) {
+  if (!rel.startsWith(RUNTIME_SRC) || isTestPath(rel) || SWALLOW_EXEMPT.includes(rel)) return [];
+  const found = [];
+  const visit = (node) => {
+    if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && node.expression.name.text === "catch") {
+      const callback = node.arguments[0];
+      if (callback !== undefined && (ts.isArrowFunction(callback) || ts.isFunctionExpression(callback)) && isEmptyBlock(callback.body) && !hasComment(source, callback.body)) {
+        found.push({ pos: node.expression.name.getStart(source), what: "`.catch` with an empty callback" });
+      }
+    } else if (ts.isCatchClause(node) && isEmptyBlock(node.block) && !hasComment(source, node.block)) {
+      found.push({ pos: node.getStart(source), what: "an empty `catch {}`" });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/** `console.*` in runtime sources (not tests) other than the CLI's. */
+function consoleUses(rel, source) {
+  if (!rel.startsWith(RUNTIME_SRC) || isTestPath(rel) || CONSOLE_FILES.includes(rel) || CONSOLE_PENDING.includes(rel)) return [];
+  const found = [];
+  const visit = (node) => {
+    if ((ts.isPropertyAccessExpression(node) || ts.isElementAccessExpression(node)) && ts.isIdentifier(node.expression) && node.expression.text === "console") {
+      found.push(node.getStart(source));
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
 export const RUNTIME_LAYERS = [RUNTIME_FLOOR, "journal", "credentials", "models", "dispatch", "hosts", "agentloop", "sessions", "http", "ui", "environments", "cluster"];
 const RUNTIME_SRC = "runtime/src/";
 const layerName = (layer) => (Array.isArray(layer) ? layer.join(" + ") : layer);
@@ -282,6 +337,12 @@ export function checkFile(rel, text, { exists } = {}) {
   }
   for (const pos of processEnvReads(rel, source)) {
     violations.push({ file: rel, line: lineOf(pos), message: `runtime configuration is read in ${RUNTIME_CONFIG_FILE} only: pass the setting in (BrainOptions, the plugin context) instead of reading \`process.env\`` });
+  }
+  for (const { pos, what } of swallowedFailures(rel, source)) {
+    violations.push({ file: rel, line: lineOf(pos), message: `${what} drops a failure: log it through the runtime's Logger, or say inside it (a comment) where it is reported or why it is harmless` });
+  }
+  for (const pos of consoleUses(rel, source)) {
+    violations.push({ file: rel, line: lineOf(pos), message: `the runtime speaks through its Logger (PluginContext.logger, a constructor's logger), not \`console\`; only ${CONSOLE_FILES.join(" and ")} print to the terminal` });
   }
   if (rule.neutral) {
     for (const { identifier, pos } of collectPlatformGlobals(source)) {

@@ -23,7 +23,8 @@ export function httpEnvironments(env: NodeJS.ProcessEnv): Record<string, Descrip
   try {
     value = JSON.parse(text);
   } catch (e) {
-    // V8's message may quote the text, and the text holds credentials: only the position is shown.
+    // V8's message may quote the text, and the text holds credentials: only the position is shown
+    // (and the error is no `cause`, which would carry that message into logs).
     const at = /at position (\d+)/.exec(e instanceof Error ? e.message : "")?.[1];
     throw new BrainRuntimeError("invalid_request", `BRAIN_HTTP_ENVIRONMENTS must be a JSON object; it is not valid JSON${at === undefined ? "" : ` (at position ${at})`}`);
   }
@@ -39,7 +40,9 @@ function absoluteUrl(name: string, value: string): string {
   try {
     const url = new URL(value);
     if (url.protocol === "http:" || url.protocol === "https:") return url.href;
-  } catch {}
+  } catch {
+    // Handled: not a URL at all is refused just below, like a URL of another scheme.
+  }
   throw new BrainRuntimeError("invalid_request", `${name} must be absolute http(s) URLs (comma-separated where several), got ${JSON.stringify(value)}`);
 }
 

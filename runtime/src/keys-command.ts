@@ -22,7 +22,7 @@ export async function keysCommand(args: string[], env: NodeJS.ProcessEnv, out: (
     try {
       res = await fetch(url + path, { method, headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) }, body: body === undefined ? undefined : JSON.stringify(body) });
     } catch (e) {
-      throw new Error(`could not reach the Brain server at ${url} (${(e as Error).message}); is it running? (BRAIN_URL)`);
+      throw new Error(`could not reach the Brain server at ${url} (${(e as Error).message}); is it running? (BRAIN_URL)`, { cause: e });
     }
     const text = await res.text();
     if (!res.ok) {

@@ -174,8 +174,9 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
     environments,
     { maxEmittedBytes: opts.maxEmittedBytes ?? LIMITS.defaultMaxEmittedBytes, maxModelCalls: opts.maxModelCalls ?? LIMITS.defaultMaxModelCalls },
     pastCallsIn(store),
+    logger,
   );
-  const sessions = new SessionManager(store, dispatcher, models, opts.residentSessions, redactor);
+  const sessions = new SessionManager(store, dispatcher, models, opts.residentSessions, redactor, logger);
   // Assigned once the server listens.
   let url = "";
   let relay: HostRelay | undefined;

@@ -1,14 +1,15 @@
 // Environments are an explicit list given to startBrain (issue 27): a test Environment plugged in
 // through `environments` serves a call end to end, with nothing in server.ts knowing it; the default
 // list is what a runtime has when none is given; a plugin's failure stops the start cleanly; the
-// runtime's log lines go to the logger it is given.
+// runtime's log lines go to the logger it is given, and a failure it survives is logged there, not dropped.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import type { PlacedTool } from "@aexhq/brain-protocol";
 import { startBrain, defaultEnvironments } from "../src/index.ts";
 import type { Environment, EnvironmentPlugin, Logger } from "../src/index.ts";
-import { api, waitFor, assertJournal, ofType } from "./helpers/brain.ts";
-import { contract } from "./helpers/contract.ts";
+import { api, waitFor, assertJournal, ofType, createSession } from "./helpers/brain.ts";
+import { contract, placed } from "./helpers/contract.ts";
+import { TestHost } from "./helpers/host.ts";
 
 /** Answers every call with the length of its input's `text`, through the same sink every Environment uses. */
 class LengthEnvironment implements Environment {
@@ -105,20 +106,56 @@ test("a plugin that fails to install stops the start, and what earlier plugins o
   );
 });
 
-test("the runtime logs through the logger it is given", async () => {
-  const lines: Array<{ level: string; message: string; fields?: Record<string, unknown> }> = [];
+type LogLine = { level: string; message: string; fields?: Record<string, unknown> };
+
+/** A Logger that keeps every entry. */
+function collecting(): { logger: Logger; lines: LogLine[] } {
+  const lines: LogLine[] = [];
   const logger: Logger = {
     debug: (message, fields) => lines.push({ level: "debug", message, fields }),
     info: (message, fields) => lines.push({ level: "info", message, fields }),
     warn: (message, fields) => lines.push({ level: "warn", message, fields }),
     error: (message, fields) => lines.push({ level: "error", message, fields }),
   };
+  return { logger, lines };
+}
+
+test("the runtime logs through the logger it is given", async () => {
+  const { logger, lines } = collecting();
   let given: Logger | undefined;
   const probe: EnvironmentPlugin = { name: "probe", install: (ctx) => void (given = ctx.logger) };
   const brain = await startBrain({ dataDir: ":memory:", port: 0, logger, environments: [probe] });
   await brain.close();
   given!.warn("plugin says", { n: 1 });
   assert.equal(lines.at(-1), { level: "warn", message: "plugin says", fields: { n: 1 } });
+});
+
+test("a failure the runtime survives is logged, not dropped: a call's tool.finished the journal refuses", async () => {
+  const { logger, lines } = collecting();
+  const brain = await startBrain({ dataDir: ":memory:", port: 0, logger });
+  // The journal refuses tool.finished records (a full disk, a fenced node) and nothing else.
+  const store = brain.internals.store;
+  const append = store.append.bind(store);
+  store.append = (record) => (record.type === "tool.finished" ? Promise.reject(new Error("the disk is full")) : append(record));
+  const echo = contract("echo");
+  const host = await TestHost.register(brain, [echo]);
+  try {
+    const session = await createSession(brain, [placed(echo, host.hostId)], [{ toolCalls: [{ name: "echo", input: {} }] }, { text: "done" }]);
+    await api(brain, "POST", `/v1/sessions/${session.id}/messages`, { text: "go" });
+    const invoke = await host.invoke();
+    // An error result ends the call: the result is committed and acknowledged, and the call's
+    // tool.finished is admitted in the background, where nobody awaits it.
+    const answer = await host.request({ type: "emit_result", callId: invoke.callId, outcome: { status: "error", error: { code: "tool_error", message: "no" } } });
+    assert.is(answer.type, "committed");
+    const until = Date.now() + 5000;
+    while (!lines.some((l) => l.fields?.record === "tool.finished") && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(lines.filter((l) => l.fields?.record === "tool.finished"), [
+      { level: "warn", message: "a tool call's record was not committed to the journal", fields: { callId: invoke.callId, record: "tool.finished", error: "the disk is full" } },
+    ]);
+  } finally {
+    await host.close();
+    await brain.close();
+  }
 });
 
 test.run();

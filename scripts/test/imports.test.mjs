@@ -60,6 +60,33 @@ test("runtime: process.env is read in runtime/src/config.ts only", () => {
   accepts("runtime/src/cli.ts", `process.exit(0);\nexport const argv = process.argv;`);
 });
 
+test("runtime: a swallowed failure is logged or says why it is handled", () => {
+  rejects("runtime/src/dispatch/a.ts", `export const f = (p: Promise<void>) => p.catch(() => {});`, /empty callback drops a failure/);
+  rejects("runtime/src/dispatch/a.ts", `export const f = (p: Promise<void>) => p.catch(function () {});`, /empty callback/);
+  rejects("runtime/src/dispatch/a.ts", `export const f = (p: Promise<void>) => void p.then(() => 1).catch((_e) => {}).finally(() => {});`, /empty callback/);
+  rejects("runtime/src/dispatch/a.ts", `export const f = (p: Promise<void>) => p.catch(() => {}); // a comment outside does not count`, /empty callback/);
+  rejects("runtime/src/http/a.ts", `export function f(s: string) {\n  try {\n    JSON.parse(s);\n  } catch {}\n}`, /empty `catch \{\}`/);
+  rejects("runtime/src/http/a.ts", `export function f(s: string) {\n  try {\n    JSON.parse(s);\n  } catch (e) {\n  }\n}`, /empty `catch \{\}`/);
+  accepts("runtime/src/dispatch/a.ts", `export const f = (p: Promise<void>) => p.catch(() => {\n  // Handled: the caller awaits p and reports it.\n});`);
+  accepts("runtime/src/dispatch/a.ts", `export const f = (p: Promise<void>) => p.catch(() => { /* harmless: already closed */ });`);
+  accepts("runtime/src/dispatch/a.ts", `import type { Logger } from "../logger.ts";\nexport const f = (p: Promise<void>, log: Logger) => p.catch((e) => log.warn("x failed", { error: String(e) }));`);
+  accepts("runtime/src/dispatch/a.ts", `export const f = (p: Promise<number>) => p.catch(() => 0);\nexport const g = (p: Promise<void>) => p.then(() => {}, () => undefined);`);
+  accepts("runtime/src/http/a.ts", `export function f(s: string) {\n  try {\n    return JSON.parse(s);\n  } catch {\n    // not JSON: the caller gets undefined\n  }\n}`);
+  accepts("runtime/src/journal/postgres.ts", `export const f = (c: { end(): Promise<void> }) => c.end().catch(() => {});`);
+  accepts("runtime/test/a.test.ts", `export const f = (p: Promise<void>) => p.catch(() => {});`);
+  accepts("sdk-node/src/a.ts", `export const f = (p: Promise<void>) => p.catch(() => {});`);
+});
+
+test("runtime: only the CLI uses console; everything else logs through its Logger", () => {
+  rejects("runtime/src/sessions/a.ts", `console.error("x failed");`, /not `console`/);
+  rejects("runtime/src/server.ts", `export const warn = console.warn;`, /not `console`/);
+  rejects("runtime/src/environments/a.ts", `console["log"]("x");`, /not `console`/);
+  accepts("runtime/src/cli.ts", `console.error("brain: x");`);
+  accepts("runtime/src/keys-command.ts", `console.log("key_1");`);
+  accepts("runtime/test/a.test.ts", `console.log("debugging a test");`);
+  accepts("runtime/src/sessions/a.ts", `// console.error is not used here\nexport const o = { console: 1 };\nexport const c = o.console;`);
+});
+
 test("runtime layers: a lower folder may not import a higher one", () => {
   rejects("runtime/src/journal/a.ts", `import type { Dispatcher } from "../dispatch/dispatcher.ts";`, /runtime layer journal may not import the higher layer dispatch/);
   rejects("runtime/src/models/a.ts", `import { SessionManager } from "../sessions/manager.ts";`, /higher layer sessions/);

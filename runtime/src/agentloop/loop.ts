@@ -9,6 +9,8 @@ import { BrainRuntimeError, toErrorInfo } from "../errors.ts";
 import type { ConversationCache } from "./conversation-cache.ts";
 import { findTurnEnd, turnEndOf } from "./turn-end.ts";
 import type { TurnEnd } from "./turn-end.ts";
+import { messageOf } from "../logger.ts";
+import type { Logger } from "../logger.ts";
 
 export type { TurnEnd };
 
@@ -41,6 +43,8 @@ export class Agentloop implements CallOwner {
     private dispatcher: Dispatcher,
     readonly provider: ModelProvider,
     private conversations: ConversationCache,
+    /** Where failures the loop survives are logged (a turn's end that was not journaled). */
+    private logger: Logger,
   ) {
     this.fedThrough = session.lastSequence;
     this.wake = new WakeBatcher(() => this.pump());
@@ -183,7 +187,7 @@ export class Agentloop implements CallOwner {
       this.fedThrough = through;
       const spec = { record: { conversation: { through } }, request: () => this.conversations.request(session, through) };
       this.abort = new AbortController();
-      const reply = await journaledModelCall(session, this.provider, spec, { budget: this.dispatcher.modelBudget(session.id, activation), signal: this.abort.signal });
+      const reply = await journaledModelCall(session, this.provider, spec, { budget: this.dispatcher.modelBudget(session.id, activation), signal: this.abort.signal, logger: this.logger });
       if (!live() || reply.status === "interrupted") return;
       if (reply.status === "error") return await this.fail(turn, activation, reply.error);
       const calls = reply.result.toolCalls;
@@ -203,7 +207,11 @@ export class Agentloop implements CallOwner {
       this.state = "waiting";
       this.stepCalls = this.dispatcher.start(session, activation, requests, this);
     } catch (e) {
-      if (live()) await this.fail(turn, activation, toErrorInfo(e)).catch(() => {});
+      if (live()) {
+        await this.fail(turn, activation, toErrorInfo(e)).catch((failed: unknown) => {
+          this.logger.error("a turn's failure could not be journaled; the turn stays open until the session is recovered", { sessionId: session.id, activation, error: messageOf(e), journal: messageOf(failed) });
+        });
+      }
     }
   }
 

@@ -117,7 +117,9 @@ export function forward(req: IncomingMessage, res: ServerResponse, target: strin
         .then((lost) => {
           if (lost) finish(new ForwardFailed(delivered, `the node that owns this session (${target}) was lost (its lease ran out) before it answered`));
         })
-        .catch(() => {}) // the database is unreachable: the next check asks again
+        .catch(() => {
+          // Handled: the database is unreachable, which the node's lease renewal logs; the next check asks again.
+        })
         .finally(() => (asking = false));
     }, watch.everyMs);
     watching.unref();

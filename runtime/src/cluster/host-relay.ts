@@ -92,7 +92,7 @@ export class HostRelay implements RemoteHosts, LinkMessageHandler {
     try {
       link = await this.link(url);
     } catch (e) {
-      throw new BrainRuntimeError("host_unavailable", `host ${p.hostId} is connected to a node that cannot be reached (${e instanceof Error ? e.message : String(e)}); the call was not sent`);
+      throw new BrainRuntimeError("host_unavailable", `host ${p.hostId} is connected to a node that cannot be reached (${e instanceof Error ? e.message : String(e)}); the call was not sent`, undefined, undefined, { cause: e });
     }
     this.sent.set(call.callId, { sink, link });
     try {
@@ -105,7 +105,10 @@ export class HostRelay implements RemoteHosts, LinkMessageHandler {
         return { stop: () => {} };
       }
       if (e instanceof BrainRuntimeError && e.code === "reattach_mismatch") {
-        void sink.finish({ status: "error", error: { code: e.code, message: e.message } }).catch(() => {});
+        void sink.finish({ status: "error", error: { code: e.code, message: e.message } }).catch(() => {
+          // Handled: a refused finish is a call already finished (its first outcome stands), and a failed
+          // commit is logged by the call itself (ToolCall.uncommitted).
+        });
         return { stop: () => {} };
       }
       throw e;
@@ -232,7 +235,7 @@ class RelayedSink implements CallSink {
     }
     const answer = await link.request(message, message.type === "model_request" ? undefined : this.answerTimeoutMs).catch(async (e: unknown) => {
       if (e instanceof BrainRuntimeError && e.code === "unavailable") throw await this.unreachable(e);
-      throw e instanceof BrainRuntimeError ? new CallRejectedError(e.code, e.message, e.details, e.retryable) : e;
+      throw e instanceof BrainRuntimeError ? new CallRejectedError(e.code, e.message, e.details, e.retryable, { cause: e }) : e;
     });
     if (answer.finished) this.finished = true;
     return answer;
@@ -246,9 +249,9 @@ class RelayedSink implements CallSink {
     const why = e instanceof Error ? e.message : String(e);
     if (await this.takenOver().catch(() => false)) {
       this.finished = true;
-      return new CallRejectedError("call_finished", `call ${this.callId} ended: its session was taken over by another node after its owner was lost (${why}); a takeover ends open calls unknown and never re-sends them`);
+      return new CallRejectedError("call_finished", `call ${this.callId} ended: its session was taken over by another node after its owner was lost (${why}); a takeover ends open calls unknown and never re-sends them`, undefined, undefined, { cause: e });
     }
-    return new CallRejectedError("unavailable", `the node that runs this call's session cannot be reached: ${why}`, undefined, true);
+    return new CallRejectedError("unavailable", `the node that runs this call's session cannot be reached: ${why}`, undefined, true, { cause: e });
   }
 
   emit(kind: string, data: unknown): Promise<number> {

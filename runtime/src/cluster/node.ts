@@ -255,7 +255,7 @@ export class ClusterNode {
           } catch (e) {
             if (!(e instanceof ForwardFailed)) throw e;
             if (e.delivered && !again) {
-              throw new BrainRuntimeError("unavailable", `${e.message}: whether the request was carried out is unknown (the session's events tell); a message sent with an Idempotency-Key may be sent again safely`, undefined, true);
+              throw new BrainRuntimeError("unavailable", `${e.message}: whether the request was carried out is unknown (the session's events tell); a message sent with an Idempotency-Key may be sent again safely`, undefined, true, { cause: e });
             }
             if (!e.delivered) {
               unreachableSince ??= performance.now();

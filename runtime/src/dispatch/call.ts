@@ -9,6 +9,8 @@ import type { ModelCallBudget } from "../models/budget.ts";
 import { validate, issues } from "@aexhq/brain-protocol";
 import type { CallOwner } from "./dispatcher.ts";
 import { journaledModelCall } from "../models/journaled-call.ts";
+import { messageOf } from "../logger.ts";
+import type { Logger } from "../logger.ts";
 
 /** What a call may spend: its activation's budgets (one object per activation, shared by its calls). */
 export interface CallAllowance {
@@ -22,6 +24,8 @@ export type CommitKind = "event" | "result" | "returned" | "finished";
 export interface CallServices {
   /** Environment control, when installed (environments/control/). */
   control: EnvironmentControlHandler | undefined;
+  /** The runtime's logger: a record of a call the journal did not commit is logged here (once, by the call). */
+  logger: Logger;
 }
 
 export interface CallInfo {
@@ -102,7 +106,7 @@ export class ToolCall implements CallSink {
     this.guard();
     this.charge(utf8Bytes(JSON.stringify(data)));
     const { committed } = this.session.append("tool.event", { callId: this.callId, kind, data: data as never });
-    const r = await committed;
+    const r = await committed.catch((e: unknown) => this.uncommitted("tool.event", e));
     this.onCommitted(this, "event", r);
     return r.sequence;
   }
@@ -111,7 +115,11 @@ export class ToolCall implements CallSink {
     this.guard();
     const { outcome, valid } = checkOutcome(raw);
     const result = this.admitResult(outcome, content);
-    if (outcome.status !== "ok") this.admitTerminal(outcome.status, terminalDetail(outcome)).catch(() => {});
+    if (outcome.status !== "ok") {
+      this.admitTerminal(outcome.status, terminalDetail(outcome)).catch(() => {
+        // Handled: a failed commit of tool.finished is logged by admitTerminal (ToolCall.uncommitted).
+      });
+    }
     const r = await result;
     if (!valid) throw invalidOutput();
     return r;
@@ -122,7 +130,7 @@ export class ToolCall implements CallSink {
     if (this.returnedAdmitted) throw new CallRejectedError("conflict", `call ${this.callId} already returned`);
     this.returnedAdmitted = true;
     const { committed } = this.session.append("tool.returned", { callId: this.callId });
-    const r = await committed;
+    const r = await committed.catch((e: unknown) => this.uncommitted("tool.returned", e));
     this.settled = true;
     this.onCommitted(this, "returned", r);
     return r.sequence;
@@ -136,7 +144,9 @@ export class ToolCall implements CallSink {
     if (raw !== undefined) {
       const checked = checkOutcome(raw);
       valid = checked.valid;
-      this.admitResult(checked.outcome, content).catch(() => {});
+      this.admitResult(checked.outcome, content).catch(() => {
+        // Handled: a failed commit of tool.result is logged by admitResult (ToolCall.uncommitted).
+      });
       status = checked.outcome.status;
       detail = terminalDetail(checked.outcome);
     }
@@ -158,7 +168,7 @@ export class ToolCall implements CallSink {
     (this.inFlight ??= new Set()).add(abort);
     try {
       const spec = { record: { request, origin: this.callId }, request: () => request };
-      const out = await journaledModelCall(this.session, provider, spec, { origin: this.callId, budget: this.allowance.models, signal: abort.signal });
+      const out = await journaledModelCall(this.session, provider, spec, { origin: this.callId, budget: this.allowance.models, signal: abort.signal, logger: this.services.logger });
       if (out.status === "ok") return out.result;
       if (out.status === "error") throw CallRejectedError.of(out.error);
       throw new CallRejectedError("call_finished", `call ${this.callId} ended (${this.terminal ?? "stopped"}) during its model call; the model call's outcome is unknown and it is not replayed`);
@@ -219,7 +229,8 @@ export class ToolCall implements CallSink {
     try {
       admitted = this.admitTerminal(status, detail);
     } catch {
-      return Promise.resolve(false); // the session is deleted: nothing more is appended
+      // Handled: append throws only for a deleted session, where nothing more is appended.
+      return Promise.resolve(false);
     }
     return admitted.then(
       () => {
@@ -240,7 +251,7 @@ export class ToolCall implements CallSink {
       this.settled = true;
       this.onCommitted(this, "result", r);
       return r.sequence;
-    });
+    }, (e: unknown) => this.uncommitted("tool.result", e));
   }
 
   private admitTerminal(status: TerminalStatus, detail: { error?: ErrorInfo; message?: string }): Promise<number> {
@@ -262,7 +273,17 @@ export class ToolCall implements CallSink {
         this.outcomeWaiters = undefined;
       }
       return r.sequence;
-    });
+    }, (e: unknown) => this.uncommitted("tool.finished", e));
+  }
+
+  /**
+   * A record of this call the journal did not commit (the store failed or fenced this node off):
+   * logged here, once, and rethrown to whoever awaits it, so a caller that drops the rejection (a
+   * fire-and-forget finish) drops nothing the operator would need.
+   */
+  private uncommitted(record: string, e: unknown): never {
+    this.services.logger.warn("a tool call's record was not committed to the journal", { callId: this.callId, record, error: messageOf(e) });
+    throw e;
   }
 
 }

@@ -9,6 +9,7 @@ import { ToolCall } from "./call.ts";
 import type { CallServices, CommitKind } from "./call.ts";
 import { armDeadline } from "./deadline.ts";
 import { callIdOf, isCallOf } from "../journal/call-id.ts";
+import type { Logger } from "../logger.ts";
 
 export interface CallRequest {
   /** The model's id of the call; absent for a nested call. */
@@ -76,13 +77,17 @@ export class Dispatcher {
   private budgets = new Map<string, Map<number, BudgetEntry>>();
   private closing = false;
   /** Shared by every call: Environment control once a plugin installs it. */
-  private services: CallServices = { control: undefined };
+  private services: CallServices;
 
   constructor(
     private environments: ReadonlyMap<Placement["kind"], Environment>,
     private limits: Limits,
-    private pastCall: PastCallLookup = () => undefined,
-  ) {}
+    private pastCall: PastCallLookup,
+    /** Where failures the dispatcher and its calls survive are logged (the runtime's one logger). */
+    readonly logger: Logger,
+  ) {
+    this.services = { control: undefined, logger };
+  }
 
   /** ctx.environments for host calls; installed by environments/control/plugin.ts (undefined: `unsupported`). */
   set environmentControl(control: EnvironmentControlHandler | undefined) {

@@ -60,7 +60,10 @@ export class HostEnvironment implements Environment {
           code: "reattach_mismatch",
           message: `host ${p.hostId} is connected but did not register tool ${call.tool.contract.name} with digest ${call.tool.contract.digest} (its schemas changed?); the call was not sent`,
         },
-      }).catch(() => {});
+      }).catch(() => {
+        // Handled: a refused finish is a call already finished (its first outcome stands), and a failed
+      // commit is logged by the call itself (ToolCall.uncommitted).
+      });
       return { stop: () => {} };
     }
     conn.invoke(invokeFrame(call), sink);

@@ -29,7 +29,9 @@ export async function readText(res: Response, maxBytes: number): Promise<{ text:
     chunks.push(value);
     size += value.byteLength;
     if (size > maxBytes) {
-      await reader.cancel().catch(() => {});
+      await reader.cancel().catch(() => {
+        // Harmless: a body that cannot be cancelled is already closed or errored, which is what we want.
+      });
       return { text: new TextDecoder().decode(Buffer.concat(chunks).subarray(0, maxBytes)), truncated: true };
     }
   }

@@ -46,7 +46,7 @@ export async function readValid<T>(req: IncomingMessage, def: DefName, explain?:
     try {
       value = JSON.parse(text);
     } catch (e) {
-      throw new BrainRuntimeError("malformed_json", `request body is not JSON: ${(e as Error).message}`);
+      throw new BrainRuntimeError("malformed_json", `request body is not JSON: ${(e as Error).message}`, undefined, undefined, { cause: e });
     }
   }
   if (!validate[def].Check(value)) throw explain?.(value) ?? new BrainRuntimeError("invalid_request", `request body is not a valid ${def}`, issues(def, value));

@@ -15,8 +15,8 @@ export function requestUrl(req: Pick<IncomingMessage, "url">): URL {
     if (target.startsWith("/")) return new URL(ORIGIN + target);
     const absolute = new URL(target);
     return new URL(ORIGIN + absolute.pathname + absolute.search);
-  } catch {
-    throw new BrainRuntimeError("not_found", `no route for request target ${JSON.stringify(target.slice(0, 200))}`);
+  } catch (e) {
+    throw new BrainRuntimeError("not_found", `no route for request target ${JSON.stringify(target.slice(0, 200))}`, undefined, undefined, { cause: e });
   }
 }
 
@@ -24,7 +24,7 @@ export function requestUrl(req: Pick<IncomingMessage, "url">): URL {
 export function decodeSegment(raw: string, what: string): string {
   try {
     return decodeURIComponent(raw);
-  } catch {
-    throw new BrainRuntimeError("not_found", `no ${what} ${JSON.stringify(raw.slice(0, 200))}: the path segment is not valid percent-encoded UTF-8`);
+  } catch (e) {
+    throw new BrainRuntimeError("not_found", `no ${what} ${JSON.stringify(raw.slice(0, 200))}: the path segment is not valid percent-encoded UTF-8`, undefined, undefined, { cause: e });
   }
 }

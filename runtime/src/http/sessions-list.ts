@@ -74,13 +74,13 @@ export function encodeCursor(at: ListPosition): string {
 
 /** The position a cursor names; 400 `invalid_request` for anything `encodeCursor` did not make. */
 export function decodeCursor(cursor: string): ListPosition {
-  const bad = () => new BrainRuntimeError("invalid_request", `cursor ${JSON.stringify(cursor.length > 80 ? `${cursor.slice(0, 80)}…` : cursor)} is not a cursor this server gave (pass a page's \`next\` as it came)`);
+  const bad = (cause?: unknown) => new BrainRuntimeError("invalid_request", `cursor ${JSON.stringify(cursor.length > 80 ? `${cursor.slice(0, 80)}…` : cursor)} is not a cursor this server gave (pass a page's \`next\` as it came)`, undefined, undefined, { cause });
   if (cursor === "" || cursor.length > MAX_CURSOR_CHARS || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw bad();
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-  } catch {
-    throw bad();
+  } catch (e) {
+    throw bad(e);
   }
   if (!Array.isArray(parsed) || parsed.length !== 2 || !Number.isSafeInteger(parsed[0]) || (parsed[0] as number) < 0 || typeof parsed[1] !== "string" || parsed[1] === "") throw bad();
   const at: ListPosition = { createdAt: parsed[0] as number, sessionId: parsed[1] };

@@ -155,9 +155,10 @@ export class SessionState {
       this.observe(record);
       return record;
     });
-    // Fire-and-forget appends must not become unhandled rejections (e.g. during shutdown);
-    // callers that await `committed` still see the failure.
-    committed.catch(() => {});
+    committed.catch(() => {
+      // Handled: whoever awaits `committed` sees the failure (ToolCall logs its own records'); this
+      // only keeps a fire-and-forget append from becoming an unhandled rejection (e.g. at shutdown).
+    });
     return { sequence: record.sequence, committed };
   }
 

@@ -81,8 +81,8 @@ export class AnthropicProvider implements ModelProvider {
       let ev: StreamEvent;
       try {
         ev = JSON.parse(sse.data) as StreamEvent;
-      } catch {
-        throw new ModelCallError("internal", `anthropic sent an event that is not JSON: ${sse.data.slice(0, 200)}`);
+      } catch (e) {
+        throw new ModelCallError("internal", `anthropic sent an event that is not JSON: ${sse.data.slice(0, 200)}`, undefined, undefined, { cause: e });
       }
       if (ev.type === "message_start") {
         usage.inputTokens = ev.message?.usage?.input_tokens ?? 0;

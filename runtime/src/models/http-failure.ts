@@ -19,7 +19,9 @@ export async function httpFailure(provider: string, res: Response): Promise<Mode
     const body = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
     const m = typeof body.error === "string" ? body.error : (body.error?.message ?? body.message);
     if (typeof m === "string") message = m;
-  } catch {}
+  } catch {
+    // Harmless: a body that is not JSON is quoted as it came (`message` above).
+  }
   const retryable = res.status === 429 || res.status >= 500;
   return new ModelCallError(codeOf(res.status), `${provider} answered HTTP ${res.status}: ${message}`, { status: res.status, retryable }, retryable);
 }
@@ -31,7 +33,7 @@ export async function post(provider: string, url: string, headers: Record<string
     res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "text/event-stream", ...headers }, body: JSON.stringify(body), signal });
   } catch (e) {
     if (signal.aborted) throw e;
-    throw new ModelCallError("internal", `${provider} could not be reached at ${url}: ${causeOf(e)}`, undefined, true);
+    throw new ModelCallError("internal", `${provider} could not be reached at ${url}: ${causeOf(e)}`, undefined, true, { cause: e });
   }
   if (!res.ok) {
     const failure = await httpFailure(provider, res);
@@ -58,7 +60,7 @@ export function toolArguments(provider: string, name: string, json: string): unk
   if (tooDeep !== undefined) throw new ModelCallError("invalid_output", tooDeep);
   try {
     return JSON.parse(json);
-  } catch {
-    throw new ModelCallError("invalid_output", `${provider} returned malformed JSON arguments for tool ${name}: ${json.slice(0, 200)}`);
+  } catch (e) {
+    throw new ModelCallError("invalid_output", `${provider} returned malformed JSON arguments for tool ${name}: ${json.slice(0, 200)}`, undefined, undefined, { cause: e });
   }
 }

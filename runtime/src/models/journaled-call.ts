@@ -4,6 +4,8 @@ import type { ModelCallBudget } from "./budget.ts";
 import { toErrorInfo } from "../errors.ts";
 import { complete } from "./provider.ts";
 import type { ModelProvider, ReplyHints } from "./provider.ts";
+import { messageOf } from "../logger.ts";
+import type { Logger } from "../logger.ts";
 
 export type ModelCallOutcome =
   | { status: "ok"; result: ModelResult; hints: ReplyHints }
@@ -23,6 +25,8 @@ export interface ModelCallOptions {
   /** The activation's model-call budget, charged before anything is journaled or sent. */
   budget: ModelCallBudget;
   signal: AbortSignal;
+  /** Where a model.response the journal did not commit is logged (the call's answer goes on regardless). */
+  logger: Logger;
 }
 
 /**
@@ -39,19 +43,19 @@ export async function journaledModelCall(session: SessionState, provider: ModelP
   const admitted = session.admitModelRequest(spec.record);
   const link: Pick<RecordData<"model.response">, "origin" | "request"> = opts.origin === undefined ? { request: admitted.sequence } : { origin: opts.origin, request: admitted.sequence };
   await admitted.committed;
-  if (opts.signal.aborted) return interrupted(session, link);
+  if (opts.signal.aborted) return interrupted(session, link, opts.logger);
   let reply: { result: ModelResult; hints: ReplyHints };
   try {
     const request = provider.readsRequest === false ? UNREAD : spec.request();
     reply = await untilAborted(complete(provider, request, { sessionId: session.id, index: admitted.index, signal: opts.signal }), opts.signal);
   } catch (e) {
-    if (opts.signal.aborted) return interrupted(session, link);
+    if (opts.signal.aborted) return interrupted(session, link, opts.logger);
     // A provider's error body may quote the request's headers: the key never reaches anyone.
     const error = session.redact(toErrorInfo(e));
-    await respond(session, { ...link, error });
+    await respond(session, { ...link, error }, opts.logger);
     return { status: "error", error };
   }
-  void respond(session, { ...link, result: reply.result });
+  void respond(session, { ...link, result: reply.result }, opts.logger);
   const usage = opts.origin === undefined ? { usage: reply.result.usage } : { usage: reply.result.usage, origin: opts.origin };
   await session.append("model.usage", usage).committed;
   return { status: "ok", ...reply };
@@ -65,15 +69,20 @@ export function unknownModelResponse(reason: string): ErrorInfo {
   return { code: "unknown", message: `${reason}; whether the provider completed it is unknown, and it is never replayed` };
 }
 
-function interrupted(session: SessionState, link: Pick<RecordData<"model.response">, "origin" | "request">): ModelCallOutcome {
-  void respond(session, { ...link, error: unknownModelResponse("the model call was interrupted") });
+function interrupted(session: SessionState, link: Pick<RecordData<"model.response">, "origin" | "request">, logger: Logger): ModelCallOutcome {
+  void respond(session, { ...link, error: unknownModelResponse("the model call was interrupted") }, logger);
   return { status: "interrupted" };
 }
 
-/** Appends a model.response unless the session is already deleted (then nothing more is journaled). */
-function respond(session: SessionState, data: RecordData<"model.response">): Promise<unknown> {
+/**
+ * Appends a model.response unless the session is already deleted (then nothing more is journaled).
+ * One the journal did not commit is logged: its model.request stays open and recovery answers it `unknown`.
+ */
+function respond(session: SessionState, data: RecordData<"model.response">, logger: Logger): Promise<unknown> {
   if (session.deletedAdmitted) return Promise.resolve();
-  return session.append("model.response", data).committed.catch(() => {});
+  return session.append("model.response", data).committed.catch((e: unknown) => {
+    logger.warn("a model call's model.response was not committed to the journal; recovery answers its request unknown", { sessionId: session.id, request: data.request, error: messageOf(e) });
+  });
 }
 
 /** Rejects as soon as the signal aborts, even if the provider does not honour it. */

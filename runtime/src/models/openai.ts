@@ -63,8 +63,8 @@ export class OpenAIProvider implements ModelProvider {
       let chunk: ChatChunk;
       try {
         chunk = JSON.parse(ev.data) as ChatChunk;
-      } catch {
-        throw new ModelCallError("internal", `openai sent a stream chunk that is not JSON: ${ev.data.slice(0, 200)}`);
+      } catch (e) {
+        throw new ModelCallError("internal", `openai sent a stream chunk that is not JSON: ${ev.data.slice(0, 200)}`, undefined, undefined, { cause: e });
       }
       if (chunk.error) throw new ModelCallError("internal", `openai: ${chunk.error.message ?? "error in stream"}`);
       if (chunk.usage) {

@@ -48,6 +48,8 @@ export async function* readSse(body: ReadableStream<Uint8Array>, signal?: AbortS
     if (data.length > 0) yield event === undefined ? { data: data.join("\n") } : { event, data: data.join("\n") };
   } finally {
     // Stopping early (an abort, a consumer that breaks) must close the HTTP response too.
-    await reader.cancel().catch(() => {});
+    await reader.cancel().catch(() => {
+      // Harmless: a body that cannot be cancelled is already closed or errored, which is what we want.
+    });
   }
 }

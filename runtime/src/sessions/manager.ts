@@ -19,6 +19,8 @@ import { SessionState, headView } from "../journal/session.ts";
 import { StoredJournal, ExpandedJournal } from "./journal-readers.ts";
 import type { SessionJournal } from "./journal-readers.ts";
 import { isCallOf } from "../journal/call-id.ts";
+import { messageOf } from "../logger.ts";
+import type { Logger } from "../logger.ts";
 
 interface Entry {
   state: SessionState;
@@ -66,6 +68,8 @@ export class SessionManager {
     private models: ModelSettings = {},
     readonly residentLimit = DEFAULT_RESIDENT_SESSIONS,
     private redactor: Redactor = new Redactor(),
+    /** Where failures the sessions survive are logged (an Environment's session hook); default the dispatcher's. */
+    private logger: Logger = dispatcher.logger,
   ) {}
 
   /** A live session's entry, paged in if needed; `conflict` for a deleted one, `not_found` for an unknown one. */
@@ -183,7 +187,7 @@ export class SessionManager {
   private attach(state: SessionState): Entry {
     state.redactWith(this.redactor);
     const provider = providerFor(state.created.model, this.models);
-    const entry = { state, loop: new Agentloop(state, this.dispatcher, provider, this.conversations), provider };
+    const entry = { state, loop: new Agentloop(state, this.dispatcher, provider, this.conversations, this.logger), provider };
     this.resident.set(state.id, entry);
     return entry;
   }
@@ -240,14 +244,18 @@ export class SessionManager {
   /**
    * Runs a session hook of every Environment the session's tools are placed in, with its tools, and
    * awaits them all. The session exists either way: a hook's failure is not the request's (the
-   * Environment reports it to the calls), so it is swallowed here.
+   * Environment reports it to the calls), so it is logged here and the request goes on.
    */
   private async eachEnvironment(tools: PlacedTool[], hook: (env: Environment, tools: PlacedTool[]) => Promise<void> | void): Promise<void> {
     const byKind = new Map<PlacedTool["placement"]["kind"], PlacedTool[]>();
     for (const t of tools) byKind.set(t.placement.kind, [...(byKind.get(t.placement.kind) ?? []), t]);
     await Promise.all([...byKind].map(async ([kind, mine]) => {
       const env = this.dispatcher.environment(kind);
-      if (env !== undefined) await Promise.resolve().then(() => hook(env, mine)).catch(() => {});
+      if (env !== undefined) {
+        await Promise.resolve().then(() => hook(env, mine)).catch((e: unknown) => {
+          this.logger.warn(`a session hook of the ${kind} Environment failed; the session goes on and its calls report what is missing`, { kind, error: messageOf(e) });
+        });
+      }
     }));
   }
 

@@ -166,8 +166,8 @@ function sameOrigin(req: IncomingMessage): void {
   let host: string;
   try {
     host = new URL(origin).host;
-  } catch {
-    throw new BrainRuntimeError("forbidden", `a form posted from origin ${JSON.stringify(origin)} is not accepted`);
+  } catch (e) {
+    throw new BrainRuntimeError("forbidden", `a form posted from origin ${JSON.stringify(origin)} is not accepted`, undefined, undefined, { cause: e });
   }
   if (host !== req.headers.host) throw new BrainRuntimeError("forbidden", `a form posted from ${origin} is not accepted`);
 }

@@ -163,8 +163,8 @@ export class ComponentEnvironment implements Environment {
         if (tooDeep !== undefined) throw new BrainRuntimeError("invalid_request", tooDeep, tooDeepDetails());
         try {
           data = JSON.parse(dataJson);
-        } catch {
-          throw new BrainRuntimeError("malformed_json", "emit data-json is not JSON");
+        } catch (e) {
+          throw new BrainRuntimeError("malformed_json", "emit data-json is not JSON", undefined, undefined, { cause: e });
         }
         return sink.emit(kind, data);
       },
@@ -179,8 +179,8 @@ export class ComponentEnvironment implements Environment {
         if (tooDeep !== undefined) throw new BrainRuntimeError("invalid_request", tooDeep, tooDeepDetails());
         try {
           request = JSON.parse(requestJson);
-        } catch {
-          throw new BrainRuntimeError("malformed_json", "model request-json is not JSON");
+        } catch (e) {
+          throw new BrainRuntimeError("malformed_json", "model request-json is not JSON", undefined, undefined, { cause: e });
         }
         return JSON.stringify(await sink.model(request as never));
       },
@@ -192,11 +192,20 @@ export class ComponentEnvironment implements Environment {
       clearTimeout(overrun);
       // Telemetry does not wake the main thread; a worker that died or was stopped may have left
       // some in the ring. (After a clean `done` the ring is empty.)
-      for (const m of channel.take() as CallMessage[]) if (m.type === "post" && m.op === "telemetry") dispatchHostImport(host, m.op, m.args).catch(() => {});
+      for (const m of channel.take() as CallMessage[]) {
+        if (m.type === "post" && m.op === "telemetry") {
+          dispatchHostImport(host, m.op, m.args).catch(() => {
+            // Harmless: telemetry is best-effort (record never throws; a malformed line is dropped).
+          });
+        }
+      }
       if (slot.current === listener) slot.current = undefined;
       if (!sink.finished && !isStopped() && !this.closing) {
         const message = error ?? "run returned without calling host.finish";
-        await sink.finish({ status: "error", error: { code: "tool_error", message } }).catch(() => {});
+        await sink.finish({ status: "error", error: { code: "tool_error", message } }).catch(() => {
+          // Handled: a refused finish is a call already finished (its first outcome stands), and a failed
+          // commit is logged by the call itself (ToolCall.uncommitted).
+        });
       }
     };
     const onRequest = (m: CallMessage) => {
@@ -210,8 +219,10 @@ export class ComponentEnvironment implements Environment {
           (e) => reply({ err: toGuestError(e) }),
         );
       } else if (m.type === "post") {
-        // No result in the WIT, so nobody to tell: a refused `returned` (already finished) is moot.
-        dispatchHostImport(host, m.op ?? "", m.args).catch(() => {});
+        dispatchHostImport(host, m.op ?? "", m.args).catch(() => {
+          // Handled: no result in the WIT, so nobody to tell: a refused `returned` (already finished)
+          // is moot, and a failed commit is logged by the call itself (ToolCall.uncommitted).
+        });
       } else if (m.type === "done") {
         // A trapped instance is never run again: its worker is retired, not returned to the pool.
         const trapped = m.error !== undefined;

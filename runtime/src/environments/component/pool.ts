@@ -84,7 +84,7 @@ export class WorkerPool {
           try {
             bytes = capMemories(new Uint8Array(readFileSync(join(dir, f))), this.memoryLimitMb * 1024 * 1024);
           } catch (e) {
-            if (e instanceof MemoryCapError) throw new BrainRuntimeError("tool_error", `component cannot run within its memory limit: ${e.message}`);
+            if (e instanceof MemoryCapError) throw new BrainRuntimeError("tool_error", `component cannot run within its memory limit: ${e.message}`, undefined, undefined, { cause: e });
             throw e;
           }
           out[f] = await wasm.compile(bytes);

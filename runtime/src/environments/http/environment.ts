@@ -71,7 +71,12 @@ export class HttpToolEnvironment implements Environment {
       if (signal.aborted) return; // stopped: the dispatcher already decided the call's outcome
       failure = `the HTTP tool at ${new URL(url).origin} could not be reached: ${e instanceof Error ? ((e.cause as Error | undefined)?.message ?? e.message) : String(e)}`;
     }
-    if (failure !== undefined && !sink.finished) await sink.finish({ status: "error", error: { code: "tool_error", message: failure } }).catch(() => {});
+    if (failure !== undefined && !sink.finished) {
+      await sink.finish({ status: "error", error: { code: "tool_error", message: failure } }).catch(() => {
+        // Handled: a refused finish is a call already finished (its first outcome stands), and a failed
+        // commit is logged by the call itself (ToolCall.uncommitted).
+      });
+    }
   }
 
   /** The open call this token belongs to; `unauthorized` for a wrong token or a call whose request ended. */
@@ -113,7 +118,9 @@ async function start(res: Response, chars: number): Promise<string> {
       text += decoder.decode(value, { stream: true });
     }
   } finally {
-    await reader.cancel().catch(() => {});
+    await reader.cancel().catch(() => {
+      // Harmless: a body that cannot be cancelled is already closed or errored, which is what we want.
+    });
   }
   return text.slice(0, chars);
 }

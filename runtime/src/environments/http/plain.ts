@@ -116,7 +116,10 @@ export class PlainHttpEnvironment implements Environment {
 
   private async end(sink: CallSink, signal: AbortSignal, outcome: JsonOutcome): Promise<void> {
     if (signal.aborted || sink.finished) return;
-    await sink.finish(outcome).catch(() => {});
+    await sink.finish(outcome).catch(() => {
+      // Handled: a refused finish is a call already finished (its first outcome stands), and a failed
+      // commit is logged by the call itself (ToolCall.uncommitted).
+    });
   }
 
   private async run(call: CallInvocation, sink: CallSink, signal: AbortSignal): Promise<void> {

@@ -199,13 +199,13 @@ export class ManagedEnvironment implements Environment {
     // The host started at session creation did not serve its tools: this call gets why (it is not
     // started again within this call's deadline); the next call starts it anew.
     const warmFailure = binding.takeWarmFailure();
-    if (warmFailure !== undefined) throw new BrainRuntimeError("tool_error", warmFailure.message);
+    if (warmFailure !== undefined) throw new BrainRuntimeError("tool_error", warmFailure.message, undefined, undefined, { cause: warmFailure });
     try {
       await binding.ensureRunning();
     } catch (e) {
       // This call reports the failure (also one of a start warm() shared): the next call starts again.
       binding.takeWarmFailure();
-      throw new BrainRuntimeError("tool_error", e instanceof Error ? e.message : String(e));
+      throw new BrainRuntimeError("tool_error", e instanceof Error ? e.message : String(e), undefined, undefined, { cause: e });
     }
     if (sink.finished) return noop;
     const conn = this.opts.hosts.connection(binding.spec.hostId);

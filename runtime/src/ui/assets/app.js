@@ -171,14 +171,16 @@ themeButton.addEventListener("click", () => {
   const next = dark ? "light" : "dark";
   try {
     localStorage.setItem("brain-theme", next);
-  } catch {}
+  } catch {
+    // Harmless: storage is off (private mode, policy); the theme applies now and is just not remembered.
+  }
   applyTheme(next);
 });
 applyTheme((() => {
   try {
     return localStorage.getItem("brain-theme");
   } catch {
-    return null;
+    return null; // storage is off: no remembered theme
   }
 })());
 
