@@ -150,7 +150,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   if (postgresUrl !== undefined && fence !== undefined) {
     mkdirSync(dataDir, { recursive: true });
     const pg = await PostgresStore.open(postgresUrl, { fence, idleTransactionTimeoutMs: leaseMs });
-    nodeJournal = new NodeJournal(pg, fence);
+    nodeJournal = new NodeJournal(pg, fence, logger);
     await nodeJournal.loadCredentials();
     store = nodeJournal;
   } else if (memory) store = new MemoryStore();

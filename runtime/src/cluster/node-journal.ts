@@ -5,6 +5,8 @@ import type { SessionHead } from "../journal/head.ts";
 import type { PostgresStore } from "../journal/postgres.ts";
 import type { HostRow, JournalStore, KeyRow, KeyedMessage, ListQuery, SessionPage, StoreStats } from "../journal/store.ts";
 import type { NodeFence } from "./fence.ts";
+import { messageOf, stderrLogger } from "../logger.ts";
+import type { Logger } from "../logger.ts";
 
 /** A session this node holds: its committed records and its head (its lease token is the fence's). */
 interface Held {
@@ -40,6 +42,7 @@ export class NodeJournal implements JournalStore {
     readonly pg: PostgresStore,
     /** The tokens of the sessions held here, which the store proves with every batch (`pg` was opened with it). */
     private fence: NodeFence,
+    private logger: Logger = stderrLogger(),
   ) {
     fence.onRefused((refused) => this.fenced(refused));
   }
@@ -202,7 +205,7 @@ export class NodeJournal implements JournalStore {
   }
 
   private track(p: Promise<unknown>): void {
-    const t = p.catch((e) => console.error(`brain: a registration write to PostgreSQL failed: ${e instanceof Error ? e.message : String(e)}`)).finally(() => this.writes.delete(t));
+    const t = p.catch((e) => this.logger.error("a key or host registration write to PostgreSQL failed; it is not retried", { error: messageOf(e) })).finally(() => this.writes.delete(t));
     this.writes.add(t);
   }
 
