@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { CancelResponse, CreateSessionRequest, JournalRecord, PlacedTool, Session, SessionCreatedRecord } from "@aexhq/brain-protocol";
+import type { CancelResponse, CreateSessionRequest, PlacedTool, Session, SessionCreatedRecord } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
 import type { JournalStore, KeyedMessage } from "../journal/store.ts";
 import type { SessionHead } from "../journal/head.ts";
@@ -12,11 +12,11 @@ import { ConversationCache } from "../agentloop/conversation-cache.ts";
 import { providerFor, refuseModel } from "../models/select.ts";
 import type { ModelSettings } from "../models/select.ts";
 import type { ModelProvider } from "../models/provider.ts";
-import { unknownModelResponse } from "../models/journaled-call.ts";
 import { contractDigest } from "../hosts/digest.ts";
 import { Redactor } from "../redact.ts";
 import { SessionState, headView } from "../journal/session.ts";
 import { StoredJournal, ExpandedJournal } from "./journal-readers.ts";
+import { endOpenWork } from "./recover.ts";
 import type { SessionJournal } from "./journal-readers.ts";
 import { isCallOf } from "../journal/call-id.ts";
 import { messageOf } from "../logger.ts";
@@ -293,24 +293,7 @@ export class SessionManager {
       const state = SessionState.fromRecords(id, records, this.store);
       if (state.deleted) continue;
       recovered.push(this.attach(state));
-      for (const callId of state.openCalls) {
-        pending.push(state.append("tool.finished", { callId, status: "unknown", message: "the runtime restarted with the call open; it is never re-sent" }).committed);
-      }
-      for (const request of state.pendingModelRequests) {
-        const origin = (records[request - 1] as Extract<JournalRecord, { type: "model.request" }>).data.origin;
-        const error = unknownModelResponse("the runtime restarted during the model call");
-        pending.push(state.append("model.response", origin === undefined ? { request, error } : { request, origin, error }).committed);
-      }
-      // Environment control operations left unanswered (the nested call of a `call`, if any, ends `unknown` above).
-      for (const r of openEnvironmentRequests(records)) {
-        pending.push(state.append("environment.response", { origin: r.data.origin, request: r.sequence, error: { code: "unknown", message: "the runtime restarted during the operation" } }).committed);
-      }
-      const open = openTurn(records);
-      if (open !== undefined) {
-        // A planned event, not a bug: its own retryable code (a new message runs a new turn).
-        const error = { code: "interrupted", message: "the turn was interrupted: the runtime restarted, or another node took the session over, while it ran; it is not resumed (send the message again)", retryable: true };
-        pending.push(state.append("turn.failed", { activation: open, error }).committed);
-      }
+      pending.push(...endOpenWork(state, records));
     }
     await Promise.all(pending);
     // Recovery records are not observations for a later wake.
@@ -454,24 +437,4 @@ function stoppedRunning(id: string, why: string): BrainRuntimeError {
 function settled(e: Entry): boolean {
   const s = e.state;
   return e.loop.settled && s.quiet && s.openCalls.size === 0 && s.pendingModelRequests.size === 0 && !s.watched;
-}
-
-/** environment.request records without an environment.response. */
-function openEnvironmentRequests(records: JournalRecord[]): Extract<JournalRecord, { type: "environment.request" }>[] {
-  const open = new Map<number, Extract<JournalRecord, { type: "environment.request" }>>();
-  for (const r of records) {
-    if (r.type === "environment.request") open.set(r.sequence, r);
-    else if (r.type === "environment.response") open.delete(r.data.request);
-  }
-  return [...open.values()];
-}
-
-/** The activation of a turn.started that has no later turn.completed/turn.failed. */
-function openTurn(records: JournalRecord[]): number | undefined {
-  let open: number | undefined;
-  for (const r of records) {
-    if (r.type === "turn.started") open = r.data.activation;
-    if (r.type === "turn.completed" || r.type === "turn.failed") open = undefined;
-  }
-  return open;
 }
