@@ -1,6 +1,6 @@
 // session.send(): one Idempotency-Key per call, reused on its own retries (the runtime's wait bound,
 // a runtime restart), so a message never runs twice (issue 26). A real runtime on loopback; its
-// requests are counted by a route the runtime runs for every request (internals.routes).
+// requests are counted by a route an Environment plugin adds (it passes every request on).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -8,29 +8,38 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { IncomingMessage } from "node:http";
 import { z } from "zod";
-import { startBrain } from "@aexhq/brain-runtime";
+import { defaultEnvironments, startBrain } from "@aexhq/brain-runtime";
+import type { EnvironmentPlugin } from "@aexhq/brain-runtime";
 import type { MessageUserRecord } from "@aexhq/brain-protocol";
 import { Brain, ProtocolError, SdkError, tool } from "../src/index.ts";
 import { deferred, records, scripted, sleep } from "./helpers/brain.mts";
 
 type Runtime = Awaited<ReturnType<typeof startBrain>>;
 
-/** The Idempotency-Key of every POST …/messages the runtime receives (undefined: none). */
-function countMessages(runtime: Runtime): Array<string | undefined> {
+/**
+ * A runtime (startBrain's options) that records the Idempotency-Key of every POST …/messages it
+ * receives (undefined: none), through a route an Environment plugin adds and that passes every
+ * request on.
+ */
+async function countingRuntime(opts: Parameters<typeof startBrain>[0]): Promise<{ runtime: Runtime; keys: Array<string | undefined> }> {
   const keys: Array<string | undefined> = [];
-  runtime.internals.routes.unshift((req: IncomingMessage, _res, url) => {
-    if (req.method === "POST" && url.pathname.endsWith("/messages")) keys.push(req.headers["idempotency-key"] as string | undefined);
-    return false;
-  });
-  return keys;
+  const counter: EnvironmentPlugin = {
+    name: "message-counter",
+    install: (ctx) =>
+      ctx.route((req: IncomingMessage, _res, url) => {
+        if (req.method === "POST" && url.pathname.endsWith("/messages")) keys.push(req.headers["idempotency-key"] as string | undefined);
+        return false;
+      }),
+  };
+  const runtime = await startBrain({ ...opts, environments: [...defaultEnvironments(), counter] });
+  return { runtime, keys };
 }
 
 const messagesOf = async (session: Parameters<typeof records>[0]) => (await records(session)).filter((r): r is MessageUserRecord => r.type === "message.user");
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 test("send() outlasts the runtime's wait bound: it asks again with the same key, and the turn runs once", async () => {
-  const runtime = await startBrain({ dataDir: ":memory:", port: 0, maxWaitMs: 200 });
-  const keys = countMessages(runtime);
+  const { runtime, keys } = await countingRuntime({ dataDir: ":memory:", port: 0, maxWaitMs: 200 });
   const brain = new Brain({ url: runtime.url, token: runtime.token });
   try {
     const nap = tool({ name: "nap", description: "d", input: z.object({}), run: async () => { await sleep(900); return "rested"; } });
@@ -53,9 +62,8 @@ test("send() outlasts the runtime's wait bound: it asks again with the same key,
 test("send() rides out a runtime restart: it retries with the same key (connection refused, then 503), and rejects `interrupted` for the turn the restart cut short; one message.user", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "brain-send-"));
   const token = "send-test-operator-token";
-  let runtime = await startBrain({ dataDir, port: 0, token });
+  let { runtime, keys: before } = await countingRuntime({ dataDir, port: 0, token });
   const port = Number(new URL(runtime.url).port);
-  const before = countMessages(runtime);
   const brain = new Brain({ url: runtime.url, token });
   try {
     const running = deferred();
@@ -66,8 +74,9 @@ test("send() rides out a runtime restart: it retries with the same key (connecti
     await runtime.close();
     // Down for a moment: the SDK's requests meanwhile are refused (connection_failed) and retried.
     await sleep(300);
-    runtime = await startBrain({ dataDir, port, token });
-    const after = countMessages(runtime);
+    const restarted = await countingRuntime({ dataDir, port, token });
+    runtime = restarted.runtime;
+    const after = restarted.keys;
     const e = await sent;
     assert.instance(e, ProtocolError);
     assert.equal([(e as ProtocolError).code, (e as ProtocolError).retryable], ["interrupted", true]);
@@ -84,8 +93,7 @@ test("send() rides out a runtime restart: it retries with the same key (connecti
 });
 
 test("send(text, { idempotencyKey }) uses the caller's key (twice is one turn), refuses a bad one locally, and gives up after retryForMs", async () => {
-  const runtime = await startBrain({ dataDir: ":memory:", port: 0 });
-  const keys = countMessages(runtime);
+  const { runtime, keys } = await countingRuntime({ dataDir: ":memory:", port: 0 });
   const brain = new Brain({ url: runtime.url, token: runtime.token });
   let closed = false;
   try {
