@@ -263,11 +263,14 @@ function swallowedFailures(rel, source) {
   if (!rel.startsWith(RUNTIME_SRC) || isTestPath(rel) || SWALLOW_EXEMPT.includes(rel)) return [];
   const found = [];
   const visit = (node) => {
-    if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && node.expression.name.text === "catch") {
-      const callback = node.arguments[0];
-      if (callback !== undefined && (ts.isArrowFunction(callback) || ts.isFunctionExpression(callback)) && isEmptyBlock(callback.body) && !hasComment(source, callback.body)) {
-        found.push({ pos: node.expression.name.getStart(source), what: "`.catch` with an empty callback" });
-      }
+    const silent = (callback) => callback !== undefined && (ts.isArrowFunction(callback) || ts.isFunctionExpression(callback)) && isEmptyBlock(callback.body) && !hasComment(source, callback.body);
+    const method = ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) ? node.expression.name.text : undefined;
+    if (method === "catch" && silent(node.arguments[0])) {
+      found.push({ pos: node.expression.name.getStart(source), what: "`.catch` with an empty callback" });
+    } else if (method === "then" && silent(node.arguments[1])) {
+      found.push({ pos: node.expression.name.getStart(source), what: "`.then` with an empty rejection handler" });
+    } else if (method === "on" && node.arguments[0] !== undefined && ts.isStringLiteralLike(node.arguments[0]) && node.arguments[0].text === "error" && silent(node.arguments[1])) {
+      found.push({ pos: node.expression.name.getStart(source), what: "an empty `error` listener" });
     } else if (ts.isCatchClause(node) && isEmptyBlock(node.block) && !hasComment(source, node.block)) {
       found.push({ pos: node.getStart(source), what: "an empty `catch {}`" });
     }

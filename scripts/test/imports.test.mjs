@@ -51,6 +51,14 @@ test("sdk-core rejects Node and Deno globals but not property names or local bin
   accepts("sdk-core/src/a.ts", `// process.env is not allowed here\nexport const s = "Buffer and Deno";`);
 });
 
+test("runtime: an empty rejection handler or error listener needs a comment saying where the failure is handled", () => {
+  rejects("runtime/src/cluster/a.ts", `void p.then((x) => x, () => {});`, /empty rejection handler/);
+  rejects("runtime/src/hosts/a.ts", `ws.on("error", () => {});`, /empty `error` listener/);
+  accepts("runtime/src/hosts/a.ts", `ws.on("error", () => {\n  // the close that follows ends the connection's calls\n});`);
+  accepts("runtime/src/cluster/a.ts", `void p.then((x) => x, () => {\n  // never opened: nothing to close\n});`);
+  accepts("runtime/src/hosts/a.ts", `ws.on("message", () => {});`);
+});
+
 test("runtime: process.env is read in runtime/src/config.ts only", () => {
   rejects("runtime/src/environments/managed/a.ts", `export const bin = process.env.BRAIN_NODE;`, /config\.ts only/);
   rejects("runtime/src/server.ts", `export const e = process["env"];`, /config\.ts only/);

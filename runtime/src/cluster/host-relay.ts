@@ -209,7 +209,14 @@ export class HostRelay implements RemoteHosts, LinkMessageHandler {
   }
 
   close(): void {
-    for (const l of this.links.values()) void l.then((link) => link.close(), () => {});
+    for (const l of this.links.values()) {
+      void l.then(
+        (link) => link.close(),
+        () => {
+          // Handled: a link that never opened has nothing to close (its callers were told then).
+        },
+      );
+    }
     this.links.clear();
   }
 }
@@ -272,6 +279,11 @@ class RelayedSink implements CallSink {
   lost(message: string): void {
     if (this.finished) return;
     this.finished = true;
-    void this.owner().then((link) => link.notify({ type: "lost", callId: this.callId, message }), () => {});
+    void this.owner().then(
+      (link) => link.notify({ type: "lost", callId: this.callId, message }),
+      () => {
+        // Handled: an owner this node cannot reach ends the call `unknown` itself when its link to here closes.
+      },
+    );
   }
 }

@@ -85,7 +85,9 @@ export class HostConnection implements RuntimeFrameHandler {
       }
     });
     ws.on("close", () => this.onClose());
-    ws.on("error", () => {});
+    ws.on("error", () => {
+      // Handled: a socket error is followed by "close", which ends the connection and its open calls (`unknown`).
+    });
   }
 
   send(frame: RuntimeToHostFrame): void {

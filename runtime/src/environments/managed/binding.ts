@@ -227,7 +227,9 @@ export class ManagedBinding {
     // Diagnostics only (never journaled): BRAIN_MANAGED_HOST_LOG=1 logs the host's stderr.
     const log = this.spec.hostLog;
     if (log !== undefined) child.stderr!.on("data", (b: Buffer) => log(this.spec.env, b.toString()));
-    child.stdin!.on("error", () => {});
+    child.stdin!.on("error", () => {
+      // Handled: a host that exits before reading its start line (EPIPE) is reported by its exit, below.
+    });
     child.stdin!.end(JSON.stringify({ url: this.spec.url, token: this.spec.token, hostId: this.spec.hostId, secret: this.spec.secret, tools: this.spec.tools }));
     return new Promise<void>((resolve, reject) => {
       let settled = false;
