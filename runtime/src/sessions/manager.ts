@@ -9,14 +9,14 @@ import { Agentloop } from "../agentloop/loop.ts";
 import type { TurnEnd } from "../agentloop/loop.ts";
 import { findTurnEnd } from "../agentloop/turn-end.ts";
 import { ConversationCache } from "../agentloop/conversation-cache.ts";
-import { providerFor, refuseModel } from "../models/select.ts";
+import { providerFor } from "../models/select.ts";
 import type { ModelSettings } from "../models/select.ts";
 import type { ModelProvider } from "../models/provider.ts";
-import { contractDigest } from "../hosts/digest.ts";
 import { Redactor } from "../redact.ts";
 import { SessionState, headView } from "../journal/session.ts";
 import { StoredJournal, ExpandedJournal } from "./journal-readers.ts";
 import { endOpenWork } from "./recover.ts";
+import { checkNewSession, createdData } from "./create.ts";
 import type { SessionJournal } from "./journal-readers.ts";
 import { isCallOf } from "../journal/call-id.ts";
 import { messageOf } from "../logger.ts";
@@ -207,24 +207,7 @@ export class SessionManager {
 
   /** `owner`: the API key creating the session (absent: the operator token). */
   async create(req: CreateSessionRequest, owner?: string): Promise<Session> {
-    const refused = refuseModel(req.model, this.models);
-    if (refused) throw refused;
-    const names = new Set<string>();
-    for (const t of req.tools) {
-      if (names.has(t.contract.name)) throw new BrainRuntimeError("invalid_request", `tool ${t.contract.name} is placed twice`);
-      names.add(t.contract.name);
-      const digest = contractDigest(t.contract);
-      if (digest !== t.contract.digest) throw new BrainRuntimeError("invalid_request", `tool ${t.contract.name}: digest ${t.contract.digest} does not match its schemas (expected ${digest})`);
-      const env = this.dispatcher.environment(t.placement.kind);
-      if (env === undefined) throw new BrainRuntimeError("unsupported", `this runtime does not run the ${t.placement.kind} environment (tool ${t.contract.name})`, { tool: t.contract.name, placement: t.placement.kind });
-    }
-    if (req.model.provider === "scripted") {
-      req.model.script.forEach((step, i) => {
-        for (const c of step.toolCalls ?? []) {
-          if (!names.has(c.name)) throw new BrainRuntimeError("invalid_request", `script step ${i + 1} calls tool ${c.name}, which is not placed in this session`);
-        }
-      });
-    }
+    checkNewSession(req, this.models, (kind) => this.dispatcher.environment(kind));
     const id = `ses_${randomBytes(10).toString("hex")}`;
     // All or nothing: a failure from here on releases what the Environments admitted and leaves
     // nothing resident; the journal holds the session only once session.created is committed.
@@ -265,10 +248,7 @@ export class SessionManager {
       const err = await this.dispatcher.environment(t.placement.kind)!.admit(t, id, owner);
       if (err) throw BrainRuntimeError.of(err);
     }
-    const data: SessionCreatedRecord["data"] = { model: req.model, tools: req.tools };
-    if (owner !== undefined) data.owner = owner;
-    if (req.system !== undefined) data.system = req.system;
-    if (req.deadlineMs !== undefined) data.deadlineMs = req.deadlineMs;
+    const data = createdData(req, owner);
     const state = SessionState.create(id, data, this.store);
     const entry = this.attach(state);
     await state.append("session.created", data).committed;
