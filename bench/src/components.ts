@@ -41,7 +41,7 @@ export function callOnce(internals: BrainInternals, s: SessionState, input: unkn
         resolve(r.data.status);
       }
     });
-    const [c] = internals.dispatcher.start(s, 0, [{ modelCallId: "bench", tool: s.created.tools[0]!, input, deadlineAt: null }]);
+    const [c] = internals.dispatcher.start(s, 0, [{ modelCallId: "bench", tool: s.created.tools[0]!, input, deadlineAt: null }], internals.sessions.loopOf(s.id)!);
     callId = c!.callId;
   });
 }

@@ -141,7 +141,7 @@ export async function startFixture(opts: { journal: JournalKind; host: HostKind;
       return new Promise<void>((resolve) => {
         // activation 0: the session never got a user message, so the idle loop is never woken
         // into a model turn by these calls (the wake timer still runs, as in a real session).
-        const [c] = internals.dispatcher.start(s, 0, [{ modelCallId: "bench", tool: s.created.tools[0]!, input, deadlineAt: null }]);
+        const [c] = internals.dispatcher.start(s, 0, [{ modelCallId: "bench", tool: s.created.tools[0]!, input, deadlineAt: null }], internals.sessions.loopOf(s.id)!);
         waiters.set(c!.callId, resolve);
       });
     },

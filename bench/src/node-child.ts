@@ -55,7 +55,7 @@ async function drive(s: SessionState): Promise<void> {
   while (driving) {
     try {
       await new Promise<void>((resolve) => {
-        const [c] = internals.dispatcher.start(s, 0, [{ modelCallId: "bench", tool, input: { x: 1 }, deadlineAt: null }]);
+        const [c] = internals.dispatcher.start(s, 0, [{ modelCallId: "bench", tool, input: { x: 1 }, deadlineAt: null }], internals.sessions.loopOf(s.id)!);
         waiters.set(c!.callId, resolve);
       });
       calls++;
