@@ -43,12 +43,21 @@ function sendWaiting(node: { url: string }, id: string, headers: Record<string, 
   return api(as(node), "POST", `/v1/sessions/${id}/messages`, { text: "go", wait: true }, { headers }).then((r) => ({ ...r, at: performance.now() }));
 }
 
-test("a wait: true turn longer than the lease, sent through a node that does not own the session, runs once and its client gets the answer", async () => {
+/**
+ * Two nodes, a host on node A, a session A owns, and a `wait: true` message sent through `via`
+ * ("a": the owner itself; "b": the node that passes it on) whose tool call the host has received.
+ */
+async function runningTurn(via: "a" | "b", hostId: string, headers: Record<string, string> = {}) {
   const { a, b } = await twoNodes();
-  const host = await TestHost.register(as(a), [echo], { hostId: "host-long", secret: "host-long-secret-01" });
+  const host = await TestHost.register(as(a), [echo], { hostId, secret: `${hostId}-secret-0001` });
   const id = await session(a, host);
-  const answer = sendWaiting(b, id);
+  const answer = sendWaiting(via === "a" ? a : b, id, headers);
   const call = await host.invoke();
+  return { a, b, host, id, answer, call };
+}
+
+test("a wait: true turn longer than the lease, sent through a node that does not own the session, runs once and its client gets the answer", async () => {
+  const { a, b, host, id, answer, call } = await runningTurn("b", "host-long");
   // The tool takes more than twice the lease: before, the forwarding node sent the POST again.
   await sleep(LEASE_MS * 2.5);
   assert.is((await host.request({ type: "emit_result", callId: call.callId, outcome: { status: "ok", value: { n: 1 } } })).type, "committed");
@@ -64,11 +73,7 @@ test("a wait: true turn longer than the lease, sent through a node that does not
 });
 
 test("the owner SIGKILLed under a forwarded wait: true message: a clear 503 saying the outcome is unknown, and no second execution", async () => {
-  const { a, b } = await twoNodes();
-  const host = await TestHost.register(as(a), [echo], { hostId: "host-kill", secret: "host-kill-secret-01" });
-  const id = await session(a, host);
-  const answer = sendWaiting(b, id);
-  await host.invoke();
+  const { a, b, host, id, answer } = await runningTurn("b", "host-kill");
   await kill9(a.child);
   const r = await answer;
   assert.is(r.status, 503, JSON.stringify(r.body));
@@ -85,11 +90,7 @@ test("the owner SIGKILLed under a forwarded wait: true message: a clear 503 sayi
 });
 
 test("a wait: true message held by its owner when it is SIGSTOPped past its lease is answered 503 soon after SIGCONT", async () => {
-  const { a, b } = await twoNodes();
-  const host = await TestHost.register(as(a), [echo], { hostId: "host-stop", secret: "host-stop-secret-01" });
-  const id = await session(a, host);
-  const answer = sendWaiting(a, id);
-  await host.invoke();
+  const { a, b, host, id, answer } = await runningTurn("a", "host-stop");
   a.child.kill("SIGSTOP");
   let resumedAt = 0;
   try {
@@ -111,11 +112,7 @@ test("a wait: true message held by its owner when it is SIGSTOPped past its leas
 });
 
 test("a forwarded wait: true message whose owner is SIGSTOPped is answered once the owner's lease ran out, and is not sent again", async () => {
-  const { a, b } = await twoNodes();
-  const host = await TestHost.register(as(a), [echo], { hostId: "host-fstop", secret: "host-fstop-secret-1" });
-  const id = await session(a, host);
-  const answer = sendWaiting(b, id);
-  await host.invoke();
+  const { a, b, host, id, answer } = await runningTurn("b", "host-fstop");
   const stoppedAt = performance.now();
   a.child.kill("SIGSTOP");
   let r: Awaited<typeof answer>;
@@ -134,11 +131,7 @@ test("a forwarded wait: true message whose owner is SIGSTOPped is answered once 
 });
 
 test("a keyed wait: true message through a non-owner whose owner is SIGKILLed is passed to the new owner, which runs it at most once: the client gets the first's outcome", async () => {
-  const { a, b } = await twoNodes();
-  const host = await TestHost.register(as(a), [echo], { hostId: "host-kkey", secret: "host-kkey-secret-01" });
-  const id = await session(a, host);
-  const answer = sendWaiting(b, id, { "idempotency-key": "kill-key" });
-  await host.invoke();
+  const { a, b, host, id, answer } = await runningTurn("b", "host-kkey", { "idempotency-key": "kill-key" });
   await kill9(a.child);
   // B cannot tell whether A journaled the message; the key makes sending it again safe, so B does,
   // once it holds the session (A's lease ran out): the message is found, the turn was interrupted.
@@ -153,11 +146,7 @@ test("a keyed wait: true message through a non-owner whose owner is SIGKILLed is
 });
 
 test("a keyed wait: true message through a non-owner whose owner is SIGSTOPped is answered by the new owner with the first's outcome; the resumed owner writes nothing", async () => {
-  const { a, b } = await twoNodes();
-  const host = await TestHost.register(as(a), [echo], { hostId: "host-skey", secret: "host-skey-secret-01" });
-  const id = await session(a, host);
-  const answer = sendWaiting(b, id, { "idempotency-key": "stop-key" });
-  await host.invoke();
+  const { a, b, host, id, answer } = await runningTurn("b", "host-skey", { "idempotency-key": "stop-key" });
   a.child.kill("SIGSTOP");
   let r: Awaited<typeof answer>;
   try {
