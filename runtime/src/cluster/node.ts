@@ -271,7 +271,7 @@ export class ClusterNode {
       // Listings (sessions, a host's placed sessions) page through the database's listing index themselves.
       // A host registered through another node a moment ago is read before its route answers 404.
       const host = req.method === "GET" ? /^\/v1\/hosts\/([^/]+)$/.exec(path) : null;
-      if (host && !this.parts.registry.knows(host[1]!)) await this.refreshCredentials();
+      if (host && !this.parts.registry.knows(host[1]!)) await this.refreshThrottled();
       await local(req);
     } catch (e) {
       if (!res.headersSent) sendError(res, e);
@@ -336,6 +336,11 @@ export class ClusterNode {
   private async knowCredential(req: IncomingMessage): Promise<void> {
     const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "");
     if (!m || this.parts.keys.authenticate(m[1]!.trim()) !== undefined) return;
+    await this.refreshThrottled();
+  }
+
+  /** Keys and hosts read again for a request that names one unknown here, shared and at most once per REFRESH_GAP_MS. */
+  private async refreshThrottled(): Promise<void> {
     if (this.credentialRefresh === undefined && performance.now() - this.credentialsReadAt < REFRESH_GAP_MS) return;
     this.credentialRefresh ??= this.refreshCredentials().finally(() => {
       this.credentialsReadAt = performance.now();
