@@ -240,6 +240,21 @@ test("two nodes on one PostgreSQL: either node serves a session (the owner runs 
   await host2.close();
 });
 
+test("a key issued through one node works on another at once, even just after that node read credentials for another unknown name; wrong tokens stay 401", async () => {
+  const { a, b } = await twoNodes();
+  for (let i = 0; i < 5; i++) {
+    // B reads keys and hosts for a host it does not know, then a key is issued through A: B's next read must follow it.
+    assert.is((await api(as(b), "GET", `/v1/hosts/nobody-${i}`)).status, 404);
+    const key = await api(as(a), "POST", "/v1/keys", { name: `app-${i}` });
+    assert.is(key.status, 201, JSON.stringify(key.body));
+    const listed = await api(as(b), "GET", "/v1/sessions", undefined, { token: key.body.key });
+    assert.is(listed.status, 200, `round ${i}: ${JSON.stringify(listed.body)}`);
+  }
+  // A burst of wrong tokens shares reads and is refused, each with a typed 401.
+  const wrong = await Promise.all(Array.from({ length: 20 }, (_, i) => api(as(b), "GET", "/v1/sessions", undefined, { token: `brk_wrong_${i}` })));
+  assert.equal([...new Set(wrong.map((r) => `${r.status} ${r.body.error?.code}`))], ["401 unauthorized"]);
+});
+
 test("a host connected to one node serves sessions another node owns: calls go through the host's node, answers are journaled by the owner", async () => {
   const { a, b } = await twoNodes();
   // The host is connected to A only; the session is created through B, so B owns it.

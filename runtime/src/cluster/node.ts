@@ -68,7 +68,10 @@ export class ClusterNode {
   private stopped = false;
   private takingOver: Promise<void> | undefined;
   private renewing: Promise<void> | undefined;
+  /** The read of keys and hosts under way, and the one that begins next (shared by whoever waits for it). */
   private credentialRefresh: Promise<void> | undefined;
+  private nextRefresh: Promise<void> | undefined;
+  /** When the last read began. */
   private credentialsReadAt = -Infinity;
   private sweptAt = -Infinity;
 
@@ -330,8 +333,8 @@ export class ClusterNode {
   }
 
   /**
-   * An unknown bearer token may be a key another node issued a moment ago: read the keys again, at
-   * most once per REFRESH_GAP_MS however many wrong tokens arrive (they must not become queries).
+   * An unknown bearer token may be a key another node issued a moment ago: read the keys again
+   * (at most once per REFRESH_GAP_MS however many wrong tokens arrive: they must not become queries).
    */
   private async knowCredential(req: IncomingMessage): Promise<void> {
     const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "");
@@ -339,14 +342,31 @@ export class ClusterNode {
     await this.refreshThrottled();
   }
 
-  /** Keys and hosts read again for a request that names one unknown here, shared and at most once per REFRESH_GAP_MS. */
-  private async refreshThrottled(): Promise<void> {
-    if (this.credentialRefresh === undefined && performance.now() - this.credentialsReadAt < REFRESH_GAP_MS) return;
-    this.credentialRefresh ??= this.refreshCredentials().finally(() => {
+  /**
+   * Keys and hosts read again for a request that names one unknown here. The read it waits for
+   * always begins after it arrived (a read already under way may predate the key it names), so a
+   * key issued through another node works at once; reads are shared and begin at most once per
+   * REFRESH_GAP_MS, so a burst of unknown names waits up to that long instead of becoming queries.
+   */
+  private refreshThrottled(): Promise<void> {
+    return (this.nextRefresh ??= (async () => {
+      try {
+        // Not this request's read: it began before the request came. Its failure is its own waiters'.
+        await this.credentialRefresh?.catch(() => undefined);
+        const wait = this.credentialsReadAt + REFRESH_GAP_MS - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      } finally {
+        // From here on a request that arrives needs a later read than this one.
+        this.nextRefresh = undefined;
+      }
       this.credentialsReadAt = performance.now();
-      this.credentialRefresh = undefined;
-    });
-    await this.credentialRefresh;
+      const read = (this.credentialRefresh = this.refreshCredentials());
+      try {
+        await read;
+      } finally {
+        if (this.credentialRefresh === read) this.credentialRefresh = undefined;
+      }
+    })());
   }
 
   /** A clean stop: the lease ends now, so the other nodes take this node's open sessions at once. */
