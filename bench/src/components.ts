@@ -18,7 +18,7 @@ import { now, round, summarize } from "./stats.ts";
 import { threadWakeRoundTrip } from "./thread-wake.ts";
 import type { LatencySummary } from "./stats.ts";
 
-type SessionState = ReturnType<BrainInternals["sessions"]["state"]>;
+type SessionState = Awaited<ReturnType<BrainInternals["sessions"]["state"]>>;
 
 /** The contract the inspect examples implement (input {path}, options {depth}). */
 export const inspectContract: ToolContract = (() => {
@@ -100,7 +100,7 @@ export async function componentTools(cfg: BenchConfig, log: (s: string) => void)
     s.figures.push(figure("thread round trip (main → worker → main over a SharedArrayBuffer, Atomics.waitAsync on main) p50", wake.p50us, "µs"));
     s.notes.push(`thread round trip p99 ${wake.p99us} µs: the floor of each crossing a component call makes (one for the invocation and its emit, one for the emit's reply and the finish)`);
     const hostId = await createSession(brain.url, brain.token, [{ contract: echoContract, options: {}, placement: { kind: "host", hostId: "bench-components" } }]);
-    const h = await invocations(internals, internals.sessions.state(hostId), { x: 1 }, n);
+    const h = await invocations(internals, await internals.sessions.state(hostId), { x: 1 }, n);
     const baseline = { name: "host tool p50", value: h.warm.p50us };
     s.figures.push(figure("host tool (raw-protocol host) round trip p50", h.warm.p50us, "µs"));
     s.figures.push(figure("host tool round trip p99", h.warm.p99us, "µs"));
@@ -123,7 +123,7 @@ export async function componentTools(cfg: BenchConfig, log: (s: string) => void)
       const label = `${c.name} inspect`;
       s.figures.push(figure(`${label}: admission (PUT: upload, validate, transpile)`, round((t1 - t0) / 1e6, 1), "ms"));
       s.figures.push(figure(`${label}: first session ready (PUT + create)`, round((t2 - t0) / 1e6, 1), "ms"));
-      const r = await invocations(internals, internals.sessions.state(id), { path: "/workspace" }, n);
+      const r = await invocations(internals, await internals.sessions.state(id), { path: "/workspace" }, n);
       s.figures.push(figure(`${label}: first call (cold worker)`, round(r.firstUs / 1000, 2), "ms"));
       const goal = c.name === "rust" ? { text: "warm p50 < 200 µs (Rust, worker hop included)", pass: r.warm.p50us < 200 } : undefined;
       s.figures.push(figure(`${label}: warm call p50`, r.warm.p50us, "µs", baseline, goal));

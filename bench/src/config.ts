@@ -17,12 +17,15 @@ export interface BenchConfig {
   historyRecords: number;
   /** Section 13: sessions in the large listing journal (the baseline holds 1,000). */
   listingSessions: number;
+  /** Section 14: resident sessions, and turns each (5 journal records a turn), per node measured. */
+  recordMemorySessions: number;
+  recordMemoryTurns: number;
 }
 
 export const CONFIGS: Record<BenchConfig["mode"], BenchConfig> = {
-  full: { mode: "full", latencyIterations: 5000, throughputMs: 3000, concurrencies: [1, 16, 64], turnIterations: 300, emitsPerTool: 2000, mcpIterations: 2000, memorySessions: 1000, memoryHosts: 200, componentIterations: 2000, growthTurns: 200, historyRecords: 1_000_000, listingSessions: 1_000_000 },
-  quick: { mode: "quick", latencyIterations: 1500, throughputMs: 700, concurrencies: [1, 16, 64], turnIterations: 60, emitsPerTool: 500, mcpIterations: 400, memorySessions: 1000, memoryHosts: 50, componentIterations: 200, growthTurns: 200, historyRecords: 100_000, listingSessions: 100_000 },
-  smoke: { mode: "smoke", latencyIterations: 30, throughputMs: 100, concurrencies: [1, 16, 64], turnIterations: 3, emitsPerTool: 10, mcpIterations: 10, memorySessions: 20, memoryHosts: 3, componentIterations: 5, growthTurns: 15, historyRecords: 2_000, listingSessions: 2_000 },
+  full: { mode: "full", latencyIterations: 5000, throughputMs: 3000, concurrencies: [1, 16, 64], turnIterations: 300, emitsPerTool: 2000, mcpIterations: 2000, memorySessions: 1000, memoryHosts: 200, componentIterations: 2000, growthTurns: 200, historyRecords: 1_000_000, listingSessions: 1_000_000, recordMemorySessions: 24, recordMemoryTurns: 400 },
+  quick: { mode: "quick", latencyIterations: 1500, throughputMs: 700, concurrencies: [1, 16, 64], turnIterations: 60, emitsPerTool: 500, mcpIterations: 400, memorySessions: 1000, memoryHosts: 50, componentIterations: 200, growthTurns: 200, historyRecords: 100_000, listingSessions: 100_000, recordMemorySessions: 24, recordMemoryTurns: 80 },
+  smoke: { mode: "smoke", latencyIterations: 30, throughputMs: 100, concurrencies: [1, 16, 64], turnIterations: 3, emitsPerTool: 10, mcpIterations: 10, memorySessions: 20, memoryHosts: 3, componentIterations: 5, growthTurns: 15, historyRecords: 2_000, listingSessions: 2_000, recordMemorySessions: 4, recordMemoryTurns: 10 },
 };
 
 /** Section 9 (`npm run bench -- --soak`, its own mode): sessions doing turns for `seconds`. */

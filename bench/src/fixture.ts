@@ -13,7 +13,7 @@ import type { PlacedTool, ToolContract } from "@aexhq/brain-protocol";
 
 export type JournalKind = "memory" | "sqlite-normal" | "sqlite-full";
 export type HostKind = "raw" | "sdk";
-type SessionState = ReturnType<BrainInternals["sessions"]["state"]>;
+type SessionState = Awaited<ReturnType<BrainInternals["sessions"]["state"]>>;
 
 const inputSchema = { type: "object", properties: { x: { type: "number" } }, required: ["x"] };
 export const echoContract: ToolContract = { name: "echo", description: "Echo the input.", inputSchema, digest: contractDigest({ name: "echo", inputSchema }) };
@@ -122,7 +122,7 @@ export async function startFixture(opts: { journal: JournalKind; host: HostKind;
     for (let i = 0; i < opts.sessions; i++) ids.push((await client.sessions.create({ model: { provider: "scripted", script: [{ text: "done" }] }, tools: [t] })).id);
     close = () => client.close();
   }
-  const sessions = ids.map((id) => internals.sessions.state(id));
+  const sessions = await Promise.all(ids.map((id) => internals.sessions.state(id)));
   const waiters = new Map<string, () => void>();
   for (const s of sessions) {
     s.onCommit((r) => {

@@ -43,11 +43,12 @@ export interface StoreLike {
   flush(): Promise<void>;
   close(): Promise<void>;
   /** One session's records as stored: `read` (paged store) or `loadSession` (the store before issue 15). */
-  read?(id: string): JournalRecord[];
+  read?(id: string): JournalRecord[] | Promise<JournalRecord[]>;
   loadSession?(id: string): JournalRecord[];
-  loadHosts(): unknown[];
-  saveHost(row: unknown): void;
-  saveKey(row: unknown): void;
+  /** Synchronous before the storage interfaces became asynchronous (issue 27); either is awaited. */
+  loadHosts(): unknown[] | Promise<unknown[]>;
+  saveHost(row: unknown): void | Promise<void>;
+  saveKey(row: unknown): void | Promise<void>;
 }
 
 /** The runtime's SqliteStore on `file`, from dist/ or the sources as this bench measures the runtime. */
@@ -76,10 +77,10 @@ async function templateSession(): Promise<{ records: JournalRecord[]; hosts: unk
     const store = await openStore(join(dir, "journal.sqlite"));
     try {
       // Normalized: a placeholder id and relative times, so the same runtime gives the same template.
-      const stored = store.read ? store.read(id) : store.loadSession!(id);
+      const stored = await (store.read ? store.read(id) : store.loadSession!(id));
       const t0 = stored[0]!.at;
       const text = JSON.stringify(stored.map((r) => ({ ...r, at: r.at - t0 }))).replaceAll(id, "@SESSION@");
-      return { records: JSON.parse(text) as JournalRecord[], hosts: store.loadHosts() };
+      return { records: JSON.parse(text) as JournalRecord[], hosts: await store.loadHosts() };
     } finally {
       await store.close();
     }
@@ -137,7 +138,7 @@ async function writeHistory(file: string, template: { records: JournalRecord[]; 
     }
   };
   try {
-    for (const h of template.hosts) store.saveHost(h);
+    for (const h of template.hosts) await store.saveHost(h);
     for (let i = 0; i < old; i++) await put(i, 0);
     const oldTurns = chunks.length - 1;
     let nextOld = 1;

@@ -54,7 +54,7 @@ async function writeSessions(file: string, sessions: number): Promise<void> {
   try {
     for (let j = 0; j < KEYS; j++) {
       const k = benchKey(j);
-      store.saveKey({ keyId: k.keyId, name: `bench-${j}`, hash: createHash("sha256").update(k.secret).digest("hex"), createdAt: T0 });
+      await store.saveKey({ keyId: k.keyId, name: `bench-${j}`, hash: createHash("sha256").update(k.secret).digest("hex"), createdAt: T0 });
     }
     let unflushed = 0;
     for (let i = 0; i < sessions; i++) {

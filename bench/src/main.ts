@@ -9,6 +9,7 @@ import { hostCalls } from "./host-calls.ts";
 import { emitRate } from "./emit.ts";
 import { mcpPeers } from "./mcp.ts";
 import { memory } from "./memory.ts";
+import { recordMemory } from "./record-memory.ts";
 import { componentTools } from "./components.ts";
 import { journalGrowth } from "./growth.ts";
 import { historyAtRest } from "./history.ts";
@@ -54,6 +55,7 @@ export async function runBench(cfg: BenchConfig, opts: { log?: (s: string) => vo
   if (want("7")) add(await journalGrowth(cfg, log));
   if (want("8")) add(await historyAtRest(cfg, log));
   if (want("13")) add(await listingBench(cfg, log));
+  if (want("14")) add(await recordMemory(cfg, log));
   report.durationS = round((Date.now() - t0) / 1000, 1);
   return report;
 }

@@ -11,7 +11,7 @@ import type { BrainInternals } from "@aexhq/brain-runtime";
 
 type Runtime = typeof import("@aexhq/brain-runtime");
 type Config = { configFromEnv(env: NodeJS.ProcessEnv): Parameters<Runtime["startBrain"]>[0] };
-type SessionState = ReturnType<BrainInternals["sessions"]["state"]>;
+type SessionState = Awaited<ReturnType<BrainInternals["sessions"]["state"]>>;
 
 /** Bench → node. */
 export type NodeRequest = { type: "drive"; sessions: string[] } | { type: "stop-driving" } | { type: "stats" };
@@ -67,11 +67,11 @@ async function drive(s: SessionState): Promise<void> {
   }
 }
 
-process.on("message", (m: NodeRequest) => {
+process.on("message", async (m: NodeRequest) => {
   try {
     if (m.type === "drive") {
       driving = true;
-      const states = m.sessions.map((id) => internals.sessions.state(id));
+      const states = await Promise.all(m.sessions.map((id) => internals.sessions.state(id)));
       for (const s of states) void drive(s);
       send({ type: "driving", sessions: states.length });
     } else if (m.type === "stop-driving") {

@@ -165,8 +165,8 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   redactor.add(models.openai?.apiKey);
   redactor.add(models.anthropic?.apiKey);
   for (const env of Object.values(opts.descriptorEnvironments ?? {})) for (const value of Object.values(env.headers ?? {})) redactor.add(value);
-  const keys = new KeyRing(store, token, redactor, logger);
-  const registry = new HostRegistry(store, redactor);
+  const keys = await KeyRing.load(store, token, redactor, logger);
+  const registry = await HostRegistry.load(store, redactor);
   const hostConnections = new HostConnections();
   // Filled below: host placements first, then what the plugins provide.
   const environments = new Map<Placement["kind"], Environment>();

@@ -200,7 +200,7 @@ test("a waiting request is held at most maxWaitMs: then 202 started, and asking 
     assert.equal([end.status, end.replayed, end.body.status, end.body.text, end.body.sequence], [200, true, "completed", "slow done", first.body.sequence]);
     assert.is((await messagesOf(brain, s.id)).length, 1);
     // A session nobody waits on any more is free to page out (the bound's listener is gone).
-    assert.not.ok(brain.internals.sessions.state(s.id).watched);
+    assert.not.ok((await brain.internals.sessions.state(s.id)).watched);
   } finally {
     await host.close();
     await brain.close();
@@ -215,7 +215,7 @@ test("a session this node stops running answers its waiting requests at once wit
     const waiting = message(brain, s.id, { text: "go", wait: true }, "evicted");
     await host.invoke();
     const replay = message(brain, s.id, { text: "go", wait: true }, "evicted");
-    await waitFor(brain, s.id, () => brain.internals.sessions.state(s.id).watched);
+    await waitFor(brain, s.id, () => brain.internals.sessions.residentState(s.id)?.watched === true);
     const t0 = performance.now();
     // What a node does when it finds it lost the session's lease (cluster/node.ts).
     brain.internals.sessions.evict(s.id);

@@ -11,7 +11,7 @@ import { MemoryStore } from "../src/journal/memory.ts";
 import { WakeBatcher } from "../src/dispatch/wake.ts";
 
 /** Every record of every session, session by session (what the store holds). */
-const everything = (store: { sessionIds(): string[]; read(id: string): JournalRecord[] }) => store.sessionIds().flatMap((id) => store.read(id));
+const everything = async (store: { sessionIds(): string[]; read(id: string): Promise<JournalRecord[]> }) => (await Promise.all(store.sessionIds().map((id) => store.read(id)))).flat();
 
 const rec = (sessionId: string, sequence: number): JournalRecord => ({ sessionId, sequence, at: Date.now(), type: "tool.returned", data: { callId: `${sessionId}:1` } });
 
@@ -33,7 +33,7 @@ test("sqlite: appends of one tick are one transaction, acknowledged after commit
     assert.is(store.stats.transactions, 2);
     await store.close();
     const reopened = new SqliteStore(file);
-    const back = everything(reopened);
+    const back = (await everything(reopened));
     assert.equal(back.map((r) => r.sequence), Array.from({ length: 11 }, (_, i) => i + 1));
     assert.ok(back.every((r) => validate.JournalRecord.Check(r)));
     await reopened.close();
@@ -49,7 +49,7 @@ test("sqlite: a duplicate sequence fails its whole batch and leaves the journal 
     await store.append(rec("ses_b", 1));
     const results = await Promise.allSettled([store.append(rec("ses_b", 2)), store.append(rec("ses_b", 1))]);
     assert.equal(results.map((r) => r.status), ["rejected", "rejected"]);
-    assert.equal(everything(store).map((r) => r.sequence), [1]);
+    assert.equal((await everything(store)).map((r) => r.sequence), [1]);
     await store.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -64,8 +64,8 @@ test("sqlite: a sequence that does not increase fails its batch, also across ses
     const bad = await Promise.allSettled([store.append(rec("ses_i", 2)), store.append(rec("ses_h", 3)), store.append(rec("ses_h", 2))]);
     assert.equal(bad.map((r) => r.status), ["rejected", "rejected", "rejected"]);
     await store.append(rec("ses_h", 2));
-    assert.equal(store.read("ses_h").map((r) => r.sequence), [1, 2]);
-    assert.equal(store.read("ses_i").map((r) => r.sequence), [1]);
+    assert.equal((await store.read("ses_h")).map((r) => r.sequence), [1, 2]);
+    assert.equal((await store.read("ses_i")).map((r) => r.sequence), [1]);
     await store.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -102,12 +102,12 @@ test("sqlite: a journal in the earlier clustered layout is migrated into the log
     for (const [s, q] of [["ses_m", 1], ["ses_l", 1], ["ses_m", 2]] as const) ins.run(s, q, 1, "tool.returned", JSON.stringify({ callId: `${s}:1` }));
     old.close();
     const store = new SqliteStore(file);
-    assert.equal(store.read("ses_m").map((r) => r.sequence), [1, 2]);
-    assert.equal(everything(store).length, 3);
+    assert.equal((await store.read("ses_m")).map((r) => r.sequence), [1, 2]);
+    assert.equal((await everything(store)).length, 3);
     await store.append(rec("ses_m", 3));
     const dup = await Promise.allSettled([store.append(rec("ses_l", 1))]);
     assert.is(dup[0]!.status, "rejected", "migrated sequences still guard uniqueness");
-    assert.equal(store.read("ses_m").map((r) => r.sequence), [1, 2, 3]);
+    assert.equal((await store.read("ses_m")).map((r) => r.sequence), [1, 2, 3]);
     assert.is(store.db.prepare("SELECT name FROM sqlite_master WHERE name = 'records'").get(), undefined);
     await store.close();
   } finally {
@@ -123,17 +123,17 @@ test("memory store: same group commit; committed records are frozen, never copie
   // Committed history is immutable: mutating the caller's object after append throws (strict mode).
   assert.throws(() => ((r.data as { callId: string }).callId = "mutated"), TypeError);
   assert.ok(Object.isFrozen(r) && Object.isFrozen(r.data));
-  assert.is((everything(store)[0]!.data as { callId: string }).callId, "ses_c:1");
-  assert.is(store.read("ses_c")[0], r, "kept by reference");
+  assert.is(((await everything(store))[0]!.data as { callId: string }).callId, "ses_c:1");
+  assert.is((await store.read("ses_c"))[0], r, "kept by reference");
   await store.close();
 });
 
 test("memory store: a deleted session is kept compacted and stays readable", async () => {
   const store = new MemoryStore();
   await Promise.all([store.append(rec("ses_d", 1)), store.append({ sessionId: "ses_d", sequence: 2, at: 1, type: "session.deleted", data: {} }), store.append(rec("ses_e", 1))]);
-  assert.ok(store.head("ses_d")!.deleted);
-  assert.equal(store.read("ses_d").map((r) => r.sequence), [1, 2]);
-  assert.equal(everything(store).map((r) => `${r.sessionId}:${r.sequence}`).sort(), ["ses_d:1", "ses_d:2", "ses_e:1"]);
+  assert.ok((await store.head("ses_d"))!.deleted);
+  assert.equal((await store.read("ses_d")).map((r) => r.sequence), [1, 2]);
+  assert.equal((await everything(store)).map((r) => `${r.sessionId}:${r.sequence}`).sort(), ["ses_d:1", "ses_d:2", "ses_e:1"]);
   await store.close();
 });
 
@@ -142,8 +142,8 @@ test("sqlite: read returns one session's records in order", async () => {
   try {
     const store = new SqliteStore(join(dir, "j.sqlite"));
     await Promise.all([store.append(rec("ses_f", 1)), store.append(rec("ses_g", 1)), store.append(rec("ses_f", 2))]);
-    assert.equal(store.read("ses_f").map((r) => r.sequence), [1, 2]);
-    assert.equal(store.read("ses_none"), []);
+    assert.equal((await store.read("ses_f")).map((r) => r.sequence), [1, 2]);
+    assert.equal((await store.read("ses_none")), []);
     await store.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -168,17 +168,17 @@ for (const kind of ["sqlite", "memory"] as const) {
       const store = kind === "sqlite" ? new SqliteStore(join(dir, "j.sqlite")) : new MemoryStore();
       const ids = await interleaved(store, 50, 200);
       const before = store.stats.rowsRead;
-      const all = store.read(ids[3]!);
+      const all = (await store.read(ids[3]!));
       assert.equal(all.map((r) => r.sequence), Array.from({ length: 200 }, (_, i) => i + 1));
       assert.ok(all.every((r) => r.sessionId === ids[3]));
       assert.is(store.stats.rowsRead - before, 200, "a whole-session read visits exactly its 200 rows, not the 10,000 of the log");
       const mid = store.stats.rowsRead;
-      assert.equal(store.read(ids[7]!, 100, 110).map((r) => r.sequence), [101, 102, 103, 104, 105, 106, 107, 108, 109, 110]);
+      assert.equal((await store.read(ids[7]!, 100, 110)).map((r) => r.sequence), [101, 102, 103, 104, 105, 106, 107, 108, 109, 110]);
       assert.ok(store.stats.rowsRead - mid <= 10 + 64, `a range read visits ${store.stats.rowsRead - mid} rows`);
       const one = store.stats.rowsRead;
-      assert.equal(store.read(ids[9]!, 0, 1).map((r) => r.type), ["session.created"]);
+      assert.equal((await store.read(ids[9]!, 0, 1)).map((r) => r.type), ["session.created"]);
       assert.ok(store.stats.rowsRead - one <= 64, "the first record is found from the nearest mark");
-      assert.equal(store.read("ses_none"), []);
+      assert.equal((await store.read("ses_none")), []);
       await store.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -199,11 +199,11 @@ for (const kind of ["sqlite", "memory"] as const) {
         one("ses_idle", 2, "message.user", { text: "hi", activation: 1 }),
         one("ses_gone", 2, "session.deleted", {}),
       ]);
-      const busy = store.head("ses_busy")!;
+      const busy = (await store.head("ses_busy"))!;
       assert.equal({ last: busy.lastSequence, activations: busy.activations, models: busy.modelRequests, open: busy.openModelRequests, turn: busy.turnOpen }, { last: 4, activations: 1, models: 1, open: 1, turn: true });
-      assert.ok(store.head("ses_gone")!.deleted);
-      assert.is(store.head("ses_none"), undefined);
-      assert.equal(store.openWork(), ["ses_busy"]);
+      assert.ok((await store.head("ses_gone"))!.deleted);
+      assert.is((await store.head("ses_none")), undefined);
+      assert.equal((await store.openWork()), ["ses_busy"]);
       assert.equal(new Set(store.sessionIds()), new Set(["ses_busy", "ses_idle", "ses_gone"]));
       await store.close();
     } finally {
@@ -224,14 +224,14 @@ test("sqlite: a store opened after a crash (directory not written since) replays
     await crashed.append({ sessionId: ids[0]!, sequence: 11, at: 1, type: "tool.call_started", data: { callId: `${ids[0]}:11`, tool: "t", modelCallId: "c", input: null, placement: { kind: "host", hostId: "h" }, activation: 1, deadlineAt: null } } as JournalRecord);
     crashed.db.close();
     const reopened = new SqliteStore(file);
-    assert.equal(reopened.openWork(), [ids[0]], "the open call written after the directory is found");
-    assert.is(reopened.head(ids[0]!)!.lastSequence, 11);
+    assert.equal((await reopened.openWork()), [ids[0]], "the open call written after the directory is found");
+    assert.is((await reopened.head(ids[0]!))!.lastSequence, 11);
     assert.is(reopened.stats.headsLoaded, 1, "only the replayed session's head was read from the directory");
     assert.is(reopened.stats.rowsRead, 0, "no record was read back");
     const dup = await Promise.allSettled([reopened.append(rec(ids[0]!, 11))]);
     assert.is(dup[0]!.status, "rejected", "the replayed tail still guards the order");
     await reopened.append(rec(ids[0]!, 12));
-    assert.equal(reopened.read(ids[0]!).map((r) => r.sequence), Array.from({ length: 12 }, (_, i) => i + 1));
+    assert.equal((await reopened.read(ids[0]!)).map((r) => r.sequence), Array.from({ length: 12 }, (_, i) => i + 1));
     await reopened.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -248,14 +248,14 @@ test("sqlite: a journal of the earlier log layout (no prev, marks or directory) 
     for (let q = 1; q <= 130; q++) for (const s of ["ses_x", "ses_y"]) ins.run(s, q, 1, q === 1 ? "session.created" : "tool.returned", JSON.stringify(q === 1 ? { model: { provider: "scripted", script: [] }, tools: [] } : { callId: `${s}:1` }));
     old.close();
     const store = new SqliteStore(file);
-    assert.equal(store.read("ses_y").map((r) => r.sequence), Array.from({ length: 130 }, (_, i) => i + 1));
-    assert.equal(store.read("ses_x", 64, 66).map((r) => r.sequence), [65, 66]);
-    assert.is(store.head("ses_x")!.lastSequence, 130);
+    assert.equal((await store.read("ses_y")).map((r) => r.sequence), Array.from({ length: 130 }, (_, i) => i + 1));
+    assert.equal((await store.read("ses_x", 64, 66)).map((r) => r.sequence), [65, 66]);
+    assert.is((await store.head("ses_x"))!.lastSequence, 130);
     await store.append(rec("ses_x", 131));
     await store.close();
     const again = new SqliteStore(file);
-    assert.is(again.head("ses_x")!.lastSequence, 131);
-    assert.is(again.read("ses_x", 130).length, 1);
+    assert.is((await again.head("ses_x"))!.lastSequence, 131);
+    assert.is((await again.read("ses_x", 130)).length, 1);
     await again.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -295,7 +295,7 @@ test("deleting a session stops its managed host (awaited) and removes the bindin
   assert.ok(alive(pid));
   const hostId = b.spec.hostId;
   assert.is((await api(brain, "GET", `/v1/hosts/${hostId}`)).status, 200);
-  assert.ok(brain.internals.store.loadHosts().some((h) => h.hostId === hostId));
+  assert.ok((await brain.internals.store.loadHosts()).some((h) => h.hostId === hostId));
   // An application's host, registered meanwhile, is never forgotten with it.
   const app = await TestHost.register(brain, [probeContracts.probe_wait!]);
   const r = await api(brain, "POST", `/v1/sessions/${s.id}/messages`, { text: "go" });
@@ -310,7 +310,7 @@ test("deleting a session stops its managed host (awaited) and removes the bindin
   // Its registration is forgotten, in the registry and in the store; the application's host stays.
   const gone = await api(brain, "GET", `/v1/hosts/${hostId}`);
   assert.is(gone.status, 404, JSON.stringify(gone.body));
-  assert.not.ok(brain.internals.store.loadHosts().some((h) => h.hostId === hostId), "the managed host's row is still in the store");
+  assert.not.ok((await brain.internals.store.loadHosts()).some((h) => h.hostId === hostId), "the managed host's row is still in the store");
   assert.is((await api(brain, "GET", `/v1/hosts/${app.hostId}`)).status, 200);
   app.ws.close();
   // Its id cannot register again with its old secret: not with its dropped register token, nor with the operator token.
@@ -321,7 +321,7 @@ test("deleting a session stops its managed host (awaited) and removes the bindin
     assert.is((await again.closed).code, 4401);
   }
   assert.is((await api(brain, "GET", `/v1/hosts/${hostId}`)).status, 404);
-  assert.not.ok(brain.internals.store.loadHosts().some((h) => h.hostId === hostId));
+  assert.not.ok((await brain.internals.store.loadHosts()).some((h) => h.hostId === hostId));
   const all = await records(brain, s.id);
   assert.is(ofType(all, "tool.finished")[0]?.data.status, "cancelled");
 });
@@ -338,20 +338,20 @@ test("managed host registrations on SQLite: a deleted session's is gone after a 
     deleted = managed(b2).bindings.get(`${gone.id}|gone`)!.spec.hostId;
     const kept = await createSession(b2, [tool("kept")], []);
     closed = managed(b2).bindings.get(`${kept.id}|kept`)!.spec.hostId;
-    const ids = () => b2.internals.store.loadHosts().map((h) => h.hostId);
-    assert.ok(ids().includes(deleted) && ids().includes(closed));
+    const ids = async () => (await b2.internals.store.loadHosts()).map((h) => h.hostId);
+    assert.ok((await ids()).includes(deleted) && (await ids()).includes(closed));
     assert.is((await api(b2, "DELETE", `/v1/sessions/${gone.id}`)).status, 200);
-    assert.not.ok(ids().includes(deleted));
-    assert.ok(ids().includes(closed));
+    assert.not.ok((await ids()).includes(deleted));
+    assert.ok((await ids()).includes(closed));
     app.ws.close();
     await b2.close();
     // What a run that crashed leaves: a managed host registration no binding will ever use again.
     const store = new SqliteStore(join(data, "journal.sqlite"));
-    assert.equal(store.loadHosts().map((h) => h.hostId), [app.hostId]);
+    assert.equal((await store.loadHosts()).map((h) => h.hostId), [app.hostId]);
     store.saveHost({ hostId: "managed-00crashed00run0", salt: "s", hash: "x", contracts: [], registeredAt: 1 });
     await store.close();
     b2 = await startBrain({ dataDir: data, port: 0 });
-    assert.equal(b2.internals.store.loadHosts().map((h) => h.hostId), [app.hostId]);
+    assert.equal((await b2.internals.store.loadHosts()).map((h) => h.hostId), [app.hostId]);
     for (const id of [deleted, closed, "managed-00crashed00run0"]) assert.is((await api(b2, "GET", `/v1/hosts/${id}`)).status, 404);
     assert.is((await api(b2, "GET", `/v1/hosts/${app.hostId}`)).status, 200);
     // The application's host registers again with its secret after the restart.

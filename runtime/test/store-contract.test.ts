@@ -532,22 +532,22 @@ test("postgres: a node's journal (NodeJournal) forgets a deleted host at once, d
     // Saved and deleted in one tick: the DELETE goes after the INSERT, never before it.
     node.saveHost({ hostId: "managed-1", salt: "s", hash: "x", contracts: [], registeredAt: 1 });
     node.deleteHost("managed-1");
-    assert.equal(node.loadHosts().map((h) => h.hostId), ["app-host"]);
+    assert.equal((await node.loadHosts()).map((h) => h.hostId), ["app-host"]);
     await node.flush();
     assert.equal((await a.loadHosts()).map((h) => h.hostId), ["app-host"]);
     await other.loadCredentials();
-    assert.equal(other.loadHosts().map((h) => h.hostId), ["app-host"]);
+    assert.equal((await other.loadHosts()).map((h) => h.hostId), ["app-host"]);
     // Another node's cache drops it at its next refresh.
     node.saveHost({ hostId: "managed-2", salt: "s", hash: "x", contracts: [], registeredAt: 2 });
     await node.flush();
     await other.loadCredentials();
-    assert.equal(other.loadHosts().map((h) => h.hostId).sort(), ["app-host", "managed-2"]);
+    assert.equal((await other.loadHosts()).map((h) => h.hostId).sort(), ["app-host", "managed-2"]);
     node.deleteHost("managed-2");
     await node.loadCredentials();
-    assert.equal(node.loadHosts().map((h) => h.hostId), ["app-host"]);
+    assert.equal((await node.loadHosts()).map((h) => h.hostId), ["app-host"]);
     await node.flush();
     await other.loadCredentials();
-    assert.equal(other.loadHosts().map((h) => h.hostId), ["app-host"]);
+    assert.equal((await other.loadHosts()).map((h) => h.hostId), ["app-host"]);
   } finally {
     await node.close();
     await other.close();

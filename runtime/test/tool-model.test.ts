@@ -159,7 +159,7 @@ test("a deadline stops a pending model call the same way", async () => {
     const created = await api(brain, "POST", "/v1/sessions", { model: { provider: "openai", model: "m" }, tools: [placed(summarize, host.hostId)], deadlineMs: 300 });
     assert.is(created.status, 201);
     const sessionId = created.body.id as string;
-    const state = brain.internals.sessions.state(sessionId);
+    const state = await brain.internals.sessions.state(sessionId);
     const [call] = brain.internals.dispatcher.start(state, 0, [{ modelCallId: "m1", tool: state.created.tools[0]!, input: {}, deadlineAt: Date.now() + 300 }], brain.internals.sessions.loopOf(sessionId)!);
     const invoke = await host.invoke();
     assert.is(invoke.callId, call!.callId);

@@ -14,11 +14,13 @@ export class ConversationCache {
   constructor(readonly max = 32) {}
 
   /** The request built from the session's records 1..`through`. */
-  request(session: SessionState, through: number): ModelRequest {
+  async request(session: SessionState, through: number): Promise<ModelRequest> {
     let c = this.entries.get(session.id);
     this.entries.delete(session.id);
     if (c === undefined || c.through > through) c = new Conversation();
-    for (const r of session.after(c.through, through)) c.add(r);
+    const records = await session.after(c.through, through);
+    // Taken out while the store was read, each reader extends its own: the last one back is kept.
+    for (const r of records) if (r.sequence > c.through) c.add(r);
     this.entries.set(session.id, c);
     if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value!);
     return c.request(session.created);

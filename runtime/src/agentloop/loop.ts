@@ -90,21 +90,28 @@ export class Agentloop implements CallOwner {
         done();
         resolve(undefined);
       };
-      // Listening first, then reading what is committed, in one synchronous step: no end slips between.
+      // Listening first, then reading what is committed: an end committed while the store is read
+      // reaches the listener (and one both see resolves once).
       const off = this.session.onCommit((r) => {
         const end = turnEndOf(r, activation, after);
         if (end === undefined) return;
         done();
         resolve(end);
       });
-      const found = findTurnEnd(this.session, activation, after);
-      if (found !== undefined) {
-        done();
-        return resolve(found);
-      }
       if (signal?.aborted) return aborted();
       this.waiting.add(stopped);
       signal?.addEventListener("abort", aborted, { once: true });
+      findTurnEnd(this.session, activation, after).then(
+        (found) => {
+          if (found === undefined) return;
+          done();
+          resolve(found);
+        },
+        (e: unknown) => {
+          done();
+          reject(e);
+        },
+      );
     });
   }
 

@@ -11,7 +11,7 @@ export interface TurnEnd {
 /** What finding a turn end reads of a session's committed records (SessionState, a StoredJournal). */
 export interface CommittedRecords {
   readonly lastSequence: number;
-  after(sequence: number, through?: number): JournalRecord[];
+  after(sequence: number, through?: number): Promise<JournalRecord[]>;
 }
 
 /** Records read at a time while looking for a turn end: a turn rarely has more, and a long one is read in pieces. */
@@ -30,9 +30,9 @@ export function turnEndOf(r: JournalRecord, activation: number, after: number): 
  * message started (a later wake turn of the same activation ends after it). Reads the records after
  * the message in slices and stops at the end, so a turn that ended long ago costs its own records only.
  */
-export function findTurnEnd(journal: CommittedRecords, activation: number, after: number): TurnEnd | undefined {
+export async function findTurnEnd(journal: CommittedRecords, activation: number, after: number): Promise<TurnEnd | undefined> {
   for (let from = after; from < journal.lastSequence; from += SLICE) {
-    for (const r of journal.after(from, from + SLICE)) {
+    for (const r of await journal.after(from, from + SLICE)) {
       const end = turnEndOf(r, activation, after);
       if (end !== undefined) return end;
     }

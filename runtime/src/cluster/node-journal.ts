@@ -1,6 +1,4 @@
 import type { JournalRecord } from "@aexhq/brain-protocol";
-import { BrainRuntimeError } from "../errors.ts";
-import { advanceHead, newHead } from "../journal/head.ts";
 import type { SessionHead } from "../journal/head.ts";
 import type { PostgresStore } from "../journal/postgres.ts";
 import type { HostRow, JournalStore, KeyRow, KeyedMessage, ListQuery, SessionPage, StoreStats } from "../journal/store.ts";
@@ -8,26 +6,18 @@ import type { NodeFence } from "./fence.ts";
 import { messageOf, stderrLogger } from "../logger.ts";
 import type { Logger } from "../logger.ts";
 
-/** A session this node holds: its committed records and its head (its lease token is the fence's). */
-interface Held {
-  records: JournalRecord[];
-  head: SessionHead;
-}
-
 /**
- * The journal as one node of several sees it: the synchronous JournalStore the session layer reads,
- * over the PostgreSQL store whose reads are asynchronous. What the session layer reads must be loaded
- * first, by the node (cluster/node.ts), before it hands a request on:
- * - the sessions this node holds a lease on, with their committed records (`hold`, after `acquire`);
- *   a node holds the sessions it runs, and lets go of those that page out or that it lost;
- * - API keys and host registrations (`loadCredentials`), refreshed every lease beat.
- * Listing is asynchronous: a page comes from the database's listing index (`listSessions`), every
- * node's sessions, as committed.
- * Writes go through at once (keys, hosts) or by group commit (records, fenced by the held tokens).
+ * The journal as one node of several sees it: the PostgreSQL store, with what a node adds.
+ * - The sessions this node holds a lease on (`hold`, after `acquire`): their records are written
+ *   fenced by the held tokens (cluster/fence.ts). Nothing of them is kept here but their ids; reads
+ *   go to the database, like every other store's (a held session's head is the store's cached one).
+ * - API keys and host registrations (`loadCredentials`), refreshed every lease beat and when a
+ *   request names one unknown here; writes go through at once.
+ * Listing is a page from the database's listing index (`listSessions`), every node's sessions, as committed.
  */
 export class NodeJournal implements JournalStore {
   readonly kind = "postgres" as const;
-  private held = new Map<string, Held>();
+  private held = new Set<string>();
   private keys = new Map<string, KeyRow>();
   private hosts = new Map<string, HostRow>();
   private writes = new Set<Promise<unknown>>();
@@ -64,12 +54,13 @@ export class NodeJournal implements JournalStore {
     return this.held.size;
   }
 
-  /** Loads a session whose lease this node just took with `token`: its head and every committed record. */
-  async hold(sessionId: string, token: number): Promise<void> {
+  /**
+   * Holds a session whose lease this node just took with `token`. Nothing is read: its head comes
+   * from the database when asked (another node may have written it since this node last did).
+   */
+  hold(sessionId: string, token: number): void {
     this.pg.forgetHead(sessionId);
-    const head = await this.pg.head(sessionId);
-    const records = head === undefined ? [] : await this.pg.read(sessionId);
-    this.held.set(sessionId, { records, head: head ?? newHead(sessionId) });
+    this.held.add(sessionId);
     this.fence.hold(sessionId, token);
   }
 
@@ -77,11 +68,13 @@ export class NodeJournal implements JournalStore {
   release(sessionId: string): void {
     this.held.delete(sessionId);
     this.fence.release(sessionId);
+    this.pg.forgetHead(sessionId);
   }
 
   /** Lets go of every session (this node's own lease expired). */
   releaseAll(): string[] {
-    const ids = [...this.held.keys()];
+    const ids = [...this.held];
+    for (const id of ids) this.pg.forgetHead(id);
     this.held.clear();
     this.fence.releaseAll();
     return ids;
@@ -99,8 +92,7 @@ export class NodeJournal implements JournalStore {
   /** Stops running a session here (if still the run admitted under `token`): the node evicts it. */
   private lose(sessionId: string, token: number | undefined): void {
     if (!this.held.has(sessionId) || this.fence.tokenOf(sessionId) !== token) return;
-    this.held.delete(sessionId);
-    this.fence.release(sessionId);
+    this.release(sessionId);
     for (const listener of this.lostListeners) listener(sessionId);
   }
 
@@ -108,35 +100,21 @@ export class NodeJournal implements JournalStore {
     // A new session is held from its first record on; its lease row is created with token 1 in
     // the same transaction (journal/postgres.ts FENCED_COMMIT_SQL).
     if (record.sequence === 1 && record.type === "session.created" && !this.held.has(record.sessionId)) {
-      this.held.set(record.sessionId, { records: [], head: newHead(record.sessionId) });
+      this.held.add(record.sessionId);
       this.fence.hold(record.sessionId, 1);
     }
     const token = this.fence.tokenOf(record.sessionId);
-    return this.pg.append(record).then(
-      () => {
-        const h = this.held.get(record.sessionId);
-        if (h === undefined || this.fence.tokenOf(record.sessionId) !== token) return;
-        h.records.push(record);
-        advanceHead(h.head, record);
-      },
-      (e: unknown) => {
-        // The session's memory has moved past a record the database does not have (its batch
-        // failed, or its lease was lost): stop running it; taken again, it is read afresh.
-        this.lose(record.sessionId, token);
-        throw e;
-      },
-    );
+    return this.pg.append(record).catch((e: unknown) => {
+      // The session's memory has moved past a record the database does not have (its batch
+      // failed, or its lease was lost): stop running it; taken again, it is read afresh.
+      this.lose(record.sessionId, token);
+      throw e;
+    });
   }
 
-  read(sessionId: string, after = 0, through = Number.MAX_SAFE_INTEGER): JournalRecord[] {
-    const h = this.held.get(sessionId);
-    if (h !== undefined) {
-      // Sequences are gap-free from 1, so record n sits at index n - 1.
-      const out = h.records.slice(Math.max(0, after), Math.max(0, Math.min(through, h.records.length)));
-      this.pg.stats.rowsRead += out.length;
-      return out;
-    }
-    throw new BrainRuntimeError("internal", `session ${sessionId} is not loaded on this node (a route did not place it first)`);
+  /** Committed records, from the database (any node's session: history is immutable once committed). */
+  read(sessionId: string, after?: number, through?: number): Promise<JournalRecord[]> {
+    return this.pg.read(sessionId, after, through);
   }
 
   /** From the database (committed records of every node), by its partial index. */
@@ -144,23 +122,19 @@ export class NodeJournal implements JournalStore {
     return this.pg.findMessage(sessionId, key);
   }
 
-  head(sessionId: string): SessionHead | undefined {
-    const h = this.held.get(sessionId)?.head;
-    return h === undefined || h.lastSequence === 0 ? undefined : { ...h };
+  /** A held session's head as this node committed it (cached by the store), any other's from the database. */
+  head(sessionId: string): Promise<SessionHead | undefined> {
+    if (!this.held.has(sessionId)) this.pg.forgetHead(sessionId);
+    return this.pg.head(sessionId);
   }
 
-  openWork(): string[] {
+  async openWork(): Promise<string[]> {
     return this.recovering;
   }
 
   /** A page of every node's sessions, from the database (a session is written by its owner, so its head there is as committed). */
   listSessions(query: ListQuery): Promise<SessionPage> {
     return this.pg.listSessions(query);
-  }
-
-  /** One session's head from the database (a route's ownership check: does it exist at all). */
-  loadHead(sessionId: string): Promise<SessionHead | undefined> {
-    return this.pg.head(sessionId);
   }
 
   /** API keys and host registrations, as every node wrote them. */
@@ -178,35 +152,48 @@ export class NodeJournal implements JournalStore {
     this.hosts = new Map(hosts.filter((h) => !this.deleting.has(h.hostId)).map((h) => [h.hostId, h]));
   }
 
-  saveHost(row: HostRow): void {
+  saveHost(row: HostRow): Promise<void> {
     this.hosts.set(row.hostId, row);
-    this.track(this.pg.saveHost(row));
+    return this.track(this.pg.saveHost(row));
   }
 
   /** Forgets a registration here at once; the row goes once the writes already made have settled (a registration in flight is not written after it). */
-  deleteHost(hostId: string): void {
+  deleteHost(hostId: string): Promise<void> {
     this.hosts.delete(hostId);
     this.deleting.add(hostId);
     const before = [...this.writes];
-    this.track(Promise.allSettled(before).then(() => this.pg.deleteHost(hostId)).finally(() => this.deleting.delete(hostId)));
+    return this.track(Promise.allSettled(before).then(() => this.pg.deleteHost(hostId)).finally(() => this.deleting.delete(hostId)));
   }
 
-  loadHosts(): HostRow[] {
+  /** As last read (loadCredentials) and written here. */
+  async loadHosts(): Promise<HostRow[]> {
     return [...this.hosts.values()];
   }
 
-  saveKey(row: KeyRow): void {
+  saveKey(row: KeyRow): Promise<void> {
     this.keys.set(row.keyId, row);
-    this.track(this.pg.saveKey(row));
+    return this.track(this.pg.saveKey(row));
   }
 
-  loadKeys(): KeyRow[] {
+  /** As last read (loadCredentials) and written here. */
+  async loadKeys(): Promise<KeyRow[]> {
     return [...this.keys.values()];
   }
 
-  private track(p: Promise<unknown>): void {
-    const t = p.catch((e) => this.logger.error("a key or host registration write to PostgreSQL failed; it is not retried", { error: messageOf(e) })).finally(() => this.writes.delete(t));
-    this.writes.add(t);
+  /** A registry write: flush and close wait for it; the caller that awaits it sees its failure. */
+  private track(p: Promise<unknown>): Promise<void> {
+    const t: Promise<void> = p.then(
+      () => undefined,
+      (e: unknown) => {
+        this.logger.error("a key or host registration write to PostgreSQL failed; it is not retried", { error: messageOf(e) });
+        throw e;
+      },
+    );
+    const settled = t.catch(() => {
+      // Handled: logged above, and rejected to whoever awaits the write.
+    }).finally(() => this.writes.delete(settled));
+    this.writes.add(settled);
+    return t;
   }
 
   async flush(): Promise<void> {

@@ -145,8 +145,7 @@ export class ClusterNode {
 
   async refreshCredentials(): Promise<void> {
     await this.parts.journal.loadCredentials();
-    this.parts.keys.reload();
-    this.parts.registry.reload();
+    await Promise.all([this.parts.keys.reload(), this.parts.registry.reload()]);
   }
 
   private takeOver(): Promise<void> {
@@ -204,13 +203,13 @@ export class ClusterNode {
       const token = await leases.acquire(id, view);
       if (token === undefined) {
         // No such session (the route answers 404), or another node moved first: look again.
-        if (view === undefined && (await journal.loadHead(id)) === undefined) return { here: true };
+        if (view === undefined && (await journal.head(id)) === undefined) return { here: true };
         continue;
       }
       // A stale run of this session (lost earlier) must not mix with the one loaded now.
       sessions.evict(id);
-      await journal.hold(id, token);
-      const head = journal.head(id);
+      journal.hold(id, token);
+      const head = await journal.head(id);
       if (head !== undefined && !head.deleted && (head.openCalls > 0 || head.openModelRequests > 0 || head.turnOpen)) {
         await sessions.recover([id]);
       }

@@ -1,11 +1,12 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { ApiKey, CreatedApiKey } from "@aexhq/brain-protocol";
-import type { JournalStore, KeyRow } from "../journal/store.ts";
+import type { KeyRow, RecordStore, RegistryStore } from "../journal/store.ts";
 import { BrainRuntimeError } from "../errors.ts";
 import { tokensEqual } from "./secret.ts";
 import type { Redactor } from "../redact.ts";
 import { messageOf, stderrLogger } from "../logger.ts";
 import type { Logger } from "../logger.ts";
+import { PendingWrites } from "../journal/pending-writes.ts";
 
 /** Who a request or a host connection speaks for: the operator, or one application's API key. */
 export type Principal = { kind: "operator" } | { kind: "key"; keyId: string };
@@ -32,20 +33,27 @@ const KEY = /^bk_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
 export class KeyRing {
   private keys = new Map<string, KeyRow>();
   private revokedListeners = new Set<(keyId: string) => void>();
+  private writes = new PendingWrites();
 
-  constructor(
-    private store: JournalStore,
+  private constructor(
+    private store: RegistryStore & Pick<RecordStore, "flush">,
     private operatorToken: string,
-    /** Keys seen (created, or presented and valid) are redacted like every other secret. */
-    private redactor?: Redactor,
-    private logger: Logger = stderrLogger(),
+    private redactor: Redactor | undefined,
+    private logger: Logger,
   ) {
     redactor?.add(operatorToken);
-    this.reload();
+  }
+
+  /** The key ring with the keys the store holds. Keys seen (created, or presented and valid) are redacted like every other secret. */
+  static async load(store: RegistryStore & Pick<RecordStore, "flush">, operatorToken: string, redactor?: Redactor, logger: Logger = stderrLogger()): Promise<KeyRing> {
+    const ring = new KeyRing(store, operatorToken, redactor, logger);
+    await ring.reload();
+    return ring;
   }
 
   /** Resolves once every key written so far is stored (a node of several: visible to the other nodes). */
   async saved(): Promise<void> {
+    await this.writes.settled();
     await this.store.flush();
   }
 
@@ -60,9 +68,10 @@ export class KeyRing {
   }
 
   /** Reads the keys again (a node of several: keys issued or revoked by the other nodes). */
-  reload(): void {
+  async reload(): Promise<void> {
+    const rows = await this.store.loadKeys();
     const before = this.keys;
-    this.keys = new Map(this.store.loadKeys().map((row) => [row.keyId, row]));
+    this.keys = new Map(rows.map((row) => [row.keyId, row]));
     // A key live before and revoked now was revoked elsewhere: its listeners hear of it.
     for (const [keyId, row] of before) if (row.revokedAt === undefined && this.keys.get(keyId)?.revokedAt !== undefined) this.revoked(keyId);
   }
@@ -97,7 +106,7 @@ export class KeyRing {
     while (this.keys.has(keyId));
     const secret = randomBytes(32).toString("base64url");
     const row: KeyRow = { keyId, name, hash: createHash("sha256").update(secret).digest("hex"), createdAt: Date.now() };
-    this.store.saveKey(row);
+    this.writes.add(this.store.saveKey(row));
     this.keys.set(keyId, row);
     this.redactor?.add(`bk_${keyId}_${secret}`);
     return { ...view(row), key: `bk_${keyId}_${secret}` } as CreatedApiKey;
@@ -116,7 +125,7 @@ export class KeyRing {
     if (row === undefined) throw new BrainRuntimeError("not_found", `no key ${keyId}`);
     if (row.revokedAt === undefined) {
       const revoked = { ...row, revokedAt: Date.now() };
-      this.store.saveKey(revoked);
+      this.writes.add(this.store.saveKey(revoked));
       this.keys.set(keyId, revoked);
       this.revoked(keyId);
     }

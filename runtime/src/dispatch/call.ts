@@ -167,7 +167,7 @@ export class ToolCall implements CallSink {
     const abort = new AbortController();
     (this.inFlight ??= new Set()).add(abort);
     try {
-      const spec = { record: { request, origin: this.callId }, request: () => request };
+      const spec = { record: { request, origin: this.callId }, request: async () => request };
       const out = await journaledModelCall(this.session, provider, spec, { origin: this.callId, budget: this.allowance.models, signal: abort.signal, logger: this.services.logger });
       if (out.status === "ok") return out.result;
       if (out.status === "error") throw CallRejectedError.of(out.error);

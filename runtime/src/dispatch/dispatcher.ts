@@ -49,7 +49,7 @@ export interface HostBinding {
 }
 
 /** Finds a past call in the journal: undefined when no such call was ever started. */
-export type PastCallLookup = (callId: string) => PastCall | undefined;
+export type PastCallLookup = (callId: string) => Promise<PastCall | undefined>;
 
 /** Limits one activation shares between the Agentloop and every call it started. */
 export interface Limits {
@@ -104,7 +104,7 @@ export class Dispatcher {
   }
 
   /** A call that is no longer held but exists in the journal (so it is finished). */
-  findPastCall(callId: string): PastCall | undefined {
+  async findPastCall(callId: string): Promise<PastCall | undefined> {
     return this.calls.has(callId) ? undefined : this.pastCall(callId);
   }
 

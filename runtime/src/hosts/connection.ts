@@ -165,7 +165,7 @@ export class HostConnection implements RuntimeFrameHandler {
   modelRequest(f: ModelRequestFrame): void {
     let p: Promise<unknown>;
     try {
-      p = this.sinkFor(f.callId).model(f.request);
+      p = withSink(this.sinkFor(f.callId), (sink) => sink.model(f.request));
     } catch (e) {
       p = Promise.reject(e);
     }
@@ -182,10 +182,11 @@ export class HostConnection implements RuntimeFrameHandler {
   environmentRequest(f: EnvironmentRequestFrame): void {
     let p: Promise<unknown>;
     try {
-      const sink = this.sinkFor(f.callId);
-      p = sink.environment !== undefined
-        ? sink.environment(f.request)
-        : Promise.reject(new CallRejectedError("unsupported", `Environment control is not relayed between nodes yet: call ${f.callId}'s session is run by another node than the one this host is connected to`));
+      p = withSink(this.sinkFor(f.callId), (sink) =>
+        sink.environment !== undefined
+          ? sink.environment(f.request)
+          : Promise.reject(new CallRejectedError("unsupported", `Environment control is not relayed between nodes yet: call ${f.callId}'s session is run by another node than the one this host is connected to`)),
+      );
     } catch (e) {
       p = Promise.reject(e);
     }
@@ -208,8 +209,10 @@ export class HostConnection implements RuntimeFrameHandler {
    * The sink of a call this host may answer. Decided: a call id that was never started is
    * `unknown_call`; one placed on another host is `forbidden`; one that finished (also one the
    * dispatcher already forgot, or one from before a restart) gets `call_finished` from its sink.
+   * A live call's sink is answered at once, so its frames act in the order they came; only a call
+   * the dispatcher does not hold is looked up in the journal.
    */
-  private sinkFor(callId: string): CallSink {
+  private sinkFor(callId: string): CallSink | Promise<CallSink> {
     if (this.hostId === undefined) throw new CallRejectedError("not_registered", "send register before any other frame");
     const dispatcher = this.deps.dispatcher;
     const call = dispatcher.getCall(callId);
@@ -217,10 +220,12 @@ export class HostConnection implements RuntimeFrameHandler {
       // A call relayed here by the node that owns its session (several nodes): its sink answers.
       const relayed = this.calls.get(callId);
       if (relayed !== undefined) return relayed;
-      const past = dispatcher.findPastCall(callId);
-      if (past === undefined) throw new CallRejectedError("unknown_call", `no call ${callId}`);
-      if (!past.placedOn(this.hostId, this.deps.bindingOf?.(this.hostId))) throw new CallRejectedError("forbidden", `call ${callId} is not placed on host ${this.hostId}`);
-      return finishedSink(callId);
+      const hostId = this.hostId;
+      return dispatcher.findPastCall(callId).then((past) => {
+        if (past === undefined) throw new CallRejectedError("unknown_call", `no call ${callId}`);
+        if (!past.placedOn(hostId, this.deps.bindingOf?.(hostId))) throw new CallRejectedError("forbidden", `call ${callId} is not placed on host ${hostId}`);
+        return finishedSink(callId);
+      });
     }
     // A host placement names its host; a call of a Brain-managed host (kind "managed") names none:
     // the connection it was invoked on answers it, and so does (after it ended, also on a later
@@ -243,8 +248,9 @@ export class HostConnection implements RuntimeFrameHandler {
     let p: Promise<number>;
     let sink: CallSink | undefined;
     try {
-      sink = this.sinkFor(callId);
-      p = fn(sink);
+      const found = this.sinkFor(callId);
+      if (found instanceof Promise) p = found.then(fn);
+      else p = fn((sink = found));
     } catch (e) {
       p = Promise.reject(e);
     }
@@ -295,4 +301,9 @@ export class HostConnection implements RuntimeFrameHandler {
 function finishedSink(callId: string): CallSink {
   const late = () => Promise.reject(new CallRejectedError("call_finished", `call ${callId} already finished`));
   return { emit: late, emitResult: late, returned: late, finish: late, model: late, environment: late, lost: () => {}, finished: true };
+}
+
+/** `use` of a sink found at once or looked up (CallSink lookups: connection.sinkFor). */
+function withSink<T>(found: CallSink | Promise<CallSink>, use: (sink: CallSink) => Promise<T>): Promise<T> {
+  return found instanceof Promise ? found.then(use) : use(found);
 }

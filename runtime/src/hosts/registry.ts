@@ -1,5 +1,6 @@
 import type { ToolContract } from "@aexhq/brain-protocol";
-import type { HostRow, JournalStore } from "../journal/store.ts";
+import type { HostRow, RecordStore, RegistryStore } from "../journal/store.ts";
+import { PendingWrites } from "../journal/pending-writes.ts";
 import { BrainRuntimeError } from "../errors.ts";
 import type { Redactor } from "../redact.ts";
 import { hashSecret, verifySecret } from "../credentials/secret.ts";
@@ -23,13 +24,18 @@ export function isManagedHostId(hostId: string): boolean {
  */
 export class HostRegistry {
   private hosts = new Map<string, HostRow>();
+  private writes = new PendingWrites();
 
-  constructor(
-    private store: JournalStore,
-    /** Host secrets seen at registration are redacted from what the server says and journals. */
-    private redactor?: Redactor,
-  ) {
-    this.reload();
+  private constructor(
+    private store: RegistryStore & Pick<RecordStore, "kind" | "flush">,
+    private redactor: Redactor | undefined,
+  ) {}
+
+  /** The registry with the registrations the store holds. Host secrets seen at registration are redacted from what the server says and journals. */
+  static async load(store: RegistryStore & Pick<RecordStore, "kind" | "flush">, redactor?: Redactor): Promise<HostRegistry> {
+    const registry = new HostRegistry(store, redactor);
+    await registry.reload();
+    return registry;
   }
 
   /** Whether registrations reach the store after `register` returns (a node of several: PostgreSQL). */
@@ -39,12 +45,14 @@ export class HostRegistry {
 
   /** Resolves once every registration so far is stored. */
   async saved(): Promise<void> {
+    await this.writes.settled();
     await this.store.flush();
   }
 
   /** Reads the registrations again (a node of several: hosts registered through the other nodes). */
-  reload(): void {
-    this.hosts = new Map(this.store.loadHosts().map((row) => [row.hostId, row]));
+  async reload(): Promise<void> {
+    const rows = await this.store.loadHosts();
+    this.hosts = new Map(rows.map((row) => [row.hostId, row]));
   }
 
   /**
@@ -75,7 +83,7 @@ export class HostRegistry {
     const byDigest = new Map(row.contracts.map((c) => [c.digest, c]));
     for (const t of tools) byDigest.set(t.digest, t);
     row = { ...row, contracts: [...byDigest.values()] };
-    this.store.saveHost(row);
+    this.writes.add(this.store.saveHost(row));
     this.hosts.set(hostId, row);
     return [...byDigest.keys()];
   }
@@ -87,7 +95,7 @@ export class HostRegistry {
   forgetManaged(hostId: string): boolean {
     if (!isManagedHostId(hostId)) return false;
     const known = this.hosts.delete(hostId);
-    this.store.deleteHost(hostId);
+    this.writes.add(this.store.deleteHost(hostId));
     return known;
   }
 

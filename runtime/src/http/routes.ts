@@ -87,14 +87,14 @@ export async function handle(req: IncomingMessage, res: ServerResponse, deps: Ro
     if (!m) throw new BrainRuntimeError("not_found", `no route ${method} ${path}`);
     const id = decodeSegment(m[1]!, "session");
     const sub = m[2];
-    authorizeSession(s, id, principal);
+    await authorizeSession(s, id, principal);
     if (sub === undefined) {
-      if (method === "GET") return sendJson(res, 200, s.view(id));
+      if (method === "GET") return sendJson(res, 200, await s.view(id));
       if (method === "DELETE") return sendJson(res, 200, await s.delete(id));
       throw methodNotAllowed(method, path);
     }
     if (sub === "messages" && method === "POST") {
-      s.check(id);
+      await s.check(id);
       const key = idempotencyKey(req);
       const body = await readValid<SendMessageRequest>(req, "SendMessageRequest");
       const admitted = await s.send(id, body.text, key);
@@ -118,13 +118,13 @@ export async function handle(req: IncomingMessage, res: ServerResponse, deps: Ro
       return sendJson(res, 200, r, headers);
     }
     if (sub === "cancel" && method === "POST") {
-      s.check(id);
+      await s.check(id);
       const body = await readValid<CancelRequest>(req, "CancelRequest");
       return sendJson(res, 200, await s.cancel(id, body.callId));
     }
     if (sub === "events" && method === "GET") {
       const follow = (req.headers.accept ?? "").includes("text/event-stream");
-      const state = s.journal(id, { expand: parseExpand(url.searchParams.getAll("expand")), follow });
+      const state = await s.journal(id, { expand: parseExpand(url.searchParams.getAll("expand")), follow });
       const after = parseAfter(url.searchParams.get("after") ?? req.headers["last-event-id"]?.toString());
       if (follow) {
         // Last-Event-ID (a reconnecting EventSource) wins over ?after.
@@ -134,7 +134,7 @@ export async function handle(req: IncomingMessage, res: ServerResponse, deps: Ro
         res.on("close", deps.streams.add(ownerOf(principal), end));
         return;
       }
-      const body: EventsResponse = { records: state.after(after), lastSequence: state.lastSequence };
+      const body: EventsResponse = { records: await state.after(after), lastSequence: state.lastSequence };
       return sendJson(res, 200, body);
     }
     throw methodNotAllowed(method, path);

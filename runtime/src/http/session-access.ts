@@ -9,8 +9,8 @@ import { maySee, ownerOf } from "../credentials/keys.ts";
  */
 
 /** Throws `not_found` unless `principal` may see the session (read from memory or its head, never its records). */
-export function authorizeSession(sessions: SessionManager, id: string, principal: Principal): void {
-  const creator = sessions.creator(id);
+export async function authorizeSession(sessions: SessionManager, id: string, principal: Principal): Promise<void> {
+  const creator = await sessions.creator(id);
   if (creator === undefined || !maySee(principal, creator.owner)) throw new BrainRuntimeError("not_found", `no session ${id}`);
 }
 

@@ -31,10 +31,12 @@ export function streamEvents(res: ServerResponse, session: SessionJournal, after
     if (r.type === "session.deleted") end();
   };
   // The backlog goes out in slices read one at a time, so the first records leave at once and a
-  // long journal neither holds the event loop nor sits in memory whole; commits that arrive
-  // meanwhile are read with the last slice.
+  // long journal neither holds the event loop nor sits in memory whole. Commits that arrive
+  // meanwhile are read with the last slice; those committed while it is read wait here (write
+  // skips what was already written).
   let caughtUp = false;
-  const unsubscribe = session.onCommit((r) => caughtUp && write(r));
+  let arrived: JournalRecord[] = [];
+  const unsubscribe = session.onCommit((r) => (caughtUp ? write(r) : arrived.push(r)));
   const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), 15000);
   heartbeat.unref();
   const maxMs = opts.maxMs ?? DEFAULT_MAX_STREAM_MS;
@@ -51,17 +53,23 @@ export function streamEvents(res: ServerResponse, session: SessionJournal, after
   };
   res.on("close", () => end());
   const backlog = session.lastSequence;
-  const slice = () => {
+  const slice = async () => {
     if (ended) return;
     if (last + BACKLOG_SLICE < backlog) {
-      const records = session.after(last, last + BACKLOG_SLICE);
+      // Arrived meanwhile and older than what is left of the backlog: read again with it.
+      arrived = [];
+      const records = await session.after(last, last + BACKLOG_SLICE);
       for (const r of records) write(r);
-      if (records.length > 0) return void setImmediate(slice);
+      if (records.length > 0) return void setImmediate(read);
     }
-    for (const r of session.after(last)) write(r);
+    for (const r of await session.after(last)) write(r);
+    for (const r of arrived) write(r);
+    arrived = [];
     caughtUp = true;
   };
-  slice();
+  // A journal that cannot be read ends the stream, saying so (the client resumes from its last id).
+  const read = () => void slice().catch((e: unknown) => end(`the journal could not be read: ${e instanceof Error ? e.message : String(e)}`));
+  read();
   // A deleted session's journal is closed: write() ended the stream at its session.deleted.
   return end;
 }

@@ -65,7 +65,7 @@ export class MemoryStore extends BatchingStore {
   }
   protected closeStorage(): void {}
 
-  read(sessionId: string, after = 0, through = Infinity): JournalRecord[] {
+  async read(sessionId: string, after = 0, through = Infinity): Promise<JournalRecord[]> {
     const live = this.live.get(sessionId);
     const all = live ?? (this.compacted.has(sessionId) ? (JSON.parse(this.compacted.get(sessionId)!) as JournalRecord[]) : []);
     const out = all.slice(firstAbove(all, after), firstAbove(all, through));
@@ -75,14 +75,14 @@ export class MemoryStore extends BatchingStore {
   async findMessage(sessionId: string, key: string): Promise<KeyedMessage | undefined> {
     const sequence = this.messageKeys.get(sessionId)?.get(key);
     if (sequence === undefined) return undefined;
-    const r = this.read(sessionId, sequence - 1, sequence)[0];
+    const r = (await this.read(sessionId, sequence - 1, sequence))[0];
     return r?.type === "message.user" ? { sequence, activation: r.data.activation, text: r.data.text } : undefined;
   }
-  head(sessionId: string): SessionHead | undefined {
+  async head(sessionId: string): Promise<SessionHead | undefined> {
     const h = this.heads.get(sessionId);
     return h === undefined ? undefined : { ...h };
   }
-  openWork(): string[] {
+  async openWork(): Promise<string[]> {
     return [...this.heads.values()].filter(hasOpenWork).map((h) => h.sessionId);
   }
   /** Every session id, deleted ones included, newest first: O(sessions), for tests and tools (listing pages with `listSessions`). */
@@ -119,19 +119,19 @@ export class MemoryStore extends BatchingStore {
     const first = live?.[0] ?? (text === undefined ? undefined : (JSON.parse(text) as JournalRecord[])[0]);
     return first?.type === "session.created" ? first.data : undefined;
   }
-  saveHost(row: HostRow): void {
+  async saveHost(row: HostRow): Promise<void> {
     this.hosts.set(row.hostId, structuredClone(row));
   }
-  deleteHost(hostId: string): void {
+  async deleteHost(hostId: string): Promise<void> {
     this.hosts.delete(hostId);
   }
-  loadHosts(): HostRow[] {
+  async loadHosts(): Promise<HostRow[]> {
     return [...this.hosts.values()].map((r) => structuredClone(r));
   }
-  saveKey(row: KeyRow): void {
+  async saveKey(row: KeyRow): Promise<void> {
     this.keys.set(row.keyId, { ...row });
   }
-  loadKeys(): KeyRow[] {
+  async loadKeys(): Promise<KeyRow[]> {
     return [...this.keys.values()].map((r) => ({ ...r }));
   }
 }

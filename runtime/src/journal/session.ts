@@ -138,11 +138,11 @@ export class SessionState {
   }
 
   /** The committed tool.call_started of `callId` in this session, if any (its sequence is in the callId). */
-  callStarted(callId: string): Extract<JournalRecord, { type: "tool.call_started" }> | undefined {
+  async callStarted(callId: string): Promise<Extract<JournalRecord, { type: "tool.call_started" }> | undefined> {
     const id = parseCallId(callId);
     if (id === undefined || id.sessionId !== this.id || id.sequence > this.committedThrough) return undefined;
     const seq = id.sequence;
-    const r = this.store.read(this.id, seq - 1, seq)[0];
+    const r = (await this.store.read(this.id, seq - 1, seq))[0];
     return r?.type === "tool.call_started" && r.data.callId === callId ? r : undefined;
   }
 
@@ -169,7 +169,7 @@ export class SessionState {
   }
 
   /** Committed records with `after < sequence <= through`, in order, read from the store. */
-  after(sequence: number, through = this.committedThrough): JournalRecord[] {
+  after(sequence: number, through = this.committedThrough): Promise<JournalRecord[]> {
     return this.store.read(this.id, sequence, Math.min(through, this.committedThrough));
   }
 

@@ -308,7 +308,7 @@ export class SqliteStore extends BatchingStore {
     }
   }
 
-  read(sessionId: string, after = 0, through = Infinity): JournalRecord[] {
+  async read(sessionId: string, after = 0, through = Infinity): Promise<JournalRecord[]> {
     const e = this.entry(sessionId);
     if (e === undefined) return [];
     const last = e.head.lastSequence;
@@ -339,12 +339,12 @@ export class SqliteStore extends BatchingStore {
     return { sequence: row.sequence, activation: data.activation, text: data.text };
   }
 
-  head(sessionId: string): SessionHead | undefined {
+  async head(sessionId: string): Promise<SessionHead | undefined> {
     const e = this.entry(sessionId);
     return e === undefined ? undefined : { ...e.head };
   }
 
-  openWork(): string[] {
+  async openWork(): Promise<string[]> {
     const ids = new Set<string>();
     for (const e of this.entries.values()) if (hasOpenWork(e.head)) ids.add(e.head.sessionId);
     const rows = this.db.prepare("SELECT session_id FROM sessions WHERE deleted = 0 AND (open_calls > 0 OR open_model_requests > 0 OR turn_open = 1)").all() as Array<{ session_id: string }>;
@@ -458,28 +458,28 @@ export class SqliteStore extends BatchingStore {
     this.db.close();
   }
 
-  saveHost(row: HostRow): void {
+  async saveHost(row: HostRow): Promise<void> {
     this.db
       .prepare("INSERT INTO hosts (host_id, salt, hash, contracts, registered_at, owner) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(host_id) DO UPDATE SET contracts = excluded.contracts")
       .run(row.hostId, row.salt, row.hash, JSON.stringify(row.contracts), row.registeredAt, row.owner ?? null);
   }
 
-  deleteHost(hostId: string): void {
+  async deleteHost(hostId: string): Promise<void> {
     this.db.prepare("DELETE FROM hosts WHERE host_id = ?").run(hostId);
   }
 
-  loadHosts(): HostRow[] {
+  async loadHosts(): Promise<HostRow[]> {
     const rows = this.db.prepare("SELECT host_id, salt, hash, contracts, registered_at, owner FROM hosts").all() as Array<{ host_id: string; salt: string; hash: string; contracts: string; registered_at: number; owner: string | null }>;
     return rows.map((r) => ({ hostId: r.host_id, salt: r.salt, hash: r.hash, contracts: JSON.parse(r.contracts), registeredAt: r.registered_at, ...(r.owner === null ? {} : { owner: r.owner }) }));
   }
 
-  saveKey(row: KeyRow): void {
+  async saveKey(row: KeyRow): Promise<void> {
     this.db
       .prepare("INSERT INTO keys (key_id, name, hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(key_id) DO UPDATE SET revoked_at = excluded.revoked_at")
       .run(row.keyId, row.name, row.hash, row.createdAt, row.revokedAt ?? null);
   }
 
-  loadKeys(): KeyRow[] {
+  async loadKeys(): Promise<KeyRow[]> {
     const rows = this.db.prepare("SELECT key_id, name, hash, created_at, revoked_at FROM keys").all() as Array<{ key_id: string; name: string; hash: string; created_at: number; revoked_at: number | null }>;
     return rows.map((r) => ({ keyId: r.key_id, name: r.name, hash: r.hash, createdAt: r.created_at, ...(r.revoked_at === null ? {} : { revokedAt: r.revoked_at }) }));
   }

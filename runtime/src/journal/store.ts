@@ -73,47 +73,59 @@ export interface KeyedMessage {
 }
 
 /**
- * The journal store: append-only records per session plus the host registry.
- * `append` resolves only after the record's transaction committed; the appends made in one
- * event-loop tick go into one transaction (group commit), in the order of the calls. (PostgreSQL
- * may deal a large tick's sessions out between two transactions committed side by side; a
- * session's records are never split or reordered.) A record
+ * Records: append-only per session. `append` resolves only after the record's transaction
+ * committed; the appends made in one event-loop tick go into one transaction (group commit), in
+ * the order of the calls. (PostgreSQL may deal a large tick's sessions out between two
+ * transactions committed side by side; a session's records are never split or reordered.) A record
  * is deep-frozen when appended: committed history is immutable, so it is shared, never copied.
  *
- * Reads go by session: `read` visits only that session's rows, and `head` answers what a session
- * needs to page back in without reading its records; nothing is held in memory per session beyond
- * what a store needs for the sessions being written.
+ * Every read is asynchronous, so a store whose reads cross a network (PostgreSQL) serves them as
+ * they are, without copies in memory. Reads go by session: `read` visits only that session's rows,
+ * and `head` answers what a session needs to page back in without reading its records; nothing is
+ * held in memory per session beyond what a store needs for the sessions being written.
  */
-export interface JournalStore {
+export interface RecordStore {
   readonly kind: "sqlite" | "memory" | "postgres";
   readonly stats: StoreStats;
   append(record: JournalRecord): Promise<void>;
   /** Committed records of one session with `after < sequence <= through`, in sequence order. */
-  read(sessionId: string, after?: number, through?: number): JournalRecord[];
+  read(sessionId: string, after?: number, through?: number): Promise<JournalRecord[]>;
   /** The session's head as of its last committed record; undefined for a session never written. */
-  head(sessionId: string): SessionHead | undefined;
+  head(sessionId: string): Promise<SessionHead | undefined>;
   /**
    * The committed message.user record of the session that carries this idempotency key, if any
    * (records admitted and not committed yet are not found). Reads one index entry, never the session's records.
    */
   findMessage(sessionId: string, key: string): Promise<KeyedMessage | undefined>;
   /** Ids of the sessions with open work (open calls, open model requests, a running turn): what recovery reads. */
-  openWork(): string[];
+  openWork(): Promise<string[]>;
   /**
    * One page of sessions, newest first, from an index keyed by owner, state and creation: a page
    * costs the same however many sessions the journal holds. A session is listed from the moment its
    * session.created commit is acknowledged, and with its state as of its last acknowledged commit.
    */
   listSessions(query: ListQuery): Promise<SessionPage>;
-  saveHost(row: HostRow): void;
-  /** Removes a host's registration (a Brain-managed host whose binding ended); nothing for an unknown id. */
-  deleteHost(hostId: string): void;
-  loadHosts(): HostRow[];
-  saveKey(row: KeyRow): void;
-  loadKeys(): KeyRow[];
+  /** Resolves once everything appended so far is committed. */
   flush(): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * The registry: host registrations and API keys. Small, read whole at start and again when a
+ * request names one this process does not know (credentials/keys.ts, hosts/registry.ts keep them
+ * in memory); a write resolves once it is durable.
+ */
+export interface RegistryStore {
+  saveHost(row: HostRow): Promise<void>;
+  /** Removes a host's registration (a Brain-managed host whose binding ended); nothing for an unknown id. */
+  deleteHost(hostId: string): Promise<void>;
+  loadHosts(): Promise<HostRow[]>;
+  saveKey(row: KeyRow): Promise<void>;
+  loadKeys(): Promise<KeyRow[]>;
+}
+
+/** What the runtime is given to keep: one database serving both interfaces. */
+export interface JournalStore extends RecordStore, RegistryStore {}
 
 /**
  * The page of `limit` sessions out of `found`, which is in the listing order and holds one more
@@ -188,14 +200,14 @@ export abstract class BatchingStore implements JournalStore {
   /** Commit all records in one transaction, or throw having committed none. */
   protected abstract commitBatch(records: JournalRecord[]): void;
   protected abstract closeStorage(): void | Promise<void>;
-  abstract read(sessionId: string, after?: number, through?: number): JournalRecord[];
-  abstract head(sessionId: string): SessionHead | undefined;
+  abstract read(sessionId: string, after?: number, through?: number): Promise<JournalRecord[]>;
+  abstract head(sessionId: string): Promise<SessionHead | undefined>;
   abstract findMessage(sessionId: string, key: string): Promise<KeyedMessage | undefined>;
-  abstract openWork(): string[];
+  abstract openWork(): Promise<string[]>;
   abstract listSessions(query: ListQuery): Promise<SessionPage>;
-  abstract saveHost(row: HostRow): void;
-  abstract deleteHost(hostId: string): void;
-  abstract loadHosts(): HostRow[];
-  abstract saveKey(row: KeyRow): void;
-  abstract loadKeys(): KeyRow[];
+  abstract saveHost(row: HostRow): Promise<void>;
+  abstract deleteHost(hostId: string): Promise<void>;
+  abstract loadHosts(): Promise<HostRow[]>;
+  abstract saveKey(row: KeyRow): Promise<void>;
+  abstract loadKeys(): Promise<KeyRow[]>;
 }

@@ -16,7 +16,8 @@ export type ModelCallOutcome =
 /** One model call: what its model.request journals, and the request itself, built only if the provider reads it. */
 export interface ModelCallSpec {
   record: RecordData<"model.request">;
-  request: () => ModelRequest;
+  /** Built from the session's records, which are read from the store. */
+  request: () => Promise<ModelRequest>;
 }
 
 export interface ModelCallOptions {
@@ -46,7 +47,7 @@ export async function journaledModelCall(session: SessionState, provider: ModelP
   if (opts.signal.aborted) return interrupted(session, link, opts.logger);
   let reply: { result: ModelResult; hints: ReplyHints };
   try {
-    const request = provider.readsRequest === false ? UNREAD : spec.request();
+    const request = provider.readsRequest === false ? UNREAD : await spec.request();
     reply = await untilAborted(complete(provider, request, { sessionId: session.id, index: admitted.index, signal: opts.signal }), opts.signal);
   } catch (e) {
     if (opts.signal.aborted) return interrupted(session, link, opts.logger);

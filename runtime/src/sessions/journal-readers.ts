@@ -6,7 +6,7 @@ import { RequestExpander } from "../agentloop/messages.ts";
 export interface SessionJournal {
   readonly lastSequence: number;
   /** Committed records with a sequence above `sequence` (and at most `through`, when given). */
-  after(sequence: number, through?: number): JournalRecord[];
+  after(sequence: number, through?: number): Promise<JournalRecord[]>;
   /** Called for every later commit, in order; returns the unsubscribe function. */
   onCommit(listener: (r: JournalRecord) => void): () => void;
 }
@@ -18,7 +18,7 @@ export class StoredJournal implements SessionJournal {
     private sessionId: string,
     readonly lastSequence: number,
   ) {}
-  after(sequence: number, through = this.lastSequence): JournalRecord[] {
+  after(sequence: number, through = this.lastSequence): Promise<JournalRecord[]> {
     return this.store.read(this.sessionId, sequence, Math.min(through, this.lastSequence));
   }
   onCommit(): () => void {
@@ -42,10 +42,10 @@ export class ExpandedJournal implements SessionJournal {
   get lastSequence(): number {
     return this.base.lastSequence;
   }
-  after(sequence: number, through?: number): JournalRecord[] {
+  async after(sequence: number, through?: number): Promise<JournalRecord[]> {
     if (sequence < this.expander.through) this.expander = new RequestExpander(this.created);
     const out: JournalRecord[] = [];
-    for (const r of this.base.after(this.expander.through, through)) {
+    for (const r of await this.base.after(this.expander.through, through)) {
       const e = this.expander.next(r);
       if (r.sequence > sequence) out.push(e);
     }

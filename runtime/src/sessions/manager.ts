@@ -58,6 +58,8 @@ export const DEFAULT_RESIDENT_SESSIONS = 256;
 export class SessionManager {
   /** Resident sessions, least recently touched first. */
   private resident = new Map<string, Entry>();
+  /** Sessions being paged in (their head and session.created read): every request for one shares its page-in. */
+  private arriving = new Map<string, Promise<Entry>>();
   private conversations = new ConversationCache();
   /** Told of every session that stops being resident (a node of several lets go of its records). */
   private droppedListeners: Array<(id: string) => void> = [];
@@ -72,8 +74,12 @@ export class SessionManager {
     private logger: Logger = dispatcher.logger,
   ) {}
 
-  /** A live session's entry, paged in if needed; `conflict` for a deleted one, `not_found` for an unknown one. */
-  private entry(id: string): Entry {
+  /**
+   * A live session's entry, paged in if needed; `conflict` for a deleted one, `not_found` for an
+   * unknown one. A resident session's is returned at once (synchronously resolved), so a caller
+   * that acts on it right after the await acts on the session as it found it.
+   */
+  private async entry(id: string): Promise<Entry> {
     const e = this.resident.get(id);
     if (e) {
       this.resident.delete(id);
@@ -82,16 +88,30 @@ export class SessionManager {
       this.pageOut(id);
       return e;
     }
-    const head = this.store.head(id);
+    let arriving = this.arriving.get(id);
+    if (arriving === undefined) {
+      arriving = this.pageIn(id).finally(() => this.arriving.delete(id));
+      this.arriving.set(id, arriving);
+    }
+    return arriving;
+  }
+
+  /** Reads a session's head and session.created record and makes it resident. */
+  private async pageIn(id: string): Promise<Entry> {
+    const head = await this.store.head(id);
     if (head === undefined) throw new BrainRuntimeError("not_found", `no session ${id}`);
     if (head.deleted) throw new BrainRuntimeError("conflict", `session ${id} is deleted`);
-    const entry = this.attach(SessionState.fromHead(head, this.createdOf(id), this.store));
+    const created = await this.createdOf(id);
+    // Created meanwhile by another path (recovery of this very session): that one is the session.
+    const there = this.resident.get(id);
+    if (there !== undefined) return there;
+    const entry = this.attach(SessionState.fromHead(head, created, this.store));
     this.pageOut(id);
     return entry;
   }
 
-  private createdOf(id: string): SessionCreatedRecord["data"] {
-    const first = this.store.read(id, 0, 1)[0];
+  private async createdOf(id: string): Promise<SessionCreatedRecord["data"]> {
+    const first = (await this.store.read(id, 0, 1))[0];
     if (first?.type !== "session.created") throw new BrainRuntimeError("not_found", `no session ${id}`);
     return first.data;
   }
@@ -102,8 +122,13 @@ export class SessionManager {
   }
 
   /** A live (not deleted) session's state, paged in if needed; `conflict` for a deleted one, `not_found` for an unknown one. */
-  state(id: string): SessionState {
-    return this.entry(id).state;
+  async state(id: string): Promise<SessionState> {
+    return (await this.entry(id)).state;
+  }
+
+  /** A resident session's state, if it is resident (never pages in: tests and the bench look at one). */
+  residentState(id: string): SessionState | undefined {
+    return this.resident.get(id)?.state;
   }
 
   /** The Agentloop of a resident session, if any (the bench drives one directly). */
@@ -112,8 +137,8 @@ export class SessionManager {
   }
 
   /** Throws `not_found` unless the session exists (live or deleted). */
-  check(id: string): void {
-    if (!this.resident.has(id) && this.store.head(id) === undefined) throw new BrainRuntimeError("not_found", `no session ${id}`);
+  async check(id: string): Promise<void> {
+    if (!this.resident.has(id) && (await this.store.head(id)) === undefined) throw new BrainRuntimeError("not_found", `no session ${id}`);
   }
 
   /**
@@ -121,21 +146,21 @@ export class SessionManager {
    * commits reach the reader; a one-off read of a session that is not resident reads the store
    * without paging it in. With `expand`, the Agentloop's requests come rebuilt (`expand=requests`).
    */
-  journal(id: string, opts: { expand?: boolean; follow?: boolean } = {}): SessionJournal {
+  async journal(id: string, opts: { expand?: boolean; follow?: boolean } = {}): Promise<SessionJournal> {
     let journal: SessionJournal;
-    let created: () => SessionCreatedRecord["data"];
+    let created: () => Promise<SessionCreatedRecord["data"]> | SessionCreatedRecord["data"];
     const resident = this.resident.get(id);
-    const head = resident === undefined ? this.store.head(id) : undefined;
+    const head = resident === undefined ? await this.store.head(id) : undefined;
     if (resident === undefined && head === undefined) throw new BrainRuntimeError("not_found", `no session ${id}`);
     if (head !== undefined && (head.deleted || !opts.follow)) {
       journal = new StoredJournal(this.store, id, head.lastSequence);
       created = () => this.createdOf(id);
     } else {
-      const state = (resident ?? this.entry(id)).state;
+      const state = (resident ?? (await this.entry(id))).state;
       journal = state;
       created = () => state.created;
     }
-    return opts.expand ? new ExpandedJournal(journal, created()) : journal;
+    return opts.expand ? new ExpandedJournal(journal, await created()) : journal;
   }
 
   /** Sessions held in memory (for tests and the bench). */
@@ -197,10 +222,10 @@ export class SessionManager {
    * for the operator token; undefined for a session never created. Read from memory or its head,
    * never its records (http/session-access.ts decides who may see it).
    */
-  creator(id: string): { owner?: string } | undefined {
+  async creator(id: string): Promise<{ owner?: string } | undefined> {
     const resident = this.resident.get(id);
     if (resident !== undefined) return resident.state.created.owner === undefined ? {} : { owner: resident.state.created.owner };
-    const head = this.store.head(id);
+    const head = await this.store.head(id);
     if (head === undefined) return undefined;
     return head.owner === undefined ? {} : { owner: head.owner };
   }
@@ -264,11 +289,12 @@ export class SessionManager {
    * Returns when those records are committed. A node of several recovers the sessions it takes
    * over from a dead node the same way, one at a time (`ids`).
    */
-  async recover(ids: string[] = this.store.openWork()): Promise<void> {
+  async recover(only?: string[]): Promise<void> {
+    const ids = only ?? (await this.store.openWork());
     const pending: Promise<unknown>[] = [];
     const recovered: Entry[] = [];
     for (const id of ids) {
-      const records = this.store.read(id);
+      const records = await this.store.read(id);
       if (records[0]?.type !== "session.created") continue;
       const state = SessionState.fromRecords(id, records, this.store);
       if (state.deleted) continue;
@@ -287,16 +313,14 @@ export class SessionManager {
     return e === undefined ? undefined : e.state.view(e.loop.running);
   }
 
-  view(id: string): Session {
-    return this.viewOf(id);
-  }
-
-  private viewOf(id: string): Session {
+  async view(id: string): Promise<Session> {
     const e = this.resident.get(id);
     if (e) return e.state.view(e.loop.running);
-    const head = this.store.head(id);
+    const head = await this.store.head(id);
     if (head === undefined) throw new BrainRuntimeError("not_found", `no session ${id}`);
-    return headView(head, this.createdOf(id));
+    const created = await this.createdOf(id);
+    // Paged in while the store was read: memory is newer.
+    return this.liveView(id) ?? headView(head, created);
   }
 
   /**
@@ -310,26 +334,29 @@ export class SessionManager {
    * store was read (it may be this key's, committed and gone from memory by now), the store is asked again.
    */
   async send(id: string, text: string, idempotencyKey?: string): Promise<MessageAdmission> {
-    if (idempotencyKey === undefined) return this.admit(id, text);
+    if (idempotencyKey === undefined) return this.admit(await this.entry(id), text);
+    if (!this.resident.has(id)) {
+      // Not resident: nothing of it is in flight, and its committed keys are the store's. Asked
+      // first, so a key of a deleted session is still answered (it would not page in).
+      const found = await this.store.findMessage(id, idempotencyKey);
+      if (found !== undefined) return this.replay(id, idempotencyKey, { ...found, committed: Promise.resolve() }, text);
+    }
     for (;;) {
-      const seen = this.messagesAdmitted(id);
-      const inFlight = this.resident.get(id)?.state.keysInFlight.get(idempotencyKey);
+      const e = await this.entry(id);
+      const seen = e.state.activation;
+      const inFlight = e.state.keysInFlight.get(idempotencyKey);
       if (inFlight !== undefined) return this.replay(id, idempotencyKey, inFlight, text);
       const found = await this.store.findMessage(id, idempotencyKey);
-      const admitted = this.resident.get(id)?.state.keysInFlight.get(idempotencyKey);
+      // Paged out and in again while the store was read: look again at the session as it is now.
+      if (this.resident.get(id) !== e) continue;
+      const admitted = e.state.keysInFlight.get(idempotencyKey);
       if (admitted !== undefined) return this.replay(id, idempotencyKey, admitted, text);
       if (found !== undefined) return this.replay(id, idempotencyKey, { ...found, committed: Promise.resolve() }, text);
-      if (this.messagesAdmitted(id) === seen) return this.admit(id, text, idempotencyKey);
+      if (e.state.activation === seen) return this.admit(e, text, idempotencyKey);
     }
   }
 
-  /** message.user records admitted so far (a resident session counts those in flight too). */
-  private messagesAdmitted(id: string): number {
-    return this.resident.get(id)?.state.activation ?? this.store.head(id)?.activations ?? 0;
-  }
-
-  private admit(id: string, text: string, key?: string): MessageAdmission {
-    const e = this.entry(id);
+  private admit(e: Entry, text: string, key?: string): MessageAdmission {
     const loop = e.loop;
     const m = loop.send(text, key);
     if (key !== undefined) {
@@ -359,23 +386,23 @@ export class SessionManager {
   private async turnEnd(id: string, activation: number, after: number, signal?: AbortSignal): Promise<TurnEnd | undefined> {
     const resident = this.resident.get(id);
     if (resident !== undefined) return resident.loop.turnEnd(activation, after, signal);
-    const head = this.store.head(id);
+    const head = await this.store.head(id);
     if (head === undefined) throw new BrainRuntimeError("not_found", `no session ${id}`);
-    const ended = findTurnEnd(new StoredJournal(this.store, id, head.lastSequence), activation, after);
+    const ended = await findTurnEnd(new StoredJournal(this.store, id, head.lastSequence), activation, after);
     if (ended !== undefined) return ended;
     if (head.deleted) throw new BrainRuntimeError("conflict", `session ${id} is deleted`);
-    return this.entry(id).loop.turnEnd(activation, after, signal);
+    return (await this.entry(id)).loop.turnEnd(activation, after, signal);
   }
 
   /** Cancels one call, or the running activation with all its open calls. */
   async cancel(id: string, callId?: string): Promise<CancelResponse> {
-    const e = this.entry(id);
+    const e = await this.entry(id);
     if (e.state.deletedAdmitted) throw new BrainRuntimeError("conflict", `session ${id} is deleted`);
     const dispatcher = this.dispatcher;
     if (callId !== undefined) {
       const call = dispatcher.getCall(callId);
       if (call === undefined || !isCallOf(callId, id)) {
-        if (e.state.callStarted(callId) !== undefined) return { cancelled: [] };
+        if ((await e.state.callStarted(callId)) !== undefined) return { cancelled: [] };
         throw new BrainRuntimeError("not_found", `no call ${callId} in session ${id}`);
       }
       return { cancelled: await dispatcher.cancel([call]) };
@@ -388,7 +415,7 @@ export class SessionManager {
   }
 
   async delete(id: string): Promise<Session> {
-    const e = this.entry(id);
+    const e = await this.entry(id);
     if (e.state.deletedAdmitted) throw new BrainRuntimeError("conflict", `session ${id} is already deleted`);
     const dispatcher = this.dispatcher;
     const ended = dispatcher.cancel(dispatcher.openCalls(id));

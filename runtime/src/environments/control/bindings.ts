@@ -19,7 +19,7 @@ type ComponentPlacement = Extract<PlacedTool["placement"], { kind: "component" }
  * once when a resident session first uses Environment control and kept up to date from then on.
  */
 export class SessionBindings {
-  private static cache = new WeakMap<SessionState, SessionBindings>();
+  private static cache = new WeakMap<SessionState, Promise<SessionBindings>>();
   private readonly placed = new Map<string, Binding>();
   private readonly created = new Map<string, Binding>();
 
@@ -45,16 +45,20 @@ export class SessionBindings {
   }
 
   /** The bindings of a resident session (one object per SessionState: a session paged in again folds its journal again). */
-  static of(session: SessionState): SessionBindings {
+  static of(session: SessionState): Promise<SessionBindings> {
     let b = SessionBindings.cache.get(session);
-    if (b === undefined) SessionBindings.cache.set(session, (b = new SessionBindings(session)));
+    if (b === undefined) {
+      const bindings = new SessionBindings(session);
+      // Every operation of the session waits for the one replay: none changes bindings before it is read.
+      SessionBindings.cache.set(session, (b = bindings.replay().then(() => bindings)));
+    }
     return b;
   }
 
   /** The allowed create/update/delete operations of the journal, in order. */
-  private replay(): void {
+  private async replay(): Promise<void> {
     const requests = new Map<number, EnvironmentRequest>();
-    for (const r of this.session.after(0)) {
+    for (const r of await this.session.after(0)) {
       if (r.type === "environment.request") {
         const op = r.data.request.operation;
         if (op === "create" || op === "update" || op === "delete") requests.set(r.sequence, r.data.request);

@@ -9,8 +9,6 @@ import type { Binding } from "./bindings.ts";
 
 export interface ControlDeps {
   dispatcher: Dispatcher;
-  /** The session's owner (API key id), for admitting a created binding's component tools. */
-  ownerOf(sessionId: string): string | undefined;
   /** The component Environment, when the server runs one: it admits created bindings' grants (the allow-list). */
   component(): (Environment & { workspaceOf?(sessionId: string): string | undefined }) | undefined;
 }
@@ -45,8 +43,8 @@ export class EnvironmentControl {
     return answer!;
   };
 
-  private perform(caller: EnvironmentCaller, request: EnvironmentRequest, authority: EnvironmentAuthority): Promise<EnvironmentAnswer> | EnvironmentAnswer {
-    const bindings = SessionBindings.of(caller.session);
+  private async perform(caller: EnvironmentCaller, request: EnvironmentRequest, authority: EnvironmentAuthority): Promise<EnvironmentAnswer> {
+    const bindings = await SessionBindings.of(caller.session);
     switch (request.operation) {
       case "list":
         if (authority.list !== true) throw forbidden("list", "the placement does not grant environments.list", "environments.list");
@@ -117,7 +115,7 @@ export class EnvironmentControl {
     // digest is admitted, the workspace exists): what a session could not be created with, a
     // binding cannot be made with.
     for (const t of bindings.make(name, workspace, spec.tools ?? []).tools) {
-      const refused = component!.admit(t, caller.session.id, this.deps.ownerOf(caller.session.id));
+      const refused = component!.admit(t, caller.session.id, caller.session.created.owner);
       if (refused instanceof Promise) throw new BrainRuntimeError("internal", "the component Environment admits asynchronously");
       if (refused !== undefined) throw BrainRuntimeError.of({ ...refused, message: `ctx.environments.${operation}(${JSON.stringify(name)}): ${refused.message}` });
     }

@@ -8,7 +8,6 @@ export const environmentControlPlugin: EnvironmentPlugin = {
   install(ctx) {
     const control = new EnvironmentControl({
       dispatcher: ctx.dispatcher,
-      ownerOf: (sessionId) => ctx.sessions.state(sessionId).created.owner,
       component: () => ctx.environment("component") as ComponentEnvironment | undefined,
     });
     ctx.provideControl(control.handle);

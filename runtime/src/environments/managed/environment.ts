@@ -147,12 +147,14 @@ export class ManagedEnvironment implements Environment {
   }
 
   /** The binding of a call; made here (not warm) when the session was not created by this process (a runtime restart). */
-  private bindingFor(call: CallInvocation): ManagedBinding {
+  private async bindingFor(call: CallInvocation): Promise<ManagedBinding> {
     const p = placementOf(call.tool);
-    const known = this.bindings.get(`${call.sessionId}|${p.env}`);
+    const key = `${call.sessionId}|${p.env}`;
+    const known = this.bindings.get(key);
     if (known !== undefined) return known;
-    const created = this.opts.sessions.state(call.sessionId).created;
-    return this.binding(call.sessionId, p.env, created.tools, created.owner);
+    const created = (await this.opts.sessions.state(call.sessionId)).created;
+    // Another call of the binding made it while the session was read: one binding each.
+    return this.bindings.get(key) ?? this.binding(call.sessionId, p.env, created.tools, created.owner);
   }
 
   /**
@@ -192,7 +194,7 @@ export class ManagedEnvironment implements Environment {
 
   async start(call: CallInvocation, sink: CallSink): Promise<CallHandle> {
     const noop: CallHandle = { stop: () => {} };
-    const binding = this.bindingFor(call);
+    const binding = await this.bindingFor(call);
     const failure = await binding.prepare();
     if (failure !== undefined) throw BrainRuntimeError.of(failure);
     if (sink.finished) return noop;
