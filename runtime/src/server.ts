@@ -25,6 +25,7 @@ import type { Environment } from "./dispatch/environment.ts";
 import { Dispatcher } from "./dispatch/dispatcher.ts";
 import { pastCallsIn } from "./dispatch/past-calls.ts";
 import { SessionManager } from "./sessions/manager.ts";
+import { Residency } from "./sessions/residency.ts";
 import { DEFAULT_MAX_WAIT_MS, handle } from "./http/routes.ts";
 import { DEFAULT_MAX_STREAM_MS, MAX_STREAM_MS, OpenStreams } from "./http/sse.ts";
 import { requestUrl } from "./http/path.ts";
@@ -170,13 +171,11 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   const hostConnections = new HostConnections();
   // Filled below: host placements first, then what the plugins provide.
   const environments = new Map<Placement["kind"], Environment>();
-  const dispatcher = new Dispatcher(
-    environments,
-    { maxEmittedBytes: opts.maxEmittedBytes ?? LIMITS.defaultMaxEmittedBytes, maxModelCalls: opts.maxModelCalls ?? LIMITS.defaultMaxModelCalls },
-    pastCallsIn(store),
-    logger,
-  );
-  const sessions = new SessionManager(store, dispatcher, models, opts.residentSessions, redactor, logger);
+  // The sessions in memory; the dispatcher finds a call through its session there.
+  const residency = new Residency(opts.residentSessions);
+  const dispatcher = new Dispatcher(environments, residency, pastCallsIn(store), logger);
+  const limits = { maxEmittedBytes: opts.maxEmittedBytes ?? LIMITS.defaultMaxEmittedBytes, maxModelCalls: opts.maxModelCalls ?? LIMITS.defaultMaxModelCalls };
+  const sessions = new SessionManager(store, residency, dispatcher, limits, models, redactor, logger);
   // Assigned once the server listens.
   let url = "";
   let relay: HostRelay | undefined;

@@ -44,7 +44,7 @@ test("finished calls are forgotten by the dispatcher and the host connection", a
   const all = await waitFor(brain, session.id, (r) => r.type === "turn.completed");
   assertJournal(all);
   assert.is(ofType(all, "tool.finished").length, 20);
-  assert.is(brain.internals.dispatcher.heldCalls, 0, "no finished call held by the dispatcher");
+  assert.is(brain.internals.sessions.held.calls, 0, "no finished call held by its session");
   assert.is(hostEnv(brain).connection(host.hostId)!.trackedCalls, 0, "no finished call tracked by the connection");
 });
 
@@ -101,14 +101,14 @@ test("emission budgets of finished activations are dropped", async () => {
   const host = track(await TestHost.register(brain, [echo]));
   const script = Array.from({ length: 6 }, () => [{ toolCalls: [{ name: "echo", input: {} }] }, { text: "ok" }]).flat();
   const session = await createSession(brain, [placed(echo, host.hostId)], script);
-  const before = brain.internals.dispatcher.heldBudgets;
+  const before = brain.internals.sessions.held.budgets;
   for (let a = 0; a < 6; a++) {
     const sent = api(brain, "POST", `/v1/sessions/${session.id}/messages`, { text: `turn ${a}`, wait: true });
     const invoke = await host.invoke();
     await host.request({ type: "finish", callId: invoke.callId, outcome: { status: "ok", value: a } });
     assert.is((await sent).body.status, "completed");
   }
-  assert.ok(brain.internals.dispatcher.heldBudgets - before <= 1, `at most the latest activation's budget is held (${brain.internals.dispatcher.heldBudgets - before})`);
+  assert.ok(brain.internals.sessions.held.budgets - before <= 1, `at most the latest activation's budget is held (${brain.internals.sessions.held.budgets - before})`);
 });
 
 test("a deleted session is forgotten: the store's head answers GET and list, its journal stays readable, late frames are call_finished", async () => {

@@ -2,6 +2,7 @@ import type { ErrorInfo, TerminalStatus } from "@aexhq/brain-protocol";
 import type { Dispatcher, CallRequest, CallOwner } from "../dispatch/dispatcher.ts";
 import type { ToolCall, CommitKind } from "../dispatch/call.ts";
 import { WakeBatcher } from "../dispatch/wake.ts";
+import type { SessionCalls } from "../dispatch/session-calls.ts";
 import type { SessionState } from "../journal/session.ts";
 import type { ModelProvider } from "../models/provider.ts";
 import { journaledModelCall } from "../models/journaled-call.ts";
@@ -42,6 +43,8 @@ export class Agentloop implements CallOwner {
     private session: SessionState,
     private dispatcher: Dispatcher,
     readonly provider: ModelProvider,
+    /** The session's calls and activation budgets (its model calls charge them too). */
+    readonly calls: SessionCalls,
     private conversations: ConversationCache,
     /** Where failures the loop survives are logged (a turn's end that was not journaled). */
     private logger: Logger,
@@ -194,7 +197,7 @@ export class Agentloop implements CallOwner {
       this.fedThrough = through;
       const spec = { record: { conversation: { through } }, request: () => this.conversations.request(session, through) };
       this.abort = new AbortController();
-      const reply = await journaledModelCall(session, this.provider, spec, { budget: this.dispatcher.modelBudget(session.id, activation), signal: this.abort.signal, logger: this.logger });
+      const reply = await journaledModelCall(session, this.provider, spec, { budget: this.calls.allowance(activation).models, signal: this.abort.signal, logger: this.logger });
       if (!live() || reply.status === "interrupted") return;
       if (reply.status === "error") return await this.fail(turn, activation, reply.error);
       const calls = reply.result.toolCalls;

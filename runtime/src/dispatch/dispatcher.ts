@@ -2,13 +2,12 @@ import type { Placement, PlacedTool, TerminalStatus } from "@aexhq/brain-protoco
 import type { Environment, EnvironmentControlHandler } from "./environment.ts";
 import type { SessionState, RecordData } from "../journal/session.ts";
 import { toErrorInfo } from "../errors.ts";
-import { EmissionBudget } from "./budget.ts";
-import { ModelCallBudget } from "../models/budget.ts";
 import type { ModelProvider } from "../models/provider.ts";
 import { ToolCall } from "./call.ts";
 import type { CallServices, CommitKind } from "./call.ts";
 import { armDeadline } from "./deadline.ts";
-import { callIdOf, isCallOf } from "../journal/call-id.ts";
+import type { SessionCalls } from "./session-calls.ts";
+import { callIdOf } from "../journal/call-id.ts";
 import type { Logger } from "../logger.ts";
 
 export interface CallRequest {
@@ -28,6 +27,8 @@ export interface CallRequest {
 export interface CallOwner {
   /** The session's model provider: ctx.model of the owner's calls goes to it. */
   readonly provider: ModelProvider;
+  /** The session's calls and activation budgets: a started call is held there until its finish is committed. */
+  readonly calls: SessionCalls;
   /** After each commit of one of its calls (an event, a result, returned, finished). */
   committed(call: ToolCall, kind: CommitKind, status?: TerminalStatus): void;
 }
@@ -51,37 +52,29 @@ export interface HostBinding {
 /** Finds a past call in the journal: undefined when no such call was ever started. */
 export type PastCallLookup = (callId: string) => Promise<PastCall | undefined>;
 
-/** Limits one activation shares between the Agentloop and every call it started. */
-export interface Limits {
-  maxEmittedBytes: number;
-  maxModelCalls: number;
-}
-
-interface BudgetEntry {
-  budget: EmissionBudget;
-  models: ModelCallBudget;
-  /** Calls not yet forgotten that charge this budget. */
-  live: number;
+/** Where a held call is found by its id: through its session (sessions/residency.ts). */
+export interface CallDirectory {
+  call(callId: string): ToolCall | undefined;
+  /** Every call held, over all sessions (close disarms their deadlines). */
+  calls(): Iterable<ToolCall>;
 }
 
 /**
  * Starts tool calls: commits tool.call_started, then hands the call to its placement's
  * Environment exactly once, and owns the runtime-side terminal causes (deadline, cancel).
- * A call is forgotten once its tool.finished is committed (every earlier record of it is then
- * committed too): after that only the journal knows it, through `pastCall`, so a long-running
- * server holds only its open calls.
+ * It holds no call itself: a call is held by its session (SessionCalls, given by its owner) until
+ * its tool.finished is committed (every earlier record of it is then committed too); after that
+ * only the journal knows it, through `pastCall`, so a long-running server holds only its open calls.
  */
 export class Dispatcher {
-  private calls = new Map<string, ToolCall>();
-  /** Per session, per activation; dropped once no live call charges it and a later activation exists. */
-  private budgets = new Map<string, Map<number, BudgetEntry>>();
   private closing = false;
   /** Shared by every call: Environment control once a plugin installs it. */
   private services: CallServices;
 
   constructor(
     private environments: ReadonlyMap<Placement["kind"], Environment>,
-    private limits: Limits,
+    /** The sessions' calls (the residency of the sessions running here). */
+    private directory: CallDirectory,
     private pastCall: PastCallLookup,
     /** Where failures the dispatcher and its calls survive are logged (the runtime's one logger). */
     readonly logger: Logger,
@@ -100,62 +93,12 @@ export class Dispatcher {
 
   /** A call this process still holds: started and not yet forgotten. */
   getCall(callId: string): ToolCall | undefined {
-    return this.calls.get(callId);
+    return this.directory.call(callId);
   }
 
   /** A call that is no longer held but exists in the journal (so it is finished). */
   async findPastCall(callId: string): Promise<PastCall | undefined> {
-    return this.calls.has(callId) ? undefined : this.pastCall(callId);
-  }
-
-  /** Number of calls held (open, or finished with the finish not yet committed). */
-  get heldCalls(): number {
-    return this.calls.size;
-  }
-
-  /** Number of emission budgets held, over all sessions and activations. */
-  get heldBudgets(): number {
-    let n = 0;
-    for (const m of this.budgets.values()) n += m.size;
-    return n;
-  }
-
-  budget(sessionId: string, activation: number): EmissionBudget {
-    return this.budgetEntry(sessionId, activation).budget;
-  }
-
-  /** The activation's model-call budget (the Agentloop's own calls charge it too). */
-  modelBudget(sessionId: string, activation: number): ModelCallBudget {
-    return this.budgetEntry(sessionId, activation).models;
-  }
-
-  private budgetEntry(sessionId: string, activation: number): BudgetEntry {
-    let bySession = this.budgets.get(sessionId);
-    if (!bySession) this.budgets.set(sessionId, (bySession = new Map()));
-    let e = bySession.get(activation);
-    if (!e) {
-      // A new activation: earlier ones nobody charges any more are done for good.
-      for (const [a, old] of bySession) if (a < activation && old.live === 0) bySession.delete(a);
-      bySession.set(activation, (e = { budget: new EmissionBudget(this.limits.maxEmittedBytes), models: new ModelCallBudget(this.limits.maxModelCalls), live: 0 }));
-    }
-    return e;
-  }
-
-  /** Drops a finished call (its tool.finished committed) and, if nobody else charges it, an old activation's budget. */
-  private forget(session: SessionState, call: ToolCall): void {
-    if (this.calls.get(call.callId) !== call) return;
-    this.calls.delete(call.callId);
-    const bySession = this.budgets.get(session.id);
-    const e = bySession?.get(call.info.activation);
-    if (bySession === undefined || e === undefined) return;
-    e.live -= 1;
-    if (e.live === 0 && (call.info.activation < session.activation || session.deletedAdmitted)) bySession.delete(call.info.activation);
-    if (bySession.size === 0) this.budgets.delete(session.id);
-  }
-
-  /** The session is gone (deleted): its remaining budgets go too. */
-  forgetSession(sessionId: string): void {
-    this.budgets.delete(sessionId);
+    return this.directory.call(callId) !== undefined ? undefined : this.pastCall(callId);
   }
 
   /** Admits every call's tool.call_started now (one group commit) and dispatches each after its commit. */
@@ -173,20 +116,18 @@ export class Dispatcher {
       if (req.origin !== undefined) data.origin = req.origin;
       const { sequence, committed } = session.append("tool.call_started", data);
       const callId = callIdOf(session.id, sequence);
-      const budget = this.budgetEntry(session.id, activation);
-      budget.live += 1;
-      const call = new ToolCall(
+      const call: ToolCall = new ToolCall(
         { callId, sequence, activation, modelCallId: req.modelCallId, ...(req.origin !== undefined ? { origin: req.origin } : {}), tool: req.tool, input: req.input, deadlineAt: req.deadlineAt },
         session,
-        budget,
+        owner.calls.allowance(activation),
         this.services,
         owner,
         (c, kind, r) => {
           owner.committed(c, kind, r.status);
-          if (kind === "finished") this.forget(session, c);
+          if (kind === "finished") owner.calls.forget(c);
         },
       );
-      this.calls.set(callId, call);
+      owner.calls.add(call);
       committed.then(
         () => this.dispatch(call),
         () => void call.terminate("error", { error: { code: "internal", message: "tool.call_started was not committed" } }),
@@ -225,16 +166,12 @@ export class Dispatcher {
    */
   abandon(call: ToolCall): void {
     call.disarm?.();
-    this.calls.delete(call.callId);
+    call.owner.calls.forget(call);
     call.handle?.stop("unknown");
-  }
-
-  openCalls(sessionId: string, activation?: number): ToolCall[] {
-    return [...this.calls.values()].filter((c) => isCallOf(c.callId, sessionId) && !c.finished && (activation === undefined || c.info.activation === activation));
   }
 
   close(): void {
     this.closing = true;
-    for (const c of this.calls.values()) c.disarm?.();
+    for (const c of this.directory.calls()) c.disarm?.();
   }
 }

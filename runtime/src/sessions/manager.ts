@@ -11,22 +11,19 @@ import { findTurnEnd } from "../agentloop/turn-end.ts";
 import { ConversationCache } from "../agentloop/conversation-cache.ts";
 import { providerFor } from "../models/select.ts";
 import type { ModelSettings } from "../models/select.ts";
-import type { ModelProvider } from "../models/provider.ts";
 import { Redactor } from "../redact.ts";
 import { SessionState, headView } from "../journal/session.ts";
 import { StoredJournal, ExpandedJournal } from "./journal-readers.ts";
 import { endOpenWork } from "./recover.ts";
 import { checkNewSession, createdData } from "./create.ts";
 import type { SessionJournal } from "./journal-readers.ts";
-import { isCallOf } from "../journal/call-id.ts";
+import { SessionCalls } from "../dispatch/session-calls.ts";
+import type { Limits } from "../dispatch/session-calls.ts";
+import type { Residency, Resident } from "./residency.ts";
 import { messageOf } from "../logger.ts";
 import type { Logger } from "../logger.ts";
 
-interface Entry {
-  state: SessionState;
-  loop: Agentloop;
-  provider: ModelProvider;
-}
+type Entry = Resident;
 
 /** A message admitted by `send`, or the earlier one its idempotency key names. */
 export interface MessageAdmission {
@@ -44,31 +41,29 @@ export interface MessageAdmission {
   end(signal?: AbortSignal): Promise<TurnEnd | undefined>;
 }
 
-/** Settled sessions kept in memory beyond those with work in flight (least recently used out). */
-export const DEFAULT_RESIDENT_SESSIONS = 256;
 
 /**
  * Owns every session: creation checks, recovery after restart, messages, cancellation, deletion.
  *
  * Sessions page: the journal (the store) holds every session; memory holds the resident ones, those
- * with work in flight plus up to `residentLimit` settled ones, least recently used first out. A
+ * with work in flight plus up to `BRAIN_RESIDENT_SESSIONS` settled ones (sessions/residency.ts), least recently used first out. A
  * session that is not resident pages back in from its head when touched, reading only its
  * session.created record. A deleted session is never resident: its view and records are the store's.
  */
 export class SessionManager {
-  /** Resident sessions, least recently touched first. */
-  private resident = new Map<string, Entry>();
-  /** Sessions being paged in (their head and session.created read): every request for one shares its page-in. */
-  private arriving = new Map<string, Promise<Entry>>();
+
   private conversations = new ConversationCache();
   /** Told of every session that stops being resident (a node of several lets go of its records). */
   private droppedListeners: Array<(id: string) => void> = [];
 
   constructor(
     private store: JournalStore,
+    /** The sessions in memory (the dispatcher finds their calls through it too). */
+    private resident: Residency,
     private dispatcher: Dispatcher,
+    /** What one activation may spend (BRAIN_MAX_EMITTED_BYTES, BRAIN_MAX_MODEL_CALLS). */
+    private limits: Limits,
     private models: ModelSettings = {},
-    readonly residentLimit = DEFAULT_RESIDENT_SESSIONS,
     private redactor: Redactor = new Redactor(),
     /** Where failures the sessions survive are logged (an Environment's session hook); default the dispatcher's. */
     private logger: Logger = dispatcher.logger,
@@ -80,20 +75,13 @@ export class SessionManager {
    * that acts on it right after the await acts on the session as it found it.
    */
   private async entry(id: string): Promise<Entry> {
-    const e = this.resident.get(id);
+    const e = this.resident.touch(id);
     if (e) {
-      this.resident.delete(id);
-      this.resident.set(id, e);
       // Sessions that settled since the last page-in go now, if there are too many.
       this.pageOut(id);
       return e;
     }
-    let arriving = this.arriving.get(id);
-    if (arriving === undefined) {
-      arriving = this.pageIn(id).finally(() => this.arriving.delete(id));
-      this.arriving.set(id, arriving);
-    }
-    return arriving;
+    return this.resident.arrive(id, () => this.pageIn(id));
   }
 
   /** Reads a session's head and session.created record and makes it resident. */
@@ -164,8 +152,8 @@ export class SessionManager {
   }
 
   /** Sessions held in memory (for tests and the bench). */
-  get held(): { resident: number; conversations: number } {
-    return { resident: this.resident.size, conversations: this.conversations.size };
+  get held(): { resident: number; conversations: number; calls: number; budgets: number } {
+    return { resident: this.resident.size, conversations: this.conversations.size, ...this.resident.held };
   }
 
   /**
@@ -173,11 +161,9 @@ export class SessionManager {
    * evicted. Requests still waiting for one of its turns are answered `unavailable` with `why`.
    */
   private drop(id: string, why = "this node stopped running the session"): void {
-    const e = this.resident.get(id);
+    const e = this.resident.remove(id);
     if (e === undefined) return;
     e.loop.stop(stoppedRunning(id, why));
-    this.resident.delete(id);
-    this.dispatcher.forgetSession(id);
     this.conversations.drop(id);
     for (const listener of this.droppedListeners) listener(id);
   }
@@ -187,8 +173,8 @@ export class SessionManager {
    * write was fenced, or this node's lease expired). Its open calls are that node's to end.
    */
   evict(id: string): void {
-    const dispatcher = this.dispatcher;
-    for (const call of dispatcher.openCalls(id)) dispatcher.abandon(call);
+    const e = this.resident.get(id);
+    for (const call of e?.calls.open() ?? []) this.dispatcher.abandon(call);
     this.drop(id, "this node stopped running the session (another node holds its lease now, or this node lost it)");
   }
 
@@ -198,22 +184,16 @@ export class SessionManager {
 
   /** Pages out settled sessions beyond the limit, least recently touched first; never `keep`, which a caller is about to use. */
   private pageOut(keep?: string): void {
-    if (this.resident.size <= this.residentLimit) return;
-    let excess = this.resident.size - this.residentLimit;
-    for (const [id, e] of this.resident) {
-      if (excess <= 0) break;
-      if (id !== keep && settled(e)) {
-        this.drop(id);
-        excess -= 1;
-      }
-    }
+    if (this.resident.size <= this.resident.limit) return;
+    for (const id of this.resident.beyondLimit(settled, keep)) this.drop(id);
   }
 
   private attach(state: SessionState): Entry {
     state.redactWith(this.redactor);
     const provider = providerFor(state.created.model, this.models);
-    const entry = { state, loop: new Agentloop(state, this.dispatcher, provider, this.conversations, this.logger), provider };
-    this.resident.set(state.id, entry);
+    const calls = new SessionCalls(state, this.limits);
+    const entry = { state, loop: new Agentloop(state, this.dispatcher, provider, calls, this.conversations, this.logger), calls, provider };
+    this.resident.add(entry);
     return entry;
   }
 
@@ -400,14 +380,14 @@ export class SessionManager {
     if (e.state.deletedAdmitted) throw new BrainRuntimeError("conflict", `session ${id} is deleted`);
     const dispatcher = this.dispatcher;
     if (callId !== undefined) {
-      const call = dispatcher.getCall(callId);
-      if (call === undefined || !isCallOf(callId, id)) {
+      const call = e.calls.get(callId);
+      if (call === undefined) {
         if ((await e.state.callStarted(callId)) !== undefined) return { cancelled: [] };
         throw new BrainRuntimeError("not_found", `no call ${callId} in session ${id}`);
       }
       return { cancelled: await dispatcher.cancel([call]) };
     }
-    const ended = dispatcher.cancel(dispatcher.openCalls(id, e.state.activation));
+    const ended = dispatcher.cancel(e.calls.open(e.state.activation));
     const turn = e.loop.cancelTurn("the activation was cancelled");
     e.loop.skipAdmitted();
     await turn;
@@ -418,7 +398,7 @@ export class SessionManager {
     const e = await this.entry(id);
     if (e.state.deletedAdmitted) throw new BrainRuntimeError("conflict", `session ${id} is already deleted`);
     const dispatcher = this.dispatcher;
-    const ended = dispatcher.cancel(dispatcher.openCalls(id));
+    const ended = dispatcher.cancel(e.calls.open());
     const turn = e.loop.cancelTurn("the session was deleted");
     e.loop.stop();
     const deleted = e.state.append("session.deleted", {});
@@ -431,7 +411,7 @@ export class SessionManager {
   }
 
   close(): void {
-    for (const [id, e] of this.resident) e.loop.stop(stoppedRunning(id, "the runtime is shutting down"));
+    for (const e of this.resident.values()) e.loop.stop(stoppedRunning(e.state.id, "the runtime is shutting down"));
   }
 }
 
