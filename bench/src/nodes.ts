@@ -18,6 +18,7 @@ import pg from "pg";
 import WebSocket from "ws";
 import type { PlacedTool } from "@aexhq/brain-protocol";
 import { pgBinDir, startPgCluster } from "../../runtime/test/helpers/pg-cluster.ts";
+import { freshDatabase } from "../../runtime/test/helpers/nodes.ts";
 import type { PgCluster } from "../../runtime/test/helpers/pg-cluster.ts";
 import type { NodesConfig } from "./config.ts";
 import { echoContract } from "./fixture.ts";
@@ -220,16 +221,6 @@ function script(drive: Drive, steps: number): unknown[] {
   return [...Array.from({ length: steps }, () => ({ toolCalls: [{ name: "echo", input: { x: 1 } }] })), { text: "done" }];
 }
 
-async function freshDatabase(clusterUrl: string, name: string): Promise<string> {
-  const admin = new pg.Client({ connectionString: clusterUrl });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  return clusterUrl.replace(/\/postgres$/, `/${name}`);
-}
 
 // ---------------------------------------------------------------------------------------------
 // Configurations, their load, and the blocks that measure it

@@ -6,9 +6,9 @@
 // one that reads them back from the database grows by what the sessions themselves hold.
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import pg from "pg";
 import { startBrain } from "@aexhq/brain-runtime";
 import { pgBinDir, startPgCluster } from "../../runtime/test/helpers/pg-cluster.ts";
+import { freshDatabase } from "../../runtime/test/helpers/nodes.ts";
 import type { BenchConfig } from "./config.ts";
 import { figure } from "./report.ts";
 import type { Section } from "./report.ts";
@@ -71,16 +71,6 @@ function measure(args: { journal: string; sessions: number; turns: number }): Re
 
 const mib = (b: number) => round(b / 2 ** 20, 1);
 
-async function freshDatabase(clusterUrl: string, name: string): Promise<string> {
-  const admin = new pg.Client({ connectionString: clusterUrl });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  return clusterUrl.replace(/\/postgres$/, `/${name}`);
-}
 
 /** In the child: `sessions` resident sessions, each given `turns` turns of a scripted model (5 records a turn). */
 export async function measureRecordMemory(args: { journal: string; sessions: number; turns: number }): Promise<RecordMemoryResult> {
