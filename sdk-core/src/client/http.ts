@@ -1,5 +1,6 @@
 import type { ErrorBody } from "@aexhq/brain-protocol";
 import { ProtocolError, SdkError } from "../errors.ts";
+import { fetchFailure } from "./fetch-failure.ts";
 
 /** JSON over fetch with the bearer token; every HTTP error becomes a ProtocolError with the runtime's code. */
 export class HttpClient {
@@ -16,9 +17,15 @@ export class HttpClient {
         signal: init?.signal,
       });
     } catch (e) {
-      throw new SdkError("connection_failed", `could not reach Brain at ${this.baseUrl}: ${(e as Error).message}`);
+      throw fetchFailure(e, this.baseUrl, `${method} ${path}`);
     }
-    const text = await res.text();
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (e) {
+      // The answer began and broke off: the request reached Brain.
+      throw new SdkError("connection_lost", `the connection to Brain at ${this.baseUrl} was lost while ${method} ${path} was answered: ${(e as Error).message}`);
+    }
     let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : undefined;
@@ -40,7 +47,7 @@ export class HttpClient {
       res = await fetch(new URL(path, this.baseUrl), { headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" }, signal });
     } catch (e) {
       if (signal.aborted) throw e;
-      throw new SdkError("connection_failed", `could not reach Brain at ${this.baseUrl}: ${(e as Error).message}`);
+      throw fetchFailure(e, this.baseUrl, `GET ${path}`);
     }
     if (!res.ok || !res.body) {
       const body = (await res.json().catch(() => undefined)) as ErrorBody | undefined;
@@ -60,7 +67,7 @@ export async function rawRequest(base: string, token: string, method: string, pa
       body: body as Uint8Array<ArrayBuffer> | undefined,
     });
   } catch (e) {
-    throw new SdkError("connection_failed", `could not reach Brain at ${base}: ${(e as Error).message}`);
+    throw fetchFailure(e, base, `${method} ${path}`);
   }
   const text = method === "HEAD" ? "" : await res.text();
   let parsed: unknown;
