@@ -7,12 +7,15 @@ import { SdkError } from "../errors.ts";
  * fetch only throws a TypeError, so the difference is read from what Node (undici: `cause.code`)
  * and Deno (the message) say about it; anything not known to be a loss stays `connection_failed`.
  */
-export function fetchFailure(e: unknown, base: string, what: string): SdkError {
+export function fetchFailure(e: unknown, base: string, what: string, startedAt: number): SdkError {
   const detail = describe(e);
+  // How long the request was out when it failed: a pooled connection the server had already closed
+  // fails at once, one cut while Brain worked on the request (send() waiting for its turn) later.
+  const afterMs = Date.now() - startedAt;
   if (wasLost(e)) {
-    return new SdkError("connection_lost", `the connection to Brain at ${base} was lost during ${what} (the server stopped or the network failed; the request may have been handled): ${detail}`);
+    return new SdkError("connection_lost", `the connection to Brain at ${base} closed before it answered ${what} (the server stopped or the network failed; the request may have been handled): ${detail}`, { afterMs });
   }
-  return new SdkError("connection_failed", `could not reach Brain at ${base}: ${detail}`);
+  return new SdkError("connection_failed", `could not reach Brain at ${base}: ${detail}`, { afterMs });
 }
 
 /** Node's socket errors of a connection that was open (undici), and Deno's words for the same. */

@@ -9,6 +9,7 @@ export class HttpClient {
   async request<T>(method: string, path: string, body?: unknown, init?: { signal?: AbortSignal; headers?: Record<string, string> }): Promise<T> {
     let res: Response;
     const token = this.token(); // a missing token is its own error, not a connection failure
+    const startedAt = Date.now();
     try {
       res = await fetch(new URL(path, this.baseUrl), {
         method,
@@ -17,7 +18,7 @@ export class HttpClient {
         signal: init?.signal,
       });
     } catch (e) {
-      throw fetchFailure(e, this.baseUrl, `${method} ${path}`);
+      throw fetchFailure(e, this.baseUrl, `${method} ${path}`, startedAt);
     }
     let text: string;
     try {
@@ -42,12 +43,13 @@ export class HttpClient {
   /** Opens an SSE stream of events. */
   async stream(path: string, signal: AbortSignal): Promise<ReadableStream<Uint8Array>> {
     const token = this.token();
+    const startedAt = Date.now();
     let res: Response;
     try {
       res = await fetch(new URL(path, this.baseUrl), { headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" }, signal });
     } catch (e) {
       if (signal.aborted) throw e;
-      throw fetchFailure(e, this.baseUrl, `GET ${path}`);
+      throw fetchFailure(e, this.baseUrl, `GET ${path}`, startedAt);
     }
     if (!res.ok || !res.body) {
       const body = (await res.json().catch(() => undefined)) as ErrorBody | undefined;
@@ -60,6 +62,7 @@ export class HttpClient {
 /** Status and parsed body of a request whose non-2xx answers the caller handles itself. */
 export async function rawRequest(base: string, token: string, method: string, path: string, body?: Uint8Array, contentType?: string): Promise<{ status: number; body: unknown }> {
   let res: Response;
+  const startedAt = Date.now();
   try {
     res = await fetch(new URL(path, base), {
       method,
@@ -67,7 +70,7 @@ export async function rawRequest(base: string, token: string, method: string, pa
       body: body as Uint8Array<ArrayBuffer> | undefined,
     });
   } catch (e) {
-    throw fetchFailure(e, base, `${method} ${path}`);
+    throw fetchFailure(e, base, `${method} ${path}`, startedAt);
   }
   const text = method === "HEAD" ? "" : await res.text();
   let parsed: unknown;

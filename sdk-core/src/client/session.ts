@@ -1,6 +1,6 @@
 import type { JournalRecord, SendMessageResponse, CancelResponse, EventsResponse, Session as SessionView } from "@aexhq/brain-protocol";
 import type { HttpClient } from "./http.ts";
-import { BrainError, ProtocolError, SdkError } from "../errors.ts";
+import { ProtocolError, SdkError } from "../errors.ts";
 import { AnswerReader, describeFailures, failedCalls, isQuiet, mayQuiet, type TurnAnswer } from "./answers.ts";
 
 /** Options of `Session.send`. */
@@ -46,6 +46,20 @@ function retryable(e: unknown): boolean {
   if (e instanceof ProtocolError) return e.retryable === true || (e.status === 503 && e.code === "unavailable");
   return false;
 }
+
+/**
+ * A failure showing that Brain had this send()'s request: a stopping node's 503 `unavailable`, or
+ * a connection that closed after the request had been out a while (CUT_OFF_AFTER_MS). A pooled
+ * connection the server had closed before the request fails within a round trip: that request
+ * never reached Brain, and is not counted.
+ */
+function wasCutOff(e: unknown): boolean {
+  if (e instanceof ProtocolError) return e.code === "unavailable";
+  if (!(e instanceof SdkError) || e.code !== "connection_lost") return false;
+  const afterMs = (e.details as { afterMs?: number } | undefined)?.afterMs;
+  return afterMs === undefined || afterMs >= CUT_OFF_AFTER_MS;
+}
+const CUT_OFF_AFTER_MS = 250;
 
 /**
  * The error a send() ends with. When Brain had the request and the connection was then lost (the
@@ -122,7 +136,7 @@ export class Session implements AsyncIterable<TurnAnswer> {
         res = await this.http.request<SendMessageResponse>("POST", path, { text, wait: true }, { headers: { "idempotency-key": key } });
       } catch (e) {
         failingSince ??= Date.now();
-        if (cutOff === undefined && e instanceof BrainError && (e.code === "connection_lost" || e.code === "unavailable")) cutOff = e;
+        if (cutOff === undefined && wasCutOff(e)) cutOff = e as Error;
         if (!retryable(e) || Date.now() - failingSince + backoff > retryFor) throw lostWhileWaiting(e, cutOff, Date.now() - failingSince);
         await new Promise((r) => setTimeout(r, backoff));
         backoff = Math.min(backoff * 2, RETRY_MAX_MS);
