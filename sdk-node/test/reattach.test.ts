@@ -1,6 +1,6 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { tool, Brain, type BrainError } from "../src/index.ts";
@@ -97,6 +97,25 @@ test("reattach_mismatch for a wrong host names the host and nothing false: the s
     await original.close();
     await runtime.close();
   }
+});
+
+test("examples/reattach runs: the first process exits cleanly after its background call finished ok, the second reattaches, sees both answers (the wake's too) and serves the next call", () => {
+  // Run, not imported: tests may not import examples/ (docs/ARCHITECTURE.md).
+  const run = spawnSync(process.execPath, ["--conditions=brain-source", "--import", "tsx", "examples/reattach/main.ts"], { cwd: fileURLToPath(new URL("../../", import.meta.url)), encoding: "utf8", timeout: 60_000 });
+  assert.is(run.status, 0, run.stderr);
+  const lines = run.stdout.split("\n").filter((l) => l !== "" && !l.startsWith("session "));
+  assert.equal(lines, [
+    "first   answer: Crunching in the background.",
+    "second  saw (message): Crunching in the background.",
+    "second  saw (wake): The first sum is 42.",
+    "second  answer: Crunching again.",
+    "second  saw (message): Crunching again.",
+    "second  saw (wake): The second sum is 58.",
+    'second  journal: tool.result {"status":"ok","value":{"sum":42}}',
+    "second  journal: tool.finished ok",
+    'second  journal: tool.result {"status":"ok","value":{"sum":58}}',
+    "second  journal: tool.finished ok",
+  ]);
 });
 
 test.run();
