@@ -86,7 +86,7 @@ export type FactoryConfig<P extends z.ZodType | undefined> = P extends z.ZodType
  * is a type error, not only the TypeError `invalid options` when it runs.
  */
 export type FactoryCall<P extends z.ZodType | undefined> = [P] extends [z.ZodType]
-  ? {} extends z.input<P> ? (config?: FactoryConfig<P>) => PlacedToolSpec : (config: FactoryConfig<P>) => PlacedToolSpec
+  ? Record<never, never> extends z.input<P> ? (config?: FactoryConfig<P>) => PlacedToolSpec : (config: FactoryConfig<P>) => PlacedToolSpec
   : (config?: FactoryConfig<P>) => PlacedToolSpec;
 
 export type ToolFactory<P extends z.ZodType | undefined> = FactoryCall<P> & {
