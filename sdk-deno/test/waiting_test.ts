@@ -120,10 +120,10 @@ async function runFixture(url: string, token: string, mode: string, until: (stde
     }
   };
   const drained = Promise.all([drain(child.stdout, "stdout"), drain(child.stderr, "stderr")]);
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<"timeout">((r) => (timer = setTimeout(() => r("timeout"), ms)));
+  let deadline: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<"timeout">((r) => (deadline = setTimeout(() => r("timeout"), ms)));
   const status = await Promise.race([child.status, matched, timeout]);
-  clearTimeout(timer);
+  clearTimeout(deadline);
   const exited = typeof status === "object";
   if (!exited) child.kill("SIGKILL");
   await child.status;
