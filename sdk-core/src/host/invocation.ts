@@ -26,7 +26,7 @@ const ENDED: Record<EndReason, string> = {
  * result, deadline, cancellation, connection loss, brain.close()): SdkError `call_finished`, the
  * code the runtime answers late frames with too (docs/decisions/sdk.md).
  */
-export function callOver(what: string, why: string, cause?: unknown): SdkError {
+function callOver(what: string, why: string, cause?: unknown): SdkError {
   const e = new SdkError("call_finished", `${what}: the call is over: ${why}; later emissions are rejected`);
   if (cause !== undefined) (e as { cause?: unknown }).cause = cause;
   return e;
