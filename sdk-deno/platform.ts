@@ -97,6 +97,18 @@ export async function packInstalled(executable: ExecutableReference, from?: stri
   }
 }
 
+/**
+ * Whether the main module has finished evaluating: Deno dispatches "load" then (after top-level
+ * await). This module is in the main module's import graph, so it listens before that happens.
+ */
+let mainDone = false;
+const mainDoneListeners = new Set<() => void>();
+globalThis.addEventListener("load", () => {
+  mainDone = true;
+  for (const f of [...mainDoneListeners]) f();
+  mainDoneListeners.clear();
+});
+
 /** Deno's Platform: the native WebSocket, Deno.env and Deno.readFile; packing reads node_modules with Deno.*Sync. */
 export const denoPlatform: Platform = {
   connectWebSocket(url) {
@@ -124,4 +136,11 @@ export const denoPlatform: Platform = {
   },
   // The installed package of a packaged tool, for a Brain-managed host (brainEnv({ runtime })).
   packageUpload: (executable) => packInstalled(executable),
+  unrefTimer: (timer) => Deno.unrefTimer(timer as unknown as number),
+  // A Deno WebSocket cannot be unref'd: the hint for a forgotten close() comes when the main module is done.
+  onMainDone(fn) {
+    if (mainDone) return () => undefined;
+    mainDoneListeners.add(fn);
+    return () => void mainDoneListeners.delete(fn);
+  },
 };

@@ -45,8 +45,11 @@ async function startStage(journal: "memory" | "sqlite"): Promise<Stage> {
     contracts: new Map(info.tools.map((t: ToolContract) => [t.name, t])),
     place: (contract) => ({ contract, options: {}, placement: { kind: "host", hostId: host.id } }),
     reconnected: async () => { await new Promise((r) => setTimeout(r, 50)); await hostContracts(api, host.id, 10_000); },
-    // In-process, a restarted application is a new Brain client with the same host identity.
+    // In-process, a restarted application is a new Brain client with the same host identity. The
+    // scenarios kill the host (SIGKILL on Node): its connection drops before close() could end the
+    // open calls `cancelled`, so they end `unknown` as they do for a killed process.
     restartSubject: async (variant?: string) => {
+      proxy.drop();
       await brain.close();
       await waitDisconnected(api, host.id);
       brain = await serveCatalogue(variant);

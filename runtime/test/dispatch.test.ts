@@ -256,6 +256,21 @@ test("background calls survive turn completion; later results wake the loop once
   assertJournal(after);
 });
 
+test("the session view says running while a wake turn is due: after a background finish is committed it never reads idle before the wake turn has answered", async () => {
+  const { host, session } = await setup([{ toolCalls: [{ name: "echo", input: {} }] }, { text: "first" }, { text: "woken" }]);
+  const call = await host.invoke();
+  await host.request({ type: "returned", callId: call.callId });
+  await waitFor(brain, session.id, (r) => r.type === "turn.completed");
+  // The `committed` answer is sent after the wake is armed, so this GET lands in the batching window
+  // (or in the wake turn itself): before the fix it read idle with no open calls, as if nothing would follow.
+  await host.request({ type: "finish", callId: call.callId, outcome: { status: "ok", value: "late" } });
+  const due = await api(brain, "GET", `/v1/sessions/${session.id}`);
+  assert.equal([due.body.status, due.body.openCalls], ["running", []]);
+  const all = await waitFor(brain, session.id, (r) => r.type === "turn.completed" && r.data.text === "woken");
+  const quiet = await api(brain, "GET", `/v1/sessions/${session.id}`);
+  assert.equal([quiet.body.status, quiet.body.openCalls, quiet.body.lastSequence], ["idle", [], all.at(-1)!.sequence]);
+});
+
 test("every frame the runtime sent matched its contract def", () => {
   assert.equal(invalidFrames, []);
 });

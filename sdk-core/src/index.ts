@@ -1,7 +1,7 @@
 // The runtime-neutral SDK. Runtime adapters (sdk-node, sdk-deno) bind `Brain` to their Platform and
 // re-export the rest unchanged.
 export { tool } from "./tool.ts";
-export type { ToolDefinition, ToolFactory, PlacedToolSpec, ExecutableReference, DeclaredTool, RunResult, OutputOf } from "./tool.ts";
+export type { ToolDefinition, ToolFactory, FactoryCall, PlacedToolSpec, ExecutableReference, DeclaredTool, RunResult, OutputOf } from "./tool.ts";
 export type { ToolOutput } from "./outcome.ts";
 export { hostEnv, brainEnv, httpEnv } from "./env.ts";
 export type { Environment, HostEnvironment, BrainEnvironment, HttpEnvironment, EnvironmentAuthority } from "./env.ts";
@@ -15,9 +15,10 @@ export { component } from "./component.ts";
 export type { Component } from "./component.ts";
 export type { ToolContext, EnvironmentControl } from "./context.ts";
 export { BrainClient } from "./client/brain.ts";
-export type { BrainOptions, CreateSessionOptions, ListSessionsOptions, SessionsApi } from "./client/brain.ts";
+export type { BrainOptions, CloseOptions, CreateSessionOptions, ListSessionsOptions, SessionsApi } from "./client/brain.ts";
 export { Session } from "./client/session.ts";
-export type { SendOptions } from "./client/session.ts";
+export type { SendOptions, WaitOptions } from "./client/session.ts";
+export type { TurnAnswer, ToolFailure } from "./client/answers.ts";
 export { BrainError, ProtocolError, SdkError } from "./errors.ts";
 export { toOutcome } from "./outcome.ts";
 export type { Platform, WebSocketLike, PackageUpload } from "./platform.ts";

@@ -35,6 +35,13 @@ export interface Platform {
    * client left open can say so; returns the unsubscribe function.
    */
   onIdleExit?(fn: () => void): () => void;
+  /**
+   * Optional, for a platform where an open WebSocket always keeps the process alive (Deno): calls
+   * `fn` once, when the main module has finished evaluating (top-level await included), so a
+   * client still open then can give the hint Node gives at exit; never, if that already happened
+   * when the client connected. Returns the unsubscribe function.
+   */
+  onMainDone?(fn: () => void): () => void;
 }
 
 /** The subset of the WHATWG WebSocket the host connection uses. */

@@ -80,7 +80,16 @@ export interface PlacedToolSpec {
 /** What the factory takes: the options (as accepted before parsing) plus an optional `env`; only `env` without an options schema. */
 export type FactoryConfig<P extends z.ZodType | undefined> = P extends z.ZodType ? z.input<P> & { env?: Environment } : { env?: Environment };
 
-export type ToolFactory<P extends z.ZodType | undefined> = ((config?: FactoryConfig<P>) => PlacedToolSpec) & {
+/**
+ * The factory's call: the config may be left out only when the options schema accepts `{}` (no
+ * options schema, or no required option), so `lookup()` for a tool whose options require `prefix`
+ * is a type error, not only the TypeError `invalid options` when it runs.
+ */
+export type FactoryCall<P extends z.ZodType | undefined> = [P] extends [z.ZodType]
+  ? Record<never, never> extends z.input<P> ? (config?: FactoryConfig<P>) => PlacedToolSpec : (config: FactoryConfig<P>) => PlacedToolSpec
+  : (config?: FactoryConfig<P>) => PlacedToolSpec;
+
+export type ToolFactory<P extends z.ZodType | undefined> = FactoryCall<P> & {
   readonly tool: DeclaredTool;
   /**
    * Set on the `run` tools a package exports when the package was built with `brain-tools`

@@ -37,6 +37,14 @@ test("factory options are parsed once (defaults, transforms) and deeply frozen",
   assert.throws(() => t({ prefix: 3 as never }), TypeError);
 });
 
+test("required options are checked at run time too: a factory called without them (past its types) throws a TypeError naming the field", () => {
+  const t = tool({ ...base, name: "lookup", options: z.object({ prefix: z.string() }) });
+  const untyped = t as unknown as (config?: unknown) => unknown;
+  assert.throws(() => untyped(), (e: unknown) => e instanceof TypeError && /lookup\(\): invalid options: prefix/.test(e.message));
+  assert.throws(() => untyped({}), /invalid options: prefix/);
+  assert.equal(t({ prefix: "customer:" }).options, { prefix: "customer:" });
+});
+
 test("with no options schema the factory takes no options", () => {
   const t = tool({ ...base, name: "noopt" });
   assert.equal(t().options, {});

@@ -5,7 +5,7 @@ import { nodePlatform } from "./platform.ts";
 export { tool, hostEnv, brainEnv, httpEnv, httpTools, component, Session, BrainError, ProtocolError, SdkError, toOutcome } from "@aexhq/brain-core";
 export type {
   ToolDefinition, ToolFactory, PlacedToolSpec, ExecutableReference, DeclaredTool, ToolOutput, RunResult, OutputOf, Environment, HostEnvironment, BrainEnvironment, HttpEnvironment, HttpToolsOptions, Component,
-  ToolContext, EnvironmentControl, BrainOptions, CreateSessionOptions, SendOptions, ListSessionsOptions, SessionsApi, SessionView, SessionList, Outcome, JournalRecord, ModelRequest, ModelResult, ModelConfig, ErrorInfo,
+  ToolContext, EnvironmentControl, BrainOptions, CloseOptions, CreateSessionOptions, SendOptions, WaitOptions, TurnAnswer, ToolFailure, ListSessionsOptions, SessionsApi, SessionView, SessionList, Outcome, JournalRecord, ModelRequest, ModelResult, ModelConfig, ErrorInfo,
 } from "@aexhq/brain-core";
 // Environment control (ctx.environments, granted by hostEnv({ environments })): docs/environments.md.
 export type { EnvironmentAuthority, EnvironmentBinding, EnvironmentSpec, EnvironmentUpdate } from "@aexhq/brain-core";

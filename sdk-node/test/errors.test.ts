@@ -28,6 +28,30 @@ test("a URL without a scheme is an SdkError naming it and the fix, not a raw Typ
   assert.match(e.message, /e\.g\. http:\/\/127\.0\.0\.1:3210/);
 });
 
+test("a host secret shorter than 16 characters (or a bad host id) is an SdkError invalid_host at new Brain, from options or from BRAIN_HOST_ID/BRAIN_HOST_SECRET", () => {
+  const short = refused(() => new Brain({ url: "http://127.0.0.1:3210", token: "t", host: { id: "app-1", secret: "too-short" } }));
+  assert.is(short.code, "invalid_host");
+  assert.match(short.message, /host: the host secret must be at least 16 characters \(got 9 characters\)/);
+  const id = refused(() => new Brain({ url: "http://127.0.0.1:3210", token: "t", host: { id: "has space", secret: "0123456789abcdef" } }));
+  assert.is(id.code, "invalid_host");
+  assert.match(id.message, /host id "has space"/);
+  const saved = { id: process.env.BRAIN_HOST_ID, secret: process.env.BRAIN_HOST_SECRET };
+  process.env.BRAIN_HOST_ID = "app-env";
+  process.env.BRAIN_HOST_SECRET = "short";
+  try {
+    const env = refused(() => new Brain({ url: "http://127.0.0.1:3210", token: "t" }));
+    assert.is(env.code, "invalid_host");
+    assert.match(env.message, /^BRAIN_HOST_ID\/BRAIN_HOST_SECRET: the host secret must be at least 16/);
+  } finally {
+    for (const [k, v] of [["BRAIN_HOST_ID", saved.id], ["BRAIN_HOST_SECRET", saved.secret]] as const) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+  // Exactly 16 is enough.
+  new Brain({ url: "http://127.0.0.1:3210", token: "t", host: { id: "app-1", secret: "0123456789abcdef" } });
+});
+
 test("a server that is down is reported with the http: URL the user configured", async () => {
   // A port that was free a moment ago: nothing listens there.
   const port = await new Promise<number>((resolve) => {

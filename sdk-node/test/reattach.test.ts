@@ -1,9 +1,9 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { tool, Brain } from "../src/index.ts";
+import { tool, Brain, type BrainError } from "../src/index.ts";
 import { memoryRuntime, scripted, records, sendDirect, waitConnected, type Runtime } from "./helpers/brain.mts";
 
 const fixture = fileURLToPath(new URL("./fixtures/reattach-app.mts", import.meta.url));
@@ -75,6 +75,47 @@ test("10. reattach: a restarted process with the same host identity and tools ha
     for (const c of children) await kill(c);
     await runtime.close();
   }
+});
+
+test("reattach_mismatch for a wrong host names the host and nothing false: the session's tools are not 'not part of the session'", async () => {
+  const runtime = await memoryRuntime();
+  const crunch = tool({ name: "crunch", description: "d", input: z.object({}), run: async (_i, ctx) => ctx.finish(null) });
+  const stray = tool({ name: "stray", description: "d", input: z.object({}), run: async (_i, ctx) => ctx.finish(null) });
+  const original = new Brain({ url: runtime.url, token: runtime.token, host: { id: "host-a", secret: "secret-of-host-a-0123" } });
+  const other = new Brain({ url: runtime.url, token: runtime.token, host: { id: "host-b", secret: "secret-of-host-b-0123" } });
+  try {
+    const session = await original.sessions.create({ model: scripted({ text: "hi" }), tools: [crunch()] });
+    const e = await other.sessions.get(session.id, { tools: [crunch(), stray()] }).then(() => undefined, (e: unknown) => e);
+    assert.is((e as BrainError).code, "reattach_mismatch");
+    const problems = ((e as BrainError).details as { problems: string[] }).problems;
+    assert.equal(problems.length, 2, problems.join(" | "));
+    assert.match(problems[0]!, "the session's host tools are placed on host-a, not on this client's host host-b");
+    assert.is(problems[1], "tool stray is not part of the session");
+    assert.not.match((e as BrainError).message, "tool crunch is not part of the session");
+  } finally {
+    await other.close();
+    await original.close();
+    await runtime.close();
+  }
+});
+
+test("examples/reattach runs: the first process exits cleanly after its background call finished ok, the second reattaches, sees both answers (the wake's too) and serves the next call", () => {
+  // Run, not imported: tests may not import examples/ (docs/ARCHITECTURE.md).
+  const run = spawnSync(process.execPath, ["--conditions=brain-source", "--import", "tsx", "examples/reattach/main.ts"], { cwd: fileURLToPath(new URL("../../", import.meta.url)), encoding: "utf8", timeout: 60_000 });
+  assert.is(run.status, 0, run.stderr);
+  const lines = run.stdout.split("\n").filter((l) => l !== "" && !l.startsWith("session "));
+  assert.equal(lines, [
+    "first   answer: Crunching in the background.",
+    "second  saw (message): Crunching in the background.",
+    "second  saw (wake): The first sum is 42.",
+    "second  answer: Crunching again.",
+    "second  saw (message): Crunching again.",
+    "second  saw (wake): The second sum is 58.",
+    'second  journal: tool.result {"status":"ok","value":{"sum":42}}',
+    "second  journal: tool.finished ok",
+    'second  journal: tool.result {"status":"ok","value":{"sum":58}}',
+    "second  journal: tool.finished ok",
+  ]);
 });
 
 test.run();

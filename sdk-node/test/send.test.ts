@@ -123,4 +123,24 @@ test("send(text, { idempotencyKey }) uses the caller's key (twice is one turn), 
   }
 });
 
+test("a send() in flight when the server stops rejects connection_lost saying the connection was lost, not that Brain could not be reached", async () => {
+  const { runtime } = await countingRuntime({ dataDir: ":memory:", port: 0 });
+  const brain = new Brain({ url: runtime.url, token: runtime.token });
+  try {
+    const running = deferred();
+    const hang = tool({ name: "hang", description: "d", input: z.object({}), run: async () => { running.resolve(); await new Promise(() => {}); } });
+    const session = await brain.sessions.create({ model: scripted({ toolCalls: [{ name: "hang", input: {} }] }, { text: "never" }), tools: [hang()] });
+    const sent = session.send("go", { retryForMs: 400 }).then(() => undefined, (e: unknown) => e);
+    await running.promise;
+    await runtime.close();
+    const e = await sent;
+    assert.instance(e, SdkError);
+    assert.is((e as SdkError).code, "connection_lost");
+    assert.match((e as SdkError).message, /^send\(\): the connection to Brain was lost while the message's turn ran/);
+    assert.match((e as SdkError).message, /idempotencyKey/);
+  } finally {
+    await brain.close();
+  }
+});
+
 test.run();

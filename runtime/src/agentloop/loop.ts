@@ -58,6 +58,15 @@ export class Agentloop implements CallOwner {
   }
 
   /**
+   * A turn runs, or one is about to: an observation the model has not seen is committed and its
+   * wake (batched, LIMITS.wakeBatchMs) has not fired yet. What the session view reports as
+   * `running`, so a client that sees `idle` with no open calls knows no wake turn will follow.
+   */
+  get busy(): boolean {
+    return this.running || (!this.stopped && this.wake.pending && this.session.activation > 0 && this.hasUnfed());
+  }
+
+  /**
    * Starts an activation: commits message.user (with the request's idempotency key, if any), then
    * turn.started, then the model call. Its end: `turnEnd(activation, sequence)`.
    */

@@ -258,7 +258,7 @@ export class SessionManager {
     const entry = this.attach(state);
     await state.append("session.created", data).committed;
     this.pageOut(id);
-    return state.view(entry.loop.running);
+    return state.view(entry.loop.busy);
   }
 
   /**
@@ -290,12 +290,12 @@ export class SessionManager {
   /** A resident session's view as it is now (running while its loop runs, its open calls); undefined for one that is not resident. */
   liveView(id: string): Session | undefined {
     const e = this.resident.get(id);
-    return e === undefined ? undefined : e.state.view(e.loop.running);
+    return e === undefined ? undefined : e.state.view(e.loop.busy);
   }
 
   async view(id: string): Promise<Session> {
     const e = this.resident.get(id);
-    if (e) return e.state.view(e.loop.running);
+    if (e) return e.state.view(e.loop.busy);
     const head = await this.store.head(id);
     if (head === undefined) throw new BrainRuntimeError("not_found", `no session ${id}`);
     const created = await this.createdOf(id);

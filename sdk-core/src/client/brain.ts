@@ -8,6 +8,7 @@ import { ProtocolError, SdkError } from "../errors.ts";
 import { isComponent } from "../component.ts";
 import { ensureAdmitted, forgetAdmission } from "./components.ts";
 import { ensurePackage, forgetPackage } from "./packages.ts";
+import { checkedHost } from "./host-identity.ts";
 
 export interface BrainOptions {
   /** Default: BRAIN_URL, else http://127.0.0.1:3210. */
@@ -16,6 +17,17 @@ export interface BrainOptions {
   token?: string;
   /** This application's host identity. Default: BRAIN_HOST_ID/BRAIN_HOST_SECRET, else a fresh random one. */
   host?: { id: string; secret: string };
+}
+
+/** Options of `brain.close()`. */
+export interface CloseOptions {
+  /**
+   * How long (ms) the calls this client is running may go on to finish by themselves before close
+   * ends them `cancelled`. Default 0: end them `cancelled` at once. Either way the runtime journals
+   * an explicit cancellation (not the `unknown` of a lost host), and the tools' later `ctx` calls
+   * reject with `call_finished`.
+   */
+  waitMs?: number;
 }
 
 export interface CreateSessionOptions {
@@ -82,7 +94,7 @@ export class BrainClient {
     this.tokenValue = opts.token ?? platform.env("BRAIN_TOKEN");
     const envId = platform.env("BRAIN_HOST_ID");
     const envSecret = platform.env("BRAIN_HOST_SECRET");
-    const host = opts.host ?? (envId && envSecret ? { id: envId, secret: envSecret } : { id: `app-${randomId(8)}`, secret: randomId(24) });
+    const host = opts.host !== undefined ? checkedHost(opts.host, "host") : envId && envSecret ? checkedHost({ id: envId, secret: envSecret }, "BRAIN_HOST_ID/BRAIN_HOST_SECRET") : { id: `app-${randomId(8)}`, secret: randomId(24) };
     this.hostId = host.id;
     const token = () => this.token();
     this.http = new HttpClient(this.url, token);
@@ -209,14 +221,21 @@ export class BrainClient {
       const problems: string[] = [];
       if (view.tools.some((t) => t.placement.kind === "host") && original.length === 0) {
         const hosts = [...new Set(view.tools.flatMap((t) => (t.placement.kind === "host" ? [t.placement.hostId] : [])))];
-        problems.push(`the session's host tools are placed on ${hosts.join(", ")}, not on this client's host ${this.hostId}`);
+        problems.push(`the session's host tools are placed on ${hosts.join(", ")}, not on this client's host ${this.hostId} (reattach with that host's identity: new Brain({ host: { id, secret } }) or BRAIN_HOST_ID/BRAIN_HOST_SECRET)`);
       }
       for (const t of original) {
         const match = given.find((g) => g.contract.name === t.contract.name);
         if (!match) problems.push(`tool ${t.contract.name} is missing`);
         else if (match.contract.digest !== t.contract.digest) problems.push(`tool ${t.contract.name} changed its advertised schemas (digest ${t.contract.digest} → ${match.contract.digest})`);
       }
-      for (const g of given) if (!original.some((t) => t.contract.name === g.contract.name)) problems.push(`tool ${g.contract.name} is not part of the session`);
+      for (const g of given) {
+        if (original.some((t) => t.contract.name === g.contract.name)) continue;
+        // A tool the session has on another host is part of it: only the host is wrong (said above).
+        const elsewhere = view.tools.find((t) => t.contract.name === g.contract.name);
+        if (elsewhere === undefined) problems.push(`tool ${g.contract.name} is not part of the session`);
+        else if (elsewhere.placement.kind !== "host") problems.push(`tool ${g.contract.name} is placed in the session as ${elsewhere.placement.kind}, not on a host`);
+        else if (original.length > 0) problems.push(`tool ${g.contract.name} is placed on host ${elsewhere.placement.hostId}, not on this client's host ${this.hostId}`);
+      }
       if (problems.length) throw new SdkError("reattach_mismatch", `cannot reattach session ${id}: ${problems.join("; ")}`, { problems });
       await this.connection.register(given.map((g) => g.contract));
       this.connection.addSession(id, given.map((g) => g.spec));
@@ -252,7 +271,15 @@ export class BrainClient {
     await this.connection.register(contracts);
   }
 
-  async close(): Promise<void> {
-    await this.connection.close();
+  /**
+   * Closes the client: its host connection, after ending the calls it still runs (`cancelled`, at
+   * once or after `waitMs`; see CloseOptions). Safe to call again: a later call waits for the first.
+   */
+  async close(opts: CloseOptions = {}): Promise<void> {
+    const waitMs = opts?.waitMs ?? 0;
+    if (typeof waitMs !== "number" || !Number.isFinite(waitMs) || waitMs < 0) {
+      throw new TypeError(`brain.close({ waitMs }): a finite number of milliseconds ≥ 0 (a bound), got ${String(waitMs)}`);
+    }
+    await this.connection.close(waitMs);
   }
 }

@@ -1,5 +1,6 @@
 import type { ErrorBody } from "@aexhq/brain-protocol";
 import { ProtocolError, SdkError } from "../errors.ts";
+import { fetchFailure } from "./fetch-failure.ts";
 
 /** JSON over fetch with the bearer token; every HTTP error becomes a ProtocolError with the runtime's code. */
 export class HttpClient {
@@ -8,6 +9,7 @@ export class HttpClient {
   async request<T>(method: string, path: string, body?: unknown, init?: { signal?: AbortSignal; headers?: Record<string, string> }): Promise<T> {
     let res: Response;
     const token = this.token(); // a missing token is its own error, not a connection failure
+    const startedAt = Date.now();
     try {
       res = await fetch(new URL(path, this.baseUrl), {
         method,
@@ -16,9 +18,15 @@ export class HttpClient {
         signal: init?.signal,
       });
     } catch (e) {
-      throw new SdkError("connection_failed", `could not reach Brain at ${this.baseUrl}: ${(e as Error).message}`);
+      throw fetchFailure(e, this.baseUrl, `${method} ${path}`, startedAt);
     }
-    const text = await res.text();
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (e) {
+      // The answer began and broke off: the request reached Brain.
+      throw new SdkError("connection_lost", `the connection to Brain at ${this.baseUrl} was lost while ${method} ${path} was answered: ${(e as Error).message}`);
+    }
     let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : undefined;
@@ -35,12 +43,13 @@ export class HttpClient {
   /** Opens an SSE stream of events. */
   async stream(path: string, signal: AbortSignal): Promise<ReadableStream<Uint8Array>> {
     const token = this.token();
+    const startedAt = Date.now();
     let res: Response;
     try {
       res = await fetch(new URL(path, this.baseUrl), { headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" }, signal });
     } catch (e) {
       if (signal.aborted) throw e;
-      throw new SdkError("connection_failed", `could not reach Brain at ${this.baseUrl}: ${(e as Error).message}`);
+      throw fetchFailure(e, this.baseUrl, `GET ${path}`, startedAt);
     }
     if (!res.ok || !res.body) {
       const body = (await res.json().catch(() => undefined)) as ErrorBody | undefined;
@@ -53,6 +62,7 @@ export class HttpClient {
 /** Status and parsed body of a request whose non-2xx answers the caller handles itself. */
 export async function rawRequest(base: string, token: string, method: string, path: string, body?: Uint8Array, contentType?: string): Promise<{ status: number; body: unknown }> {
   let res: Response;
+  const startedAt = Date.now();
   try {
     res = await fetch(new URL(path, base), {
       method,
@@ -60,7 +70,7 @@ export async function rawRequest(base: string, token: string, method: string, pa
       body: body as Uint8Array<ArrayBuffer> | undefined,
     });
   } catch (e) {
-    throw new SdkError("connection_failed", `could not reach Brain at ${base}: ${(e as Error).message}`);
+    throw fetchFailure(e, base, `${method} ${path}`, startedAt);
   }
   const text = method === "HEAD" ? "" : await res.text();
   let parsed: unknown;

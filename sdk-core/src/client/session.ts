@@ -1,6 +1,7 @@
 import type { JournalRecord, SendMessageResponse, CancelResponse, EventsResponse, Session as SessionView } from "@aexhq/brain-protocol";
 import type { HttpClient } from "./http.ts";
 import { ProtocolError, SdkError } from "../errors.ts";
+import { AnswerReader, describeFailures, failedCalls, isQuiet, mayQuiet, type TurnAnswer } from "./answers.ts";
 
 /** Options of `Session.send`. */
 export interface SendOptions {
@@ -16,6 +17,20 @@ export interface SendOptions {
    * then it throws the last one. Default 60000 ms; 0 never retries.
    */
   retryForMs?: number;
+  /**
+   * Reject when a tool call of this message's turn failed (ended `error`, `timeout`, `cancelled` or
+   * `unknown` before the turn answered), even though the model answered: SdkError `tool_failed`,
+   * whose `details` hold `{ answer, failures }` (each failure: callId, tool, status, error or
+   * message). Default false: the answer is returned and the model saw the failures. Calls still
+   * running in the background when the turn answers are not counted (they have not failed yet).
+   */
+  failOnToolError?: boolean;
+}
+
+/** Options of `session.idle()` and `session.next()`. */
+export interface WaitOptions {
+  /** Stops waiting: the promise rejects with the signal's reason (e.g. `AbortSignal.timeout(ms)`). */
+  signal?: AbortSignal;
 }
 
 /** Default of SendOptions.retryForMs. */
@@ -27,9 +42,35 @@ const KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** Whether a failed POST of a message may succeed when sent again with the same key. */
 function retryable(e: unknown): boolean {
-  if (e instanceof SdkError) return e.code === "connection_failed";
+  if (e instanceof SdkError) return e.code === "connection_failed" || e.code === "connection_lost";
   if (e instanceof ProtocolError) return e.retryable === true || (e.status === 503 && e.code === "unavailable");
   return false;
+}
+
+/**
+ * A failure showing that Brain had this send()'s request: a stopping node's 503 `unavailable`, or
+ * a connection that closed after the request had been out a while (CUT_OFF_AFTER_MS). A pooled
+ * connection the server had closed before the request fails within a round trip: that request
+ * never reached Brain, and is not counted.
+ */
+function wasCutOff(e: unknown): boolean {
+  if (e instanceof ProtocolError) return e.code === "unavailable";
+  if (!(e instanceof SdkError) || e.code !== "connection_lost") return false;
+  const afterMs = (e.details as { afterMs?: number } | undefined)?.afterMs;
+  return afterMs === undefined || afterMs >= CUT_OFF_AFTER_MS;
+}
+const CUT_OFF_AFTER_MS = 250;
+
+/**
+ * The error a send() ends with. When Brain had the request and the connection was then lost (the
+ * server stopped), later attempts that cannot reach it fail `connection_failed`; thrown as is, that
+ * would read as if Brain had never been reached, so it is reported as the loss it is.
+ */
+function lostWhileWaiting(last: unknown, cutOff: Error | undefined, failingForMs: number): unknown {
+  if (cutOff === undefined || !(last instanceof SdkError) || last.code !== "connection_failed") return last;
+  const e = new SdkError("connection_lost", `send(): the connection to Brain was lost while the message's turn ran (${cutOff.message}), and Brain could not be reached again for ${failingForMs} ms (${last.message}); send again with the same idempotencyKey to learn the turn's outcome without running it twice`);
+  (e as { cause?: unknown }).cause = cutOff;
+  return e;
 }
 
 /** A stream that lasted at least this long reconnects at once, even if it brought no record. */
@@ -53,7 +94,16 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
 }
 
 /** A handle on one durable session. */
-export class Session {
+export class Session implements AsyncIterable<TurnAnswer> {
+  /**
+   * The handle's position among the session's answers: the journal sequence through which
+   * `idle()`, `next()` and iteration have handed answers out. A new handle starts at the session's
+   * beginning, so a reattached one sees what happened while it was away.
+   */
+  private position = 0;
+  /** idle() and next() run one after another on a handle, so each answer is handed out once. */
+  private waits: Promise<unknown> = Promise.resolve();
+
   constructor(
     readonly id: string,
     private readonly http: HttpClient,
@@ -78,13 +128,16 @@ export class Session {
     const path = `/v1/sessions/${encodeURIComponent(this.id)}/messages`;
     let failingSince: number | undefined;
     let backoff = RETRY_FIRST_MS;
+    /** The first failure of this send() that shows Brain had the request (lost mid-way, 503 from a stopping node). */
+    let cutOff: Error | undefined;
     for (;;) {
       let res: SendMessageResponse;
       try {
         res = await this.http.request<SendMessageResponse>("POST", path, { text, wait: true }, { headers: { "idempotency-key": key } });
       } catch (e) {
         failingSince ??= Date.now();
-        if (!retryable(e) || Date.now() - failingSince + backoff > retryFor) throw e;
+        if (cutOff === undefined && wasCutOff(e)) cutOff = e as Error;
+        if (!retryable(e) || Date.now() - failingSince + backoff > retryFor) throw lostWhileWaiting(e, cutOff, Date.now() - failingSince);
         await new Promise((r) => setTimeout(r, backoff));
         backoff = Math.min(backoff * 2, RETRY_MAX_MS);
         continue;
@@ -94,8 +147,97 @@ export class Session {
       // The runtime's wait bound passed with the turn still running: ask again (the same key: the same turn).
       if (res.status === "started") continue;
       if (res.status === "failed") throw new ProtocolError(res.error ?? { code: "internal", message: "the turn failed" });
-      return res.text ?? "";
+      const answer = res.text ?? "";
+      if (opts.failOnToolError === true) await this.checkTools(res, answer);
+      return answer;
     }
+  }
+
+  /** failOnToolError: the calls of this message's turn that failed before it answered reject the send. */
+  private async checkTools(res: SendMessageResponse, answer: string): Promise<void> {
+    const page = await this.http.request<EventsResponse>("GET", `/v1/sessions/${encodeURIComponent(this.id)}/events?after=${res.sequence}`);
+    const { failures } = failedCalls(page.records, res.activation);
+    if (failures.length === 0) return;
+    throw new SdkError("tool_failed", `the turn answered, but ${failures.length === 1 ? "a tool call" : `${failures.length} tool calls`} of it failed: ${describeFailures(failures)}`, { answer, failures });
+  }
+
+  /**
+   * Waits until nothing runs in the session and nothing is about to: no turn open or due (a wake
+   * turn a background tool's result causes included) and no tool call open, then resolves with the
+   * answers of every turn since this handle's last `idle()` (or since the handle was made: a new
+   * handle starts at the session's beginning), the answer `send()` returned included, in order.
+   * Built on GET /v1/sessions/:id (status and open calls) and the followed event stream. Answers
+   * handed out here are not handed out again by `next()` or iteration. A deleted session is idle.
+   * `signal` stops the wait (rejects with its reason).
+   */
+  idle(opts: WaitOptions = {}): Promise<TurnAnswer[]> {
+    return this.serially(async () => {
+      const signal = opts.signal;
+      let view = await this.view(signal);
+      if (!isQuiet(view)) {
+        for await (const r of this.events({ after: view.lastSequence, follow: true, ...(signal ? { signal } : {}) })) {
+          if (!mayQuiet(r)) continue;
+          view = await this.view(signal);
+          if (isQuiet(view)) break;
+        }
+        signal?.throwIfAborted();
+        if (!isQuiet(view)) view = await this.view(signal); // the stream ended at session.deleted
+      }
+      const page = await this.http.request<EventsResponse>("GET", `/v1/sessions/${encodeURIComponent(this.id)}/events?after=${this.position}`, undefined, signal ? { signal } : undefined);
+      const reader = new AnswerReader();
+      const answers = page.records.flatMap((r) => (r.sequence <= view.lastSequence ? [reader.read(r)].filter((a) => a !== undefined) : []));
+      this.position = Math.max(this.position, view.lastSequence);
+      return answers;
+    });
+  }
+
+  /**
+   * The next answer after this handle's position (see idle()): an answer already in the journal at
+   * once, else the next turn that ends, a wake turn included. Rejects SdkError `session_deleted`
+   * when the session is deleted first; `signal` stops the wait (rejects with its reason).
+   */
+  next(opts: WaitOptions = {}): Promise<TurnAnswer> {
+    return this.serially(async () => {
+      const signal = opts.signal;
+      const reader = new AnswerReader();
+      for await (const r of this.events({ after: this.position, follow: true, ...(signal ? { signal } : {}) })) {
+        const answer = reader.read(r);
+        if (answer === undefined) continue;
+        this.position = answer.sequence;
+        return answer;
+      }
+      signal?.throwIfAborted();
+      throw new SdkError("session_deleted", `session ${this.id} was deleted: no answer will follow`);
+    });
+  }
+
+  /**
+   * Every answer after this handle's position, as turns end, wake turns included:
+   * `for await (const answer of session) …`. Ends when the session is deleted (or `signal` aborts).
+   */
+  async *answers(opts: WaitOptions = {}): AsyncGenerator<TurnAnswer> {
+    for (;;) {
+      try {
+        yield await this.next(opts);
+      } catch (e) {
+        if ((e instanceof SdkError && e.code === "session_deleted") || opts.signal?.aborted) return;
+        throw e;
+      }
+    }
+  }
+
+  [Symbol.asyncIterator](): AsyncGenerator<TurnAnswer> {
+    return this.answers();
+  }
+
+  private serially<T>(step: () => Promise<T>): Promise<T> {
+    const run = this.waits.then(step, step);
+    this.waits = run.catch(() => undefined);
+    return run;
+  }
+
+  private view(signal: AbortSignal | undefined): Promise<SessionView> {
+    return this.http.request<SessionView>("GET", `/v1/sessions/${encodeURIComponent(this.id)}`, undefined, signal ? { signal } : undefined);
   }
 
   /** The session as the runtime sees it now. */

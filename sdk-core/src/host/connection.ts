@@ -15,6 +15,10 @@ interface Pending { resolve(answer: Answer): void; reject(e: Error): void }
 type HandlerSet = Map<string, PlacedToolSpec>;
 
 const OPEN = 1;
+/** How long close() lets answers already awaited (a finish in flight, the cancellations it sent) arrive. */
+const PENDING_BOUND_MS = 2000;
+/** After the main module finished, how long a client left open and idle waits before its hint. */
+const MAIN_DONE_GRACE_MS = 1000;
 
 /**
  * The one WebSocket a Brain client keeps to the runtime. It registers this host's tool contracts,
@@ -41,6 +45,10 @@ export class HostConnection implements HostFrameHandler {
   /** close() is running: hold until it is done, so code after `await brain.close()` runs. */
   private closing = false;
   private unsubscribeIdleExit: (() => void) | undefined;
+  private unsubscribeMainDone: (() => void) | undefined;
+  /** Checked at every change of pending answers and running calls (close() waits on them). */
+  private readonly watchers = new Set<() => void>();
+  private closeDone: Promise<void> | undefined;
   /** How many WebSockets this client opened (one, plus one per reconnection). */
   connections = 0;
 
@@ -89,6 +97,7 @@ export class HostConnection implements HostFrameHandler {
    * its own HTTP request, and its tool calls through `running`.
    */
   private hold(): void {
+    for (const w of [...this.watchers]) w();
     const ws = this.ws;
     if (!ws || !this.platform.keepAlive) return;
     const keep = this.closing || this.pending.size > 0 || this.running.size > 0 || this.shared.size > 0;
@@ -113,6 +122,38 @@ export class HostConnection implements HostFrameHandler {
     });
   }
 
+  /**
+   * Where an open WebSocket always keeps the process alive (Deno: no unref), a script that forgets
+   * `brain.close()` would hang silently; once the main module has finished, a client still open with
+   * nothing to do (no call running, no answer awaited, no `serve`) says so, once.
+   */
+  private watchMainDone(): void {
+    if (this.unsubscribeMainDone || !this.platform.onMainDone) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const check = () => {
+      timer = undefined;
+      if (this.closed) return;
+      const busy = this.pending.size > 0 || this.running.size > 0;
+      if (this.shared.size > 0) return; // serving tools for any session: staying up is the point
+      if (busy) return void schedule();
+      const sessions = this.sessions.size;
+      console.warn(
+        `brain: the main module has finished with a Brain client still open (host ${this.hostId}, ${sessions} session${sessions === 1 ? "" : "s"}): ` +
+          "its connection keeps this process running (a Deno WebSocket cannot be unref'd); if the process should end, " +
+          "call `await brain.close()` when you are done (in a finally).",
+      );
+    };
+    const schedule = () => {
+      timer = setTimeout(check, MAIN_DONE_GRACE_MS);
+      this.platform.unrefTimer?.(timer);
+    };
+    const off = this.platform.onMainDone(schedule);
+    this.unsubscribeMainDone = () => {
+      off();
+      if (timer) clearTimeout(timer);
+    };
+  }
+
   private connect(): Promise<void> {
     if (this.fatal) return Promise.reject(this.fatal);
     if (this.closed) return Promise.reject(new SdkError("closed", "the Brain client is closed"));
@@ -126,6 +167,7 @@ export class HostConnection implements HostFrameHandler {
         this.held = undefined;
         this.hold();
         this.watchIdleExit();
+        this.watchMainDone();
         this.sendRegister().then(() => { this.backoffMs = 50; resolve(); }, reject);
       };
       ws.onmessage = (ev) => {
@@ -230,6 +272,11 @@ export class HostConnection implements HostFrameHandler {
   pong(): void {}
 
   invoke(f: InvokeFrame): void {
+    if (this.closed) {
+      // close() is waiting for this client's calls: a new one ends at once, as close() would end it.
+      void this.request({ type: "finish", callId: f.callId, outcome: { status: "cancelled", message: "the Brain client is closing (brain.close()): it takes no new calls" } }).catch(() => undefined);
+      return;
+    }
     const spec = this.sessions.get(f.sessionId)?.get(f.tool) ?? this.shared.get(f.tool);
     const channel: InvocationChannel = { request: (frame) => this.request(frame) };
     if (!spec || !spec.tool.run) {
@@ -256,12 +303,31 @@ export class HostConnection implements HostFrameHandler {
     this.running.get(f.callId)?.end(f.status);
   }
 
-  async close(): Promise<void> {
+  /**
+   * Closes the connection. Calls of this client still running get up to `waitMs` to finish on
+   * their own; then each is ended `cancelled` (a finish frame, answered before the socket closes),
+   * so the runtime journals an explicit cancellation rather than the `unknown` of a lost host.
+   * Answers already awaited get a moment (PENDING_BOUND_MS) to arrive. Calling it again waits for
+   * the first close.
+   */
+  close(waitMs = 0): Promise<void> {
+    return (this.closeDone ??= this.shutdown(waitMs));
+  }
+
+  private async shutdown(waitMs: number): Promise<void> {
     this.closed = true;
     this.closing = true;
     this.unsubscribeIdleExit?.();
     this.unsubscribeIdleExit = undefined;
+    this.unsubscribeMainDone?.();
+    this.unsubscribeMainDone = undefined;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.hold();
+    if (this.ws?.readyState === OPEN) {
+      if (waitMs > 0) await this.until(() => this.running.size === 0, waitMs);
+      await Promise.all([...this.running.values()].map((inv) => inv.cancelForClose()));
+      await this.until(() => this.pending.size === 0, PENDING_BOUND_MS);
+    }
     this.lost(new SdkError("closed", "the Brain client is closed"));
     const ws = this.ws;
     this.ws = undefined;
@@ -275,5 +341,22 @@ export class HostConnection implements HostFrameHandler {
       });
     }
     this.closing = false;
+  }
+
+  /** Resolves when `done()` holds (checked at every change of answers and calls), or after `ms`. */
+  private until(done: () => boolean, ms: number): Promise<void> {
+    if (done()) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const finish = () => {
+        this.watchers.delete(check);
+        clearTimeout(timer);
+        resolve();
+      };
+      const check = () => {
+        if (done()) finish();
+      };
+      const timer = setTimeout(finish, ms);
+      this.watchers.add(check);
+    });
   }
 }

@@ -4,7 +4,7 @@ import type { ToolContext, EnvironmentControl } from "../context.ts";
 import { toOutcome, thrownOutcome } from "../outcome.ts";
 import { notJsonReason } from "../json.ts";
 import { issuesOf } from "../schema.ts";
-import { SdkError } from "../errors.ts";
+import { BrainError, SdkError } from "../errors.ts";
 
 /** What an invocation needs from its connection: send a frame and await the runtime's answer. */
 export interface InvocationChannel {
@@ -13,6 +13,45 @@ export interface InvocationChannel {
 }
 
 type EndReason = "timeout" | "cancelled" | "unknown";
+
+/** Why a call ended, as the error of a later ctx call says it. */
+const ENDED: Record<EndReason, string> = {
+  timeout: "its deadline passed (timeout)",
+  cancelled: "it was cancelled",
+  unknown: "the host connection was lost (its outcome is unknown)",
+};
+
+/**
+ * The one error of a ctx call made after the call is over, whatever ended it (finish, a non-success
+ * result, deadline, cancellation, connection loss, brain.close()): SdkError `call_finished`, the
+ * code the runtime answers late frames with too (docs/decisions/sdk.md).
+ */
+function callOver(what: string, why: string, cause?: unknown): SdkError {
+  const e = new SdkError("call_finished", `${what}: the call is over: ${why}; later emissions are rejected`);
+  if (cause !== undefined) (e as { cause?: unknown }).cause = cause;
+  return e;
+}
+
+/** Whether `e` says the call is over (locally, or answered so by the runtime). */
+function isOver(e: unknown): boolean {
+  return e instanceof BrainError && e.code === "call_finished";
+}
+
+/**
+ * `inner`, except that a rejection saying the call is over is marked handled before it happens: a
+ * tool's background work that emits after the call ended without awaiting (a timer, a stream
+ * callback) must not crash the process with an unhandled rejection. Awaiting it still throws, and
+ * any other rejection stays as unhandled as usual.
+ */
+function overIsHandled<T>(inner: Promise<T>): Promise<T> {
+  const outer: Promise<T> = new Promise<T>((resolve, reject) =>
+    inner.then(resolve, (e: unknown) => {
+      if (isOver(e)) outer.catch(() => undefined);
+      reject(e);
+    }),
+  );
+  return outer;
+}
 
 /**
  * One tool call on this host: deadline check, input validation under the deadline, run, and the
@@ -30,6 +69,7 @@ export class Invocation {
   /** finish() was called (or a non-success outcome sent): later emissions are refused locally. */
   private closed = false;
   private ended: EndReason | undefined;
+  private endedWhy = "";
   private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
@@ -44,14 +84,28 @@ export class Invocation {
   }
 
   /** Aborts local work; the runtime has already decided the call's fate. */
-  end(reason: EndReason): void {
+  end(reason: EndReason, why: string = ENDED[reason]): void {
     if (this.ended) return;
     this.ended = reason;
+    this.endedWhy = why;
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
-    this.endError = new SdkError(reason === "unknown" ? "connection_lost" : reason, `the call ended: ${reason}`);
+    this.endError = new SdkError(reason === "unknown" ? "connection_lost" : reason, `the call ended: ${why}`);
     this.controller?.abort(this.endError);
     this.onDone();
+  }
+
+  /**
+   * brain.close() ends a call still open: `cancelled` (an explicit SDK cancellation), not the
+   * `unknown` of a dropped connection. The tool's signal aborts and its later ctx calls reject
+   * `call_finished`; the finish frame goes straight out, not behind the tool's queued frames.
+   * Resolves once the runtime answered (a call that ended meanwhile is answered call_finished).
+   */
+  cancelForClose(): Promise<void> {
+    if (this.ended || this.closed) return Promise.resolve();
+    const message = "the Brain client was closed (brain.close()) before the call finished";
+    this.end("cancelled", message);
+    return this.channel.request({ type: "finish", callId: this.callId, outcome: { status: "cancelled", message } }).then(() => undefined, () => undefined);
   }
 
   async start(): Promise<void> {
@@ -104,17 +158,31 @@ export class Invocation {
       get signal() {
         return signal();
       },
-      emit: (kind: string, data: unknown) => this.emit(kind, data),
-      emitResult: (value: unknown, opts?: { content?: string }) => this.emitResult(value, opts),
-      finish: (value?: unknown, opts?: { content?: string }) => this.finish(value, opts),
-      model: (request: ModelRequest) => this.model(request),
+      emit: (kind: string, data: unknown) => this.guard("emit", () => this.emit(kind, data)),
+      emitResult: (value: unknown, opts?: { content?: string }) => this.guard("emitResult", () => this.emitResult(value, opts)),
+      finish: (value?: unknown, opts?: { content?: string }) => this.guard("finish", () => this.finish(value, opts)),
+      model: (request: ModelRequest) => this.guard("model", () => this.model(request)),
       environments: this.environments(),
     }) as ToolContext<unknown>;
   }
 
   private refuseIfClosed(what: string): void {
-    if (this.ended) throw new SdkError("call_ended", `${what}: the call already ended (${this.ended})`);
-    if (this.closed) throw new SdkError("call_finished", `${what}: the call already finished; later emissions are rejected`);
+    if (this.ended) throw callOver(what, this.endedWhy);
+    if (this.closed) throw callOver(what, "it already finished");
+  }
+
+  /**
+   * A ctx call as the tool sees it: a frame cut off by the end of the call (connection lost,
+   * brain.close()) rejects `call_finished` like a call made after the end, and that rejection is
+   * never an unhandled one (overIsHandled).
+   */
+  private guard<T>(what: string, step: () => Promise<T>): Promise<T> {
+    return overIsHandled(
+      step().catch((e: unknown) => {
+        if (this.ended && !isOver(e) && !(e instanceof TypeError)) throw callOver(what, this.endedWhy, e);
+        throw e;
+      }),
+    );
   }
 
   private enqueue<T>(step: () => Promise<T>): Promise<T> {
@@ -193,10 +261,13 @@ export class Invocation {
     } satisfies EnvironmentControl);
   }
 
-  private async environment(request: EnvironmentRequest): Promise<EnvironmentAnswer> {
-    this.refuseIfClosed(`ctx.environments.${request.operation}`);
-    const answer = await this.channel.request({ type: "environment_request", callId: this.callId, request });
-    return answer.environment!;
+  private environment(request: EnvironmentRequest): Promise<EnvironmentAnswer> {
+    const what = `ctx.environments.${request.operation}`;
+    return this.guard(what, async () => {
+      this.refuseIfClosed(what);
+      const answer = await this.channel.request({ type: "environment_request", callId: this.callId, request });
+      return answer.environment!;
+    });
   }
 
   private async model(request: ModelRequest): Promise<ModelResult> {
