@@ -208,6 +208,24 @@ test("a strict TypeScript app (nodenext and bundler resolution) declares a tool 
   }
 });
 
+test("README.md's first code sample, as it stands, type-checks strictly and runs against the installed packages", async () => {
+  const readme = readFileSync(join(root, "README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("## Writing tools with the Node SDK"));
+  const sample = /```ts\n([^]*?)```/.exec(section)?.[1];
+  assert.ok(sample?.includes("new Brain()"), "the README's first ts sample was not found");
+  writeFileSync(join(app, "readme.ts"), sample);
+  writeFileSync(join(app, "tsconfig.readme.json"), JSON.stringify({ ...tsconfig("NodeNext", { outDir: "out-readme" }), files: ["readme.ts"] }, null, 2));
+  run(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.readme.json"], app);
+  const s = serve(join(app, "node_modules/.bin/brain"), ["serve"], { BRAIN_JOURNAL: "memory", BRAIN_TOKEN: TOKEN });
+  try {
+    const [, url] = await s.out.waitFor(/brain listening on (http:\/\/\S+)/);
+    assert.is(run(process.execPath, ["out-readme/readme.js"], app, { BRAIN_URL: url, BRAIN_TOKEN: TOKEN }).trim(), "Found it.");
+  } finally {
+    ctrlC(s.child);
+    await s.exited;
+  }
+});
+
 test("npx brain-conformance --subject node passes with the installed packages", () => {
   const out = run(npx, ["--offline", "brain-conformance", "--subject", "node"], app);
   assert.match(out, /^\d+ passed, 0 failed/m, out);
