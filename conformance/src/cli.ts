@@ -1,4 +1,10 @@
 #!/usr/bin/env node
+/**
+ * The conformance runner behind the `brain-conformance` CLI: `runConformance` runs the scenarios
+ * against a subject (a host binding, a component, HTTP tools) and reports.
+ *
+ * @module @aexhq/brain-conformance
+ */
 import { readFileSync, writeFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -16,6 +22,7 @@ import { freePort, httpContracts, waitListening } from "./http-subject.ts";
 import { packagedCatalogue, packagedPlacement, uploadPackaged } from "./packaged-subject.ts";
 import { UsageError, conformanceHelp, parseConformanceArgs } from "./cli-args.ts";
 
+/** `runConformance` options: the subject (as `--subject` takes it) and the CLI's other options. */
 export interface ConformanceOptions {
   subject: string;
   only?: string;
@@ -30,6 +37,7 @@ export interface ConformanceOptions {
   log?: (line: string) => void;
 }
 
+/** The outcome of a run: one result per selected scenario, and whether the run passed (`ok`). */
 export interface ConformanceReport {
   subject: string;
   results: ScenarioResult[];
@@ -225,6 +233,7 @@ async function listenAgain(start: () => Promise<Brain>): Promise<Brain> {
   }
 }
 
+/** The pass/fail table the CLI prints; after a failing run, the subject's own output follows it. */
 export function formatTable(report: ConformanceReport): string {
   const width = Math.max(8, ...report.results.map((r) => r.name.length));
   const lines = [`subject: ${report.subject}`, `${"scenario".padEnd(width)}  result  first difference`];

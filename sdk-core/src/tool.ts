@@ -22,6 +22,7 @@ export type OutputOf<O> = O extends z.ZodType ? z.input<O> : unknown;
  */
 export type RunResult<T = unknown> = ToolOutput<T> | void;
 
+/** What `tool()` takes: name, description, Zod schemas for input, output and options, and `run` (or a component `implementation`). */
 export interface ToolDefinition<I extends z.ZodType, O extends z.ZodType | undefined, P extends z.ZodType | undefined> {
   name: string;
   description: string;
@@ -80,6 +81,7 @@ export interface PlacedToolSpec {
 /** What the factory takes: the options (as accepted before parsing) plus an optional `env`; only `env` without an options schema. */
 export type FactoryConfig<P extends z.ZodType | undefined> = P extends z.ZodType ? z.input<P> & { env?: Environment } : { env?: Environment };
 
+/** What `tool()` returns: call it with the options (and an optional `env`) to place the tool in a session. */
 export type ToolFactory<P extends z.ZodType | undefined> = ((config?: FactoryConfig<P>) => PlacedToolSpec) & {
   readonly tool: DeclaredTool;
   /**
