@@ -1,4 +1,10 @@
 #!/usr/bin/env node
+/**
+ * The conformance runner behind the `brain-conformance` CLI: `runConformance` runs the scenarios
+ * against a subject (a host binding, a component, HTTP tools) and reports.
+ *
+ * @module @aexhq/brain-conformance
+ */
 import { readFileSync, writeFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -14,7 +20,9 @@ import { hostContracts, runScenario, waitDisconnected, type RunContext, type Sce
 import { componentContracts, componentPlacement, uploadComponent } from "./component-subject.ts";
 import { freePort, httpContracts, waitListening } from "./http-subject.ts";
 import { packagedCatalogue, packagedPlacement, uploadPackaged } from "./packaged-subject.ts";
+import { UsageError, conformanceHelp, parseConformanceArgs } from "./cli-args.ts";
 
+/** `runConformance` options: the subject (as `--subject` takes it) and the CLI's other options. */
 export interface ConformanceOptions {
   subject: string;
   only?: string;
@@ -29,13 +37,22 @@ export interface ConformanceOptions {
   log?: (line: string) => void;
 }
 
+/** The outcome of a run: one result per selected scenario, and whether the run passed (`ok`). */
 export interface ConformanceReport {
   subject: string;
   results: ScenarioResult[];
   unexpectedFailures: string[];
   staleExpectedFailures: string[];
   ok: boolean;
+  /**
+   * The tail of what the subject process printed (stdout and stderr), per runtime it ran against,
+   * for the terminal (formatTable prints it when the run failed); not part of the --report document.
+   */
+  subjectOutput?: string[];
 }
+
+/** How much of a subject's output the terminal report shows. */
+const OUTPUT_TAIL_LINES = 40;
 
 type Brain = Awaited<ReturnType<typeof startBrain>>;
 
@@ -43,7 +60,7 @@ type Brain = Awaited<ReturnType<typeof startBrain>>;
  * One runtime (with the journal some scenarios need), the proxy in front of it and the subject
  * connected through it. Scenarios with the same runtime requirements share a stage.
  */
-interface Stage { ctx: RunContext; close(): Promise<void>; connectError?: string }
+interface Stage { ctx: RunContext; close(): Promise<void>; connectError?: string; output(): string | undefined }
 
 /** Starts a runtime and the subject, runs the scenarios, and reports. Never throws for a failing subject. */
 export async function runConformance(opts: ConformanceOptions): Promise<ConformanceReport> {
@@ -55,6 +72,7 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
   for (const s of selected.filter((s) => !appliesTo(s, kind))) {
     byName.set(s.name, { name: s.name, pass: true, na: true, detail: `n/a for ${kind} subjects`, ms: 0 });
   }
+  const subjectOutput: string[] = [];
   const groups = new Map<"memory" | "sqlite", Scenario[]>();
   for (const s of selected.filter((s) => appliesTo(s, kind))) groups.set(journalOf(s), [...(groups.get(journalOf(s)) ?? []), s]);
 
@@ -76,13 +94,23 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
       }
     } finally {
       await stage.close();
+      const output = stage.output();
+      if (output !== undefined) subjectOutput.push(`${spec.label} against the ${journal} runtime:\n${tail(output)}`);
     }
   }
   const results = selected.map((s) => byName.get(s.name)!);
   const expected = new Set(opts.expectedFailures ?? []);
   const unexpectedFailures = results.filter((r) => !r.pass && !expected.has(r.name)).map((r) => r.name);
   const staleExpectedFailures = [...expected].filter((n) => results.find((r) => r.name === n)?.pass === true && !results.find((r) => r.name === n)?.na);
-  return { subject: spec.label, results, unexpectedFailures, staleExpectedFailures, ok: unexpectedFailures.length === 0 && staleExpectedFailures.length === 0 };
+  return { subject: spec.label, results, unexpectedFailures, staleExpectedFailures, ok: unexpectedFailures.length === 0 && staleExpectedFailures.length === 0, subjectOutput };
+}
+
+/** The last OUTPUT_TAIL_LINES lines of a subject's output, saying when it printed nothing or more. */
+function tail(output: string): string {
+  const lines = output.trimEnd().split("\n");
+  if (lines.length === 1 && lines[0] === "") return "(the subject printed nothing)";
+  if (lines.length <= OUTPUT_TAIL_LINES) return lines.join("\n");
+  return [`(last ${OUTPUT_TAIL_LINES} of ${lines.length} lines)`, ...lines.slice(-OUTPUT_TAIL_LINES)].join("\n");
 }
 
 async function startStage(spec: SubjectSpec, journal: "memory" | "sqlite", opts: ConformanceOptions): Promise<Stage> {
@@ -137,7 +165,7 @@ async function startStage(spec: SubjectSpec, journal: "memory" | "sqlite", opts:
       ]);
       contracts = httpContracts();
     } catch (e) {
-      connectError = `${(e as Error).message}\n--- subject output ---\n${started.output().trim()}`;
+      connectError = `${(e as Error).message}\n--- subject output ---\n${tail(started.output())}`;
     }
     place = (contract) => ({ contract, options: {}, placement: { kind: "http", url: `${httpOrigin}/` } });
   } else {
@@ -150,7 +178,7 @@ async function startStage(spec: SubjectSpec, journal: "memory" | "sqlite", opts:
       ]);
       contracts = new Map(info.tools.map((t) => [t.name, t]));
     } catch (e) {
-      connectError = `${(e as Error).message}\n--- subject output ---\n${started.output().trim()}`;
+      connectError = `${(e as Error).message}\n--- subject output ---\n${tail(started.output())}`;
     }
     place = (contract) => ({ contract, options: {}, placement: { kind: "host", hostId: started.hostId } });
   }
@@ -181,6 +209,8 @@ async function startStage(spec: SubjectSpec, journal: "memory" | "sqlite", opts:
   return {
     ctx,
     ...(connectError !== undefined ? { connectError } : {}),
+    // The subject of the moment: a restarted one replaced the first, and its output goes on there.
+    output: () => subject?.output(),
     close: async () => {
       await subject?.stop();
       await proxy.close();
@@ -203,6 +233,7 @@ async function listenAgain(start: () => Promise<Brain>): Promise<Brain> {
   }
 }
 
+/** The pass/fail table the CLI prints; after a failing run, the subject's own output follows it. */
 export function formatTable(report: ConformanceReport): string {
   const width = Math.max(8, ...report.results.map((r) => r.name.length));
   const lines = [`subject: ${report.subject}`, `${"scenario".padEnd(width)}  result  first difference`];
@@ -215,12 +246,15 @@ export function formatTable(report: ConformanceReport): string {
   lines.push(`${passed} passed, ${report.results.length - passed - na} failed${na ? `, ${na} n/a` : ""}`);
   if (report.unexpectedFailures.length) lines.push(`unexpected failures: ${report.unexpectedFailures.join(", ")}`);
   if (report.staleExpectedFailures.length) lines.push(`stale expected failures (now passing; remove them): ${report.staleExpectedFailures.join(", ")}`);
+  // A failing run shows what the subject itself said: its own error is usually the first clue.
+  if (!report.ok) for (const output of report.subjectOutput ?? []) lines.push("", `--- subject output: ${output}`);
   return lines.join("\n");
 }
 
 /** The --report document (results without their journals), checked against the contract's report schema. */
 export function reportDocument(report: ConformanceReport): unknown {
-  const doc = { ...report, results: report.results.map(({ records, ...r }) => r) };
+  const { subjectOutput: _terminalOnly, ...rest } = report;
+  const doc = { ...rest, results: report.results.map(({ records, ...r }) => r) };
   const issues = validateSchema(CONFORMANCE_REPORT_SCHEMA, doc);
   if (issues.length) throw new Error(`the report does not match contract/conformance-report.schema.json: ${issues.map((i) => `${i.path} ${i.message}`).join("; ")}`);
   return doc;
@@ -236,31 +270,38 @@ function positiveInteger(flag: string, text: string | undefined): number | undef
 
 /** The `brain-conformance` command: runs, prints the table and returns the exit code (0, 1 or 2). */
 export async function main(args: string[]): Promise<number> {
-  const value = (flag: string) => { const i = args.indexOf(flag); return i >= 0 ? args[i + 1] : undefined; };
-  const subject = value("--subject");
-  if (!subject) {
-    console.error('usage: brain-conformance --subject node|deno|command:"<shell command>"|component:<file.wasm>|http|http-command:"<shell command>"|packaged-node|packaged-deno [--only <pattern>] [--report <file.json>] [--expected-failures <file.json>] [--scenarios <dir>] [--scenario-timeout <ms>] [--connect-timeout <ms>] [--max-emitted-bytes <n>]');
+  let parsed;
+  try {
+    parsed = parseConformanceArgs(args);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    console.error(`brain-conformance: ${e.message}`);
     return 2;
   }
-  const failuresFile = value("--expected-failures");
-  const expectedFailures = failuresFile && existsSync(failuresFile) ? (JSON.parse(readFileSync(failuresFile, "utf8")) as string[]) : [];
+  if (parsed.help) {
+    console.log(conformanceHelp());
+    return 0;
+  }
+  const value = (name: string): string | undefined => parsed.values[name];
   let report: ConformanceReport;
   try {
-    const scenariosDir = value("--scenarios");
+    const failuresFile = value("expected-failures");
+    const expectedFailures = failuresFile && existsSync(failuresFile) ? (JSON.parse(readFileSync(failuresFile, "utf8")) as string[]) : [];
+    const scenariosDir = value("scenarios");
     const limits = {
-      scenarioTimeoutMs: positiveInteger("--scenario-timeout", value("--scenario-timeout")),
-      connectTimeoutMs: positiveInteger("--connect-timeout", value("--connect-timeout")),
-      maxEmittedBytes: positiveInteger("--max-emitted-bytes", value("--max-emitted-bytes")),
+      scenarioTimeoutMs: positiveInteger("--scenario-timeout", value("scenario-timeout")),
+      connectTimeoutMs: positiveInteger("--connect-timeout", value("connect-timeout")),
+      maxEmittedBytes: positiveInteger("--max-emitted-bytes", value("max-emitted-bytes")),
     };
     const set = Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined));
-    report = await runConformance({ subject, only: value("--only"), expectedFailures, log: () => {}, ...set, ...(scenariosDir ? { scenariosDir: resolve(scenariosDir) } : {}) });
+    report = await runConformance({ subject: parsed.values.subject, only: value("only"), expectedFailures, log: () => {}, ...set, ...(scenariosDir ? { scenariosDir: resolve(scenariosDir) } : {}) });
   } catch (e) {
     // A bad scenario file or subject argument: a usage error, not a failing subject.
     console.error(`brain-conformance: ${(e as Error).message}`);
     return 2;
   }
   console.log(formatTable(report));
-  const reportFile = value("--report");
+  const reportFile = value("report");
   if (reportFile) writeFileSync(reportFile, JSON.stringify(reportDocument(report), null, 2));
   return report.ok ? 0 : 1;
 }

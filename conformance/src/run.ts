@@ -42,7 +42,15 @@ export async function hostContracts(api: RuntimeApi, hostId: string, timeoutMs: 
     const res = await api.call<HostInfo>("GET", `/v1/hosts/${encodeURIComponent(hostId)}`);
     if (res.status === 200 && res.body.connected && res.body.tools.length > 0) return res.body;
     if (Date.now() > until) {
-      throw new Error(`subject never registered as host ${hostId} within ${timeoutMs} ms (last answer: ${res.status})`);
+      // Say which of the three it was: no connection at all, a connection that went away, or one with no tools.
+      const why = res.status === 404
+        ? "no register frame with this host id reached the runtime (is it connecting to BRAIN_URL + /v1/hosts/connect with BRAIN_HOST_ID and BRAIN_HOST_SECRET?)"
+        : res.status === 200 && !res.body.connected
+          ? "it registered, but its connection is closed now"
+          : res.status === 200
+            ? "it is connected but registered no tools"
+            : `GET /v1/hosts/${hostId} answered ${res.status}`;
+      throw new Error(`the subject never registered as host ${hostId} within ${timeoutMs} ms: ${why}; its own output is below`);
     }
     await sleep(50);
   }

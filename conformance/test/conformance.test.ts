@@ -48,6 +48,8 @@ test("a deliberately broken subject fails exactly the scenarios it breaks", asyn
   // Its `versioned` would run any digest, but the runtime refuses to send it the old contract.
   assert.ok(!failed.has("reattach-refused-on-schema-mismatch"), detail("reattach-refused-on-schema-mismatch"));
   assert.not.ok(report.ok);
+  // What the broken host itself printed follows the table.
+  assert.match(formatTable(report), /--- subject output: command:.*broken-host\.ts against the memory runtime:\n/);
 });
 
 test("expected failures: listed failures pass the run, stale entries fail it", async () => {
@@ -59,12 +61,35 @@ test("expected failures: listed failures pass the run, stale entries fail it", a
   assert.not.ok(stale.ok, "a listed scenario that passes is a stale entry and fails the run");
 });
 
-test("a subject that never connects fails with a clear message within a bounded time", async () => {
+test("a subject that never connects fails with a clear message within a bounded time, and the terminal report shows its own output", async () => {
   const started = Date.now();
-  const report = await runConformance({ subject: "command:sleep 30", only: "outcome-ok", connectTimeoutMs: 1500, log: quiet });
+  const report = await runConformance({ subject: "command:echo 'my host: cannot read config.toml' >&2; echo 'starting'; sleep 30", only: "outcome-ok", connectTimeoutMs: 1500, log: quiet });
   assert.not.ok(report.ok);
-  assert.match(report.results[0]!.detail ?? "", "never registered");
+  const detail = report.results[0]!.detail ?? "";
+  assert.match(detail, /^the subject never registered as host conformance-\w+ within 1500 ms: no register frame with this host id reached the runtime/);
+  assert.match(detail, "my host: cannot read config.toml");
   assert.ok(Date.now() - started < 10_000, "bounded");
+  // The table a terminal shows: the reason on the scenario's line, the subject's output after it.
+  const table = formatTable(report);
+  assert.match(table, /outcome-ok\s+FAIL\s+the subject never registered/);
+  assert.match(table, /--- subject output: command:.* against the memory runtime:\n(starting\nmy host: cannot read config.toml|my host: cannot read config.toml\nstarting)/);
+  // The --report document stays within its schema: the output is in the failure's detail only.
+  assert.not.ok("subjectOutput" in (reportDocument(report) as object));
+});
+
+test("brain-conformance --help prints real help and exits 0; an unknown option or a missing --subject exits 2 naming it", () => {
+  const cli = (...args: string[]) => spawnSync(process.execPath, ["--conditions=brain-source", "--import", "tsx", join(repoRoot, "conformance/src/cli.ts"), ...args], { encoding: "utf8" });
+  const help = cli("--help");
+  assert.is(help.status, 0, help.stderr);
+  assert.match(help.stdout, /^usage: brain-conformance --subject <subject> \[options\]/);
+  for (const flag of ["--subject", "--only", "--report", "--expected-failures", "--scenarios", "--connect-timeout", "--scenario-timeout", "--max-emitted-bytes"]) assert.match(help.stdout, `  ${flag} `);
+  assert.match(help.stdout, "contract/PROTOCOL.md");
+  const unknown = cli("--subject", "node", "--onyl", "outcome-ok");
+  assert.is(unknown.status, 2);
+  assert.match(unknown.stderr, "brain-conformance: unknown option --onyl (brain-conformance --help lists the options)");
+  const none = cli("--only", "outcome-ok");
+  assert.is(none.status, 2);
+  assert.match(none.stderr, "--subject is required");
 });
 
 /** A copy of a real scenario with one field broken, in a temp folder of its own. */

@@ -1,44 +1,54 @@
 // From index.ts, not server.ts: the index also plugs in the component environment.
 import { startBrain } from "./index.ts";
-import { configFromEnv, keysCommandEnv } from "./config.ts";
+import { configFromEnv, keysCommandEnv, setServeVariables } from "./config.ts";
 import { KEYS_USAGE, keysCommand } from "./keys-command.ts";
-
-const USAGE = `usage: brain serve   (brain keys create|list|revoke: see brain keys)
-
-Environment: BRAIN_PORT (3210), BRAIN_HOST (127.0.0.1), BRAIN_DATA_DIR (./.brain),
-BRAIN_TOKEN (else <dataDir>/operator.token), BRAIN_MAX_EMITTED_BYTES, BRAIN_JOURNAL (sqlite|memory|postgres://...),
-BRAIN_NODE_ID, BRAIN_NODE_URL, BRAIN_LEASE_MS (10000) for several nodes on one PostgreSQL,
-BRAIN_WORKSPACE_ROOT, BRAIN_COMPONENT_MEMORY_MB (256; JS heap and linear memory of each component worker),
-BRAIN_HTTP_ENVIRONMENTS (descriptor environments as JSON: {"github":{"type":"http_json","baseUrl":"...","headers":{...}}}),
-BRAIN_HTTP_TOOL_ORIGINS (origins HTTP tools may be served from), BRAIN_PUBLIC_URL (callback URL base),
-BRAIN_MAX_MODEL_CALLS (100 per activation), BRAIN_RESIDENT_SESSIONS (256 settled sessions kept in memory),
-BRAIN_HOST_TIMEOUT_MS (6000; a host answering no ping for this long is closed, its calls end unknown), OPENAI_API_KEY / OPENAI_BASE_URL, ANTHROPIC_API_KEY /
-ANTHROPIC_BASE_URL, BRAIN_MODEL_BASE_URLS (further model endpoints sessions may name).`;
-
-/** Where the journal is, for the start banner; a PostgreSQL URL without its password. */
-function journalText(opts: ReturnType<typeof configFromEnv>): string {
-  if (opts.journal === "memory") return "memory";
-  if (opts.journal === undefined || opts.journal === "sqlite") return `${opts.dataDir}/journal.sqlite`;
-  const url = new URL(opts.journal);
-  if (url.password) url.password = "***";
-  return `PostgreSQL ${url.href} (one node of several; BRAIN_LEASE_MS ${opts.leaseMs ?? 10000})`;
-}
+import { BRAIN_HELP, SERVE_FLAGS, UsageError, parseServeArgs, serveHelp } from "./cli-flags.ts";
+import { startBanner } from "./cli-banner.ts";
 
 async function main(argv: string[]): Promise<number> {
-  const command = argv[0] ?? "serve";
+  // `brain` alone, or `brain --port 3211`, is `brain serve`.
+  const command = argv[0] === undefined || (argv[0].startsWith("-") && argv[0] !== "-h" && argv[0] !== "--help") ? "serve" : argv[0];
+  const rest = command === argv[0] ? argv.slice(1) : argv;
   if (command === "help" || command === "--help" || command === "-h") {
-    console.log(USAGE);
+    console.log(BRAIN_HELP);
     return 0;
   }
   if (command === "keys") {
-    if (argv.length === 1) {
+    if (rest[0] === "--help" || rest[0] === "-h") {
       console.log(KEYS_USAGE);
+      return 0;
+    }
+    if (rest.length === 0) {
+      console.error(KEYS_USAGE);
       return 2;
     }
-    return keysCommand(argv.slice(1), keysCommandEnv(), (line) => console.log(line));
+    return keysCommand(rest, keysCommandEnv(), (line) => console.log(line));
   }
   if (command !== "serve") {
-    console.error(`unknown command ${command}\n${USAGE}`);
+    console.error(`brain: unknown command ${JSON.stringify(command)}\n\n${BRAIN_HELP}`);
+    return 2;
+  }
+  let parsed;
+  try {
+    parsed = parseServeArgs(rest);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    console.error(`brain: ${e.message}`);
+    return 2;
+  }
+  if (parsed.help) {
+    console.log(serveHelp());
+    return 0;
+  }
+  setServeVariables(parsed.variables);
+  let opts: ReturnType<typeof configFromEnv>;
+  try {
+    opts = configFromEnv();
+  } catch (e) {
+    // A bad value given as a flag is a usage error (2) and says so; from the environment it stays 1.
+    const flag = SERVE_FLAGS.find((f) => f.variable in parsed.variables && (e as Error).message?.startsWith(f.variable));
+    if (flag === undefined) throw e;
+    console.error(`brain: ${flag.flag}: ${(e as Error).message}`);
     return 2;
   }
   // The handlers are installed before the server starts and stay until the process exits: a
@@ -62,11 +72,8 @@ async function main(argv: string[]): Promise<number> {
   };
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
-  const opts = configFromEnv();
   const brain = await startBrain(opts);
-  console.log(`brain listening on ${brain.url}`);
-  console.log(opts.tokenFile ? `operator token file: ${opts.tokenFile}` : "operator token: from BRAIN_TOKEN");
-  console.log(`journal: ${journalText(opts)}`);
+  console.log(startBanner(brain.url, opts));
   await stopRequested;
   await brain.close();
   console.log("brain: stopped");

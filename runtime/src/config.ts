@@ -100,6 +100,16 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): BrainOption
   return opts;
 }
 
+/**
+ * `brain serve`'s flags take effect here: each sets the variable it mirrors in this process's
+ * environment before anything reads it, so a flag means exactly what its variable means for every
+ * reader (configFromEnv, the defaults startBrain fills in, the processes Brain starts) and no
+ * second set of checks exists to drift. Only the CLI calls this; an embedded runtime passes options.
+ */
+export function setServeVariables(variables: Record<string, string>): void {
+  for (const [name, value] of Object.entries(variables)) process.env[name] = value;
+}
+
 /** `brain keys …`'s settings: which server (BRAIN_URL, else BRAIN_HOST/BRAIN_PORT) and the operator token (BRAIN_TOKEN, else BRAIN_DATA_DIR's token file). */
 export function keysCommandEnv(env: NodeJS.ProcessEnv = process.env): Pick<NodeJS.ProcessEnv, "BRAIN_URL" | "BRAIN_HOST" | "BRAIN_PORT" | "BRAIN_TOKEN" | "BRAIN_DATA_DIR"> {
   const { BRAIN_URL, BRAIN_HOST, BRAIN_PORT, BRAIN_TOKEN, BRAIN_DATA_DIR } = env;

@@ -20,6 +20,8 @@ const STATUS: Record<string, number> = {
   host_unavailable: 409,
   body_too_large: 413,
   internal: 500,
+  // The session's model provider failed (its key, its load, its reply): a bad gateway, never a bug here.
+  provider_error: 502,
   // Several nodes: the session's owner cannot be reached, or the session is changing hands, or this
   // node stopped running it while a request waited; retry (with the same Idempotency-Key).
   unavailable: 503,

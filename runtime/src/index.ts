@@ -1,3 +1,9 @@
+/**
+ * The Brain server, embeddable: `startBrain(options)` and the Environment plugins, model providers
+ * and errors an embedder or a plugin author meets. The operator guide is runtime/README.md.
+ *
+ * @module @aexhq/brain-runtime
+ */
 export { startBrain, defaultEnvironments } from "./server.ts";
 export type { EnvironmentPlugin, EnvironmentSettings, PluginContext } from "./server.ts";
 export { componentsPlugin } from "./environments/component/plugin.ts";

@@ -6,8 +6,10 @@
  */
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
+/** The structured part of a log entry (ids, counts, an error's message), printed after the message. */
 export type LogFields = Record<string, unknown>;
 
+/** Where the runtime says what it survived: `startBrain({ logger })`, default `stderrLogger` from BRAIN_LOG_LEVEL. */
 export interface Logger {
   debug(message: string, fields?: LogFields): void;
   info(message: string, fields?: LogFields): void;

@@ -47,6 +47,10 @@ import type { Logger } from "./logger.ts";
 export { defaultEnvironments };
 export type { BrainInternals, EnvironmentPlugin, EnvironmentSettings, PluginContext };
 
+/**
+ * `startBrain` options. Each one left out falls back to its BRAIN_* variable where there is one
+ * (runtime/README.md), so an embedded runtime behaves as `brain serve` does.
+ */
 export interface BrainOptions {
   /** Data folder; ":memory:" means an in-memory journal. Default "./.brain". */
   dataDir?: string;
@@ -125,6 +129,7 @@ export interface BrainOptions {
   managedHosts?: Partial<EnvironmentSettings["managedHosts"]>;
 }
 
+/** A running Brain runtime: where it listens, its operator token, and `close()` (flushes the journal). */
 export interface BrainServer {
   /** http://HOST:PORT */
   url: string;

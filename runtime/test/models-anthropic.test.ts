@@ -232,15 +232,15 @@ test("stop reasons map: end_turn and stop_sequence to end, tool_use to tool_call
   }
 });
 
-test("each HTTP error status becomes its contract code, with retryable, the status in details and Anthropic's error message", async () => {
+test("each HTTP error status is provider_error with its reason, retryable, the status and Anthropic's error type in details, and Anthropic's message", async () => {
   const cases: Array<[number, string, boolean]> = [
-    [400, "invalid_request", false],
+    [400, "rejected", false],
     [401, "unauthorized", false],
-    [403, "forbidden", false],
-    [404, "not_found", false],
-    [429, "internal", true],
-    [500, "internal", true],
-    [529, "internal", true],
+    [403, "unauthorized", false],
+    [404, "rejected", false],
+    [429, "rate_limited", true],
+    [500, "unavailable", true],
+    [529, "unavailable", true],
   ];
   let status = 400;
   const api = await messagesServer((res) => {
@@ -248,13 +248,13 @@ test("each HTTP error status becomes its contract code, with retryable, the stat
     res.end(JSON.stringify({ type: "error", error: { type: "some_error", message: `Problem number ${status}.` } }));
   });
   try {
-    for (const [s, code, retryable] of cases) {
+    for (const [s, reason, retryable] of cases) {
       status = s;
       const e = await failureOf(collect(provider(api.base)));
       assert.instance(e, ModelCallError, `${s}`);
-      assert.is(e.code, code, `${s} code`);
+      assert.is(e.code, "provider_error", `${s} code`);
       assert.is(e.retryable, retryable, `${s} retryable`);
-      assert.equal(e.details, { status: s, retryable }, `${s} details`);
+      assert.equal(e.details, { provider: "anthropic", reason, status: s, type: "some_error" }, `${s} details`);
       assert.is(e.message, `anthropic answered HTTP ${s}: Problem number ${s}.`);
     }
   } finally {
@@ -267,7 +267,8 @@ test("a non-JSON error body is surfaced as its first 200 characters", async () =
   const api = await messagesServer((res) => (res.writeHead(503, { "content-type": "text/plain" }), res.end(page)));
   try {
     const e = await failureOf(collect(provider(api.base)));
-    assert.is(e.code, "internal");
+    assert.is(e.code, "provider_error");
+    assert.equal(e.details, { provider: "anthropic", reason: "unavailable", status: 503 });
     assert.is(e.retryable, true);
     assert.is(e.message, `anthropic answered HTTP 503: ${page.slice(0, 200)}`);
   } finally {
@@ -275,7 +276,7 @@ test("a non-JSON error body is surfaced as its first 200 characters", async () =
   }
 });
 
-test("an error event mid-stream fails the call after the deltas before it (overloaded is retryable)", async () => {
+test("an error event mid-stream fails the call provider_error stream_error after the deltas before it (overloaded is retryable)", async () => {
   const api = await messagesServer((res) => {
     sse(res);
     res.end(start() + ev("content_block_start", { index: 0, content_block: { type: "text", text: "" } }) + ev("content_block_delta", { index: 0, delta: { type: "text_delta", text: "Hal" } }) + ev("error", { error: { type: "overloaded_error", message: "Overloaded" } }));
@@ -289,7 +290,8 @@ test("an error event mid-stream fails the call after the deltas before it (overl
     );
     assert.equal(seen, [{ type: "text_delta", text: "Hal" }]);
     assert.instance(e, ModelCallError);
-    assert.is(e.code, "internal");
+    assert.is(e.code, "provider_error");
+    assert.equal(e.details, { provider: "anthropic", reason: "stream_error", type: "overloaded_error" });
     assert.is(e.retryable, true);
     assert.match(e.message, "Overloaded");
   } finally {
@@ -309,24 +311,28 @@ test("malformed tool_use input JSON is invalid_output naming the tool", async ()
   }
 });
 
-test("a stream that ends without message_stop fails internal 'stream ended early'", async () => {
+test("a stream that ends without message_stop fails provider_error 'stream ended early' (retryable)", async () => {
   const api = await messagesServer((res) => (sse(res), res.end(start() + textBlock(0, "partial") + ev("message_delta", { delta: { stop_reason: "end_turn" }, usage: { output_tokens: 2 } }))));
   try {
     const e = await failureOf(collect(provider(api.base)));
     assert.instance(e, ModelCallError);
-    assert.is(e.code, "internal");
+    assert.is(e.code, "provider_error");
+    assert.equal(e.details, { provider: "anthropic", reason: "bad_response" });
+    assert.is(e.retryable, true);
     assert.match(e.message, "stream ended early");
   } finally {
     await api.close();
   }
 });
 
-test("an unreachable endpoint is internal with the network cause", async () => {
+test("an unreachable endpoint is provider_error unreachable (retryable) with the network cause", async () => {
   const gone = await messagesServer(() => {});
   await gone.close();
   const e = await failureOf(collect(provider(gone.base)));
   assert.instance(e, ModelCallError);
-  assert.is(e.code, "internal");
+  assert.is(e.code, "provider_error");
+  assert.equal(e.details, { provider: "anthropic", reason: "unreachable" });
+  assert.is(e.retryable, true);
   assert.match(e.message, "ECONNREFUSED");
 });
 

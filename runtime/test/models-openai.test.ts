@@ -202,30 +202,31 @@ test("finish reasons map to stop reasons, and usage is zero when the server neve
   }
 });
 
-test("each HTTP error status becomes its contract code, with retryable, the status in details and OpenAI's error message", async () => {
+test("each HTTP error status is provider_error with its reason, retryable, the status and OpenAI's error code in details, and OpenAI's message", async () => {
   const cases: Array<[number, string, boolean]> = [
-    [400, "invalid_request", false],
+    [400, "rejected", false],
     [401, "unauthorized", false],
-    [403, "forbidden", false],
-    [404, "not_found", false],
-    [429, "internal", true],
-    [500, "internal", true],
-    [502, "internal", true],
-    [503, "internal", true],
+    [403, "unauthorized", false],
+    [404, "rejected", false],
+    [429, "rate_limited", true],
+    [500, "unavailable", true],
+    [502, "unavailable", true],
+    [503, "unavailable", true],
   ];
   let status = 400;
   const api = await chatServer((res) => {
     res.writeHead(status, { "content-type": "application/json" });
-    res.end(JSON.stringify({ error: { message: `Problem number ${status}.`, type: "invalid_request_error", param: null, code: null } }));
+    res.end(JSON.stringify({ error: { message: `Problem number ${status}.`, type: "invalid_request_error", param: null, code: status === 401 ? "invalid_api_key" : null } }));
   });
   try {
-    for (const [s, code, retryable] of cases) {
+    for (const [s, reason, retryable] of cases) {
       status = s;
       const e = await failureOf(collect(provider(api.base)));
       assert.instance(e, ModelCallError, `${s}`);
-      assert.is(e.code, code, `${s} code`);
+      assert.is(e.code, "provider_error", `${s} code`);
       assert.is(e.retryable, retryable, `${s} retryable`);
-      assert.equal(e.details, { status: s, retryable }, `${s} details`);
+      // OpenAI's precise `code` wins over its class `type` when it sends one.
+      assert.equal(e.details, { provider: "openai", reason, status: s, type: s === 401 ? "invalid_api_key" : "invalid_request_error" }, `${s} details`);
       assert.is(e.message, `openai answered HTTP ${s}: Problem number ${s}.`);
     }
   } finally {
@@ -238,8 +239,30 @@ test("a non-JSON error body is surfaced as its first 200 characters", async () =
   const api = await chatServer((res) => (res.writeHead(502, { "content-type": "text/html" }), res.end(page)));
   try {
     const e = await failureOf(collect(provider(api.base)));
-    assert.is(e.code, "internal");
+    assert.is(e.code, "provider_error");
+    assert.equal(e.details, { provider: "openai", reason: "unavailable", status: 502 });
     assert.is(e.message, `openai answered HTTP 502: ${page.slice(0, 200)}`);
+  } finally {
+    await api.close();
+  }
+});
+
+test("a stream chunk that is not JSON, and an error object inside the stream, are provider_error (the latter with OpenAI's type and its retryability)", async () => {
+  let body = "";
+  const api = await chatServer((res) => (sse(res), res.end(body)));
+  try {
+    body = delta({ content: "a" }) + "data: <html>oops</html>\n\n";
+    let e = await failureOf(collect(provider(api.base)));
+    assert.is(e.code, "provider_error");
+    assert.equal(e.details, { provider: "openai", reason: "bad_response" });
+    assert.is(e.retryable, false);
+    assert.match(e.message, "not JSON: <html>oops</html>");
+    body = chunk({ error: { message: "The server had an error.", type: "server_error", code: null } });
+    e = await failureOf(collect(provider(api.base)));
+    assert.equal([e.code, e.details, e.retryable, e.message], ["provider_error", { provider: "openai", reason: "stream_error", type: "server_error" }, true, "openai: The server had an error."]);
+    body = chunk({ error: { message: "Bad input." } });
+    e = await failureOf(collect(provider(api.base)));
+    assert.equal([e.code, e.details, e.retryable], ["provider_error", { provider: "openai", reason: "stream_error" }, false]);
   } finally {
     await api.close();
   }
@@ -260,7 +283,7 @@ test("malformed tool call arguments are invalid_output naming the tool", async (
   }
 });
 
-test("a stream that ends without [DONE] fails internal 'stream ended early' after the deltas it did send", async () => {
+test("a stream that ends without [DONE] fails provider_error 'stream ended early' (retryable) after the deltas it did send", async () => {
   const api = await chatServer((res) => (sse(res), res.end(delta({ content: "partial" }) + delta({}, "stop"))));
   try {
     const seen: ModelStreamEvent[] = [];
@@ -271,19 +294,23 @@ test("a stream that ends without [DONE] fails internal 'stream ended early' afte
     );
     assert.equal(seen, [{ type: "text_delta", text: "partial" }]);
     assert.instance(e, ModelCallError);
-    assert.is(e.code, "internal");
+    assert.is(e.code, "provider_error");
+    assert.equal(e.details, { provider: "openai", reason: "bad_response" });
+    assert.is(e.retryable, true);
     assert.match(e.message, "stream ended early");
   } finally {
     await api.close();
   }
 });
 
-test("an unreachable endpoint is internal with the network cause", async () => {
+test("an unreachable endpoint is provider_error unreachable (retryable) with the network cause", async () => {
   const gone = await chatServer(() => {});
   await gone.close();
   const e = await failureOf(collect(provider(gone.base)));
   assert.instance(e, ModelCallError);
-  assert.is(e.code, "internal");
+  assert.is(e.code, "provider_error");
+  assert.equal(e.details, { provider: "openai", reason: "unreachable" });
+  assert.is(e.retryable, true);
   assert.match(e.message, "ECONNREFUSED");
 });
 

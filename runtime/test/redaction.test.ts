@@ -80,7 +80,8 @@ test("a provider quoting the Authorization header it got: the turn's error and t
     assert.is(s.status, 201);
     const sent = await api(brain, "POST", `/v1/sessions/${s.body.id}/messages`, { text: "hi", wait: true });
     assert.is(sent.body.status, "failed");
-    assert.is(sent.body.error.code, "unauthorized");
+    assert.is(sent.body.error.code, "provider_error");
+    assert.is(sent.body.error.details.reason, "unauthorized");
     assert.match(sent.body.error.message, /\[redacted\]/, "the provider's quote is still there, without the key");
     assertClean("the HTTP answer", JSON.stringify(sent.body));
     const events = JSON.stringify(await records(brain, s.body.id, 0, { expand: true }));

@@ -7,7 +7,7 @@
 // prepack) is packed and installed there too, and its tools are imported and used from it.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import {
@@ -109,6 +109,47 @@ test("the installed bin, Ctrl-C many times: 'stopped' every time, exit code 0, t
   assert.is(list.sessions.length, 6);
 });
 
+test("the installed brain: --help and serve --help exit 0, an unknown flag exits 2 naming it, and serve --port/--data-dir/--journal listen there and print the /ui URL and the export lines", async () => {
+  const bin = join(app, "node_modules/.bin/brain");
+  const help = spawnSync(bin, ["--help"], { cwd: app, encoding: "utf8" });
+  assert.is(help.status, 0, help.stderr);
+  assert.match(help.stdout, /^usage: brain <command>/);
+  const serveHelp = spawnSync(bin, ["serve", "--help"], { cwd: app, encoding: "utf8" });
+  assert.is(serveHelp.status, 0, serveHelp.stderr);
+  for (const flag of ["--port", "--host", "--data-dir", "--journal"]) assert.match(serveHelp.stdout, `  ${flag} `);
+  const unknown = spawnSync(bin, ["serve", "--prot", "3211"], { cwd: app, encoding: "utf8" });
+  assert.is(unknown.status, 2, unknown.stdout + unknown.stderr);
+  assert.match(unknown.stderr, "brain: unknown flag --prot (did you mean --port?)");
+  const dataDir = join(dir, "flags-data");
+  const s = serve(bin, ["serve", "--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir, "--journal", "sqlite"], { BRAIN_PORT: "1" });
+  try {
+    const [, url] = await s.out.waitFor(/brain listening on (http:\/\/\S+)/);
+    await s.out.waitFor(/export BRAIN_TOKEN=.*\n/);
+    assert.match(s.out.text(), `session viewer: ${url}/ui\n`);
+    assert.match(s.out.text(), `  export BRAIN_URL=${url}\n`);
+    assert.match(s.out.text(), `  export BRAIN_TOKEN=$(cat ${join(dataDir, "operator.token")})\n`);
+    assert.ok(existsSync(join(dataDir, "journal.sqlite")), "the journal is in --data-dir");
+    assert.is((await fetch(`${url}/ui`)).status, 200);
+  } finally {
+    ctrlC(s.child);
+    await s.exited;
+  }
+});
+
+test("the installed brain-conformance: --help is real help (exit 0), and the package ships the contract/PROTOCOL.md its README links", () => {
+  const help = spawnSync(join(app, "node_modules/.bin/brain-conformance"), ["--help"], { cwd: app, encoding: "utf8" });
+  assert.is(help.status, 0, help.stderr);
+  assert.match(help.stdout, /^usage: brain-conformance --subject <subject> \[options\]/);
+  assert.match(help.stdout, "--connect-timeout <ms>");
+  const pkg = join(app, "node_modules/@aexhq/brain-conformance");
+  const readme = readFileSync(join(pkg, "README.md"), "utf8");
+  assert.not.match(readme, "](../contract/", "a link out of the package");
+  const links = [...readme.matchAll(/\]\((contract\/[^)#]+)/g)].map((m) => m[1]);
+  assert.ok(links.includes("contract/PROTOCOL.md"), "the README links contract/PROTOCOL.md");
+  for (const link of links) assert.ok(existsSync(join(pkg, link)), `${link} is linked but not shipped`);
+  assert.match(readFileSync(join(pkg, "contract/PROTOCOL.md"), "utf8"), /## Implementing a host binding/);
+});
+
 const APP_TS = `
 import { Brain, tool } from "@aexhq/brain";
 import { z } from "zod";
@@ -161,6 +202,24 @@ test("a strict TypeScript app (nodenext and bundler resolution) declares a tool 
     const out = JSON.parse(run(process.execPath, ["out/app.js"], app, { BRAIN_URL: url, BRAIN_TOKEN: TOKEN }));
     assert.is(out.reply, "Found it.");
     assert.equal(out.outcome, { status: "ok", value: { value: "customer:42" } });
+  } finally {
+    ctrlC(s.child);
+    await s.exited;
+  }
+});
+
+test("README.md's first code sample, as it stands, type-checks strictly and runs against the installed packages", async () => {
+  const readme = readFileSync(join(root, "README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("## Writing tools with the Node SDK"));
+  const sample = /```ts\n([^]*?)```/.exec(section)?.[1];
+  assert.ok(sample?.includes("new Brain()"), "the README's first ts sample was not found");
+  writeFileSync(join(app, "readme.ts"), sample);
+  writeFileSync(join(app, "tsconfig.readme.json"), JSON.stringify({ ...tsconfig("NodeNext", { outDir: "out-readme" }), files: ["readme.ts"] }, null, 2));
+  run(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.readme.json"], app);
+  const s = serve(join(app, "node_modules/.bin/brain"), ["serve"], { BRAIN_JOURNAL: "memory", BRAIN_TOKEN: TOKEN });
+  try {
+    const [, url] = await s.out.waitFor(/brain listening on (http:\/\/\S+)/);
+    assert.is(run(process.execPath, ["out-readme/readme.js"], app, { BRAIN_URL: url, BRAIN_TOKEN: TOKEN }).trim(), "Found it.");
   } finally {
     ctrlC(s.child);
     await s.exited;

@@ -42,4 +42,21 @@ test(".ci/run runs the README's commands under set -euo pipefail", () => {
   assert.ok(statSync(join(root, ".ci/run")).mode & 0o100, ".ci/run is not executable");
 });
 
+test("CHANGELOG.md states the versioning policy, has an Unreleased section, and its newest release is every published package's version", () => {
+  const changelog = read("CHANGELOG.md");
+  assert.match(changelog, /^## Versioning policy$/m);
+  assert.match(changelog, /^## Unreleased$/m);
+  const released = /^## (\d+\.\d+\.\d+)\b/m.exec(changelog)?.[1];
+  assert.ok(released, "no released version heading (## x.y.z)");
+  for (const folder of ["generated", "sdk-core", "sdk-node", "runtime", "conformance"]) {
+    const pkg = JSON.parse(read(`${folder}/package.json`));
+    assert.is(pkg.version, released, `${pkg.name} is ${pkg.version}; CHANGELOG.md's newest release is ${released}`);
+  }
+});
+
+test("README links the API reference script, the API surface reports and the CHANGELOG", () => {
+  const readme = read("README.md");
+  for (const text of ["npm run docs:api", "(api/)", "(CHANGELOG.md)"]) assert.ok(readme.includes(text), `README.md does not mention ${text}`);
+});
+
 test.run();

@@ -45,6 +45,8 @@ async function ctrlCRuns(command, args, runs, checkExit) {
       await s.closed;
       assert.match(s.out(), /brain: SIGINT, shutting down\n[^]*brain: stopped/, `run ${i}:\n${s.out()}`);
       if (checkExit) assert.equal(exit, { code: 0, signal: null }, `run ${i}:\n${s.out()}`);
+      assert.match(s.out(), `session viewer: ${url}/ui\n`, `run ${i}`);
+      assert.match(s.out(), `  export BRAIN_URL=${url}\n`, `run ${i}`);
     }
     const Database = createRequire(join(root, "runtime/package.json"))("better-sqlite3");
     const db = new Database(join(dataDir, "journal.sqlite"), { readonly: true });
@@ -64,6 +66,31 @@ test("Ctrl-C on node scripts/start.mjs (what npm start runs), 8 times: stopped, 
 
 test("Ctrl-C on npm start itself, 4 times: stopped every time", async () => {
   await ctrlCRuns(process.platform === "win32" ? "npm.cmd" : "npm", ["start", "--silent"], 4, false);
+});
+
+test("npm start passes flags on to brain serve and prints the /ui URL and an export BRAIN_TOKEN line that reads the token file", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "brain-start-flags-"));
+  try {
+    const child = spawn(process.platform === "win32" ? "npm.cmd" : "npm", ["start", "--silent", "--", "--port", "0", "--journal", "memory", "--data-dir", dataDir], {
+      cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"],
+      env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("BRAIN_"))),
+    });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (out += d));
+    const closed = new Promise((resolve) => child.stdout.once("close", resolve));
+    const deadline = Date.now() + 30_000;
+    while (!/export BRAIN_TOKEN=.*\n/.test(out) && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 20));
+    process.kill(-child.pid, "SIGINT");
+    await closed;
+    const url = /brain listening on (http:\/\/\S+)/.exec(out)?.[1];
+    assert.ok(url, out);
+    assert.match(out, `session viewer: ${url}/ui\n`);
+    assert.match(out, "journal: memory");
+    assert.match(out, `  export BRAIN_TOKEN=$(cat ${join(dataDir, "operator.token")})\n`);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });
 
 test.run();

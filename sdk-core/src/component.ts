@@ -11,6 +11,11 @@ export interface Component {
   admittedBy?: Set<string>;
 }
 
+/**
+ * A WebAssembly component tool's implementation: `tool({ ..., implementation: component(url) })`.
+ * The bytes are read from `url` (a `file:` or `http(s):` URL) and uploaded when a session first
+ * places one of its tools.
+ */
 export function component(url: URL | string): Component {
   const parsed = url instanceof URL ? url : new URL(url);
   return { kind: "component", url: parsed };

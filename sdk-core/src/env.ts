@@ -101,6 +101,11 @@ function authority(a: EnvironmentAuthority): EnvironmentAuthority {
   return Object.freeze(out);
 }
 
+/**
+ * A placement inside Brain: a component's binding, or a Brain-managed host (`runtime: "node" | "deno"`)
+ * running a packaged tool; `filesystem` grants the session workspace. Throws a TypeError naming the
+ * bad field.
+ */
 export function brainEnv(config: { name: string; filesystem?: { workspace: "read" | "write" }; runtime?: "node" | "deno" }): BrainEnvironment {
   if (typeof config?.name !== "string" || !ENV_NAME.test(config.name)) throw new TypeError(`brainEnv: invalid name ${JSON.stringify(config?.name)}`);
   if (config.runtime !== undefined && config.runtime !== "node" && config.runtime !== "deno") {
@@ -116,6 +121,10 @@ export function brainEnv(config: { name: string; filesystem?: { workspace: "read
   });
 }
 
+/**
+ * A placement on an HTTP endpoint of the application that serves tools with `httpTools()` over the
+ * Application tool extension (`brain.http/0.2`). Throws a TypeError for a URL that is not absolute http(s).
+ */
 export function httpEnv(config: { url: string }): HttpEnvironment {
   let url: URL;
   try {

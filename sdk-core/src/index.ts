@@ -1,3 +1,9 @@
+/**
+ * The platform-neutral SDK (Web APIs only) that `@aexhq/brain` (Node) and the Deno module bind to
+ * their platform: tools, the client, the host connection, `ctx`, outcome rules.
+ *
+ * @module @aexhq/brain-core
+ */
 // The runtime-neutral SDK. Runtime adapters (sdk-node, sdk-deno) bind `Brain` to their Platform and
 // re-export the rest unchanged.
 export { tool } from "./tool.ts";

@@ -22,6 +22,7 @@ export type OutputOf<O> = O extends z.ZodType ? z.input<O> : unknown;
  */
 export type RunResult<T = unknown> = ToolOutput<T> | void;
 
+/** What `tool()` takes: name, description, Zod schemas for input, output and options, and `run` (or a component `implementation`). */
 export interface ToolDefinition<I extends z.ZodType, O extends z.ZodType | undefined, P extends z.ZodType | undefined> {
   name: string;
   description: string;
@@ -89,6 +90,7 @@ export type FactoryCall<P extends z.ZodType | undefined> = [P] extends [z.ZodTyp
   ? Record<never, never> extends z.input<P> ? (config?: FactoryConfig<P>) => PlacedToolSpec : (config: FactoryConfig<P>) => PlacedToolSpec
   : (config?: FactoryConfig<P>) => PlacedToolSpec;
 
+/** What `tool()` returns: call it with the options (and an optional `env`) to place the tool in a session. */
 export type ToolFactory<P extends z.ZodType | undefined> = FactoryCall<P> & {
   readonly tool: DeclaredTool;
   /**

@@ -1,3 +1,10 @@
+/**
+ * The Brain SDK for Node: declare tools with `tool()` and Zod, place them (`hostEnv`, `brainEnv`,
+ * `httpEnv`, `component`), and run sessions with `new Brain()`. Re-exports `@aexhq/brain-core`
+ * bound to the Node platform.
+ *
+ * @module @aexhq/brain
+ */
 // @aexhq/brain for Node: the core SDK bound to the Node platform. Thin wiring only.
 import { BrainClient, type BrainOptions } from "@aexhq/brain-core";
 import { nodePlatform } from "./platform.ts";

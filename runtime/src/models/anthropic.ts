@@ -1,8 +1,8 @@
 import type { ModelRequest, ModelResult, ModelToolCall } from "@aexhq/brain-protocol";
-import { ModelCallError } from "./provider.ts";
 import type { ModelCallContext, ModelProvider, ModelStreamEvent, ProviderEndpoint } from "./provider.ts";
 import { readSse } from "./sse.ts";
 import { post, toolArguments } from "./http-failure.ts";
+import { providerError } from "./provider-error.ts";
 
 type Block = Record<string, unknown>;
 interface AnthropicMessage {
@@ -82,7 +82,7 @@ export class AnthropicProvider implements ModelProvider {
       try {
         ev = JSON.parse(sse.data) as StreamEvent;
       } catch (e) {
-        throw new ModelCallError("internal", `anthropic sent an event that is not JSON: ${sse.data.slice(0, 200)}`, undefined, undefined, { cause: e });
+        throw providerError({ provider: "anthropic", reason: "bad_response" }, `anthropic sent an event that is not JSON: ${sse.data.slice(0, 200)}`, false, e);
       }
       if (ev.type === "message_start") {
         usage.inputTokens = ev.message?.usage?.input_tokens ?? 0;
@@ -118,11 +118,13 @@ export class AnthropicProvider implements ModelProvider {
         ended = true;
         break;
       } else if (ev.type === "error") {
-        const overloaded = ev.error?.type === "overloaded_error" || ev.error?.type === "rate_limit_error";
-        throw new ModelCallError("internal", `anthropic: ${ev.error?.message ?? "error in stream"}`, { type: ev.error?.type }, overloaded || ev.error?.type === "api_error");
+        const type = ev.error?.type || undefined;
+        const retryable = type === "overloaded_error" || type === "rate_limit_error" || type === "api_error";
+        throw providerError(type === undefined ? { provider: "anthropic", reason: "stream_error" } : { provider: "anthropic", reason: "stream_error", type }, `anthropic: ${ev.error?.message ?? "error in stream"}`, retryable);
       }
     }
-    if (!ended) throw new ModelCallError("internal", "anthropic's stream ended early (no message_stop)");
+    // A connection cut mid-reply looks like this too: asking again may well work.
+    if (!ended) throw providerError({ provider: "anthropic", reason: "bad_response" }, "anthropic's stream ended early (no message_stop)", true);
     yield { type: "done", result: { text, toolCalls, stopReason: stop, usage } };
   }
 }

@@ -1,39 +1,39 @@
-import type { ErrorCode } from "@aexhq/brain-protocol";
 import { ModelCallError } from "./provider.ts";
+import { providerError, statusReason } from "./provider-error.ts";
 import { checkJsonTextDepth } from "../json-limits.ts";
 
-/** Contract codes for a provider's HTTP status; 429 and 5xx are worth retrying (by the caller: Brain never retries). */
-function codeOf(status: number): ErrorCode {
-  if (status === 400 || status === 422) return "invalid_request";
-  if (status === 401) return "unauthorized";
-  if (status === 403) return "forbidden";
-  if (status === 404) return "not_found";
-  return "internal";
-}
-
-/** A provider's non-2xx answer as a ModelCallError, with the provider's own error message when it sent JSON. */
+/**
+ * A provider's non-2xx answer as a `provider_error` with its status, reason and retryability (429
+ * and 5xx are worth retrying, by the caller: Brain never retries), quoting the provider's own error
+ * message and type when it sent JSON.
+ */
 export async function httpFailure(provider: string, res: Response): Promise<ModelCallError> {
   const text = await res.text().catch(() => "");
   let message = text.slice(0, 200);
+  let type: string | undefined;
   try {
-    const body = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
+    const body = JSON.parse(text) as { error?: { message?: unknown; type?: unknown; code?: unknown } | string; message?: unknown };
     const m = typeof body.error === "string" ? body.error : (body.error?.message ?? body.message);
     if (typeof m === "string") message = m;
+    // OpenAI puts the precise reason in `code` (invalid_api_key) and a class in `type`; Anthropic has `type` only.
+    const t = typeof body.error === "object" ? (body.error.code ?? body.error.type) : undefined;
+    if (typeof t === "string" && t !== "") type = t;
   } catch {
     // Harmless: a body that is not JSON is quoted as it came (`message` above).
   }
-  const retryable = res.status === 429 || res.status >= 500;
-  return new ModelCallError(codeOf(res.status), `${provider} answered HTTP ${res.status}: ${message}`, { status: res.status, retryable }, retryable);
+  const { reason, retryable } = statusReason(res.status);
+  const details = type === undefined ? { provider, reason, status: res.status } : { provider, reason, status: res.status, type };
+  return providerError(details, `${provider} answered HTTP ${res.status}: ${message}`, retryable);
 }
 
-/** fetch, with a network failure (not an abort) turned into a ModelCallError `internal`. */
+/** fetch, with a network failure (not an abort) turned into a `provider_error` `unreachable`. */
 export async function post(provider: string, url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<Response> {
   let res: Response;
   try {
     res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", accept: "text/event-stream", ...headers }, body: JSON.stringify(body), signal });
   } catch (e) {
     if (signal.aborted) throw e;
-    throw new ModelCallError("internal", `${provider} could not be reached at ${url}: ${causeOf(e)}`, undefined, true, { cause: e });
+    throw providerError({ provider, reason: "unreachable" }, `${provider} could not be reached at ${url}: ${causeOf(e)}`, true, e);
   }
   if (!res.ok) {
     const failure = await httpFailure(provider, res);
@@ -41,7 +41,7 @@ export async function post(provider: string, url: string, headers: Record<string
     signal.throwIfAborted();
     throw failure;
   }
-  if (res.body === null) throw new ModelCallError("internal", `${provider} answered without a body`);
+  if (res.body === null) throw providerError({ provider, reason: "bad_response" }, `${provider} answered without a body`, false);
   return res;
 }
 

@@ -1,8 +1,9 @@
 import type { ModelRequest, ModelResult, ModelToolCall } from "@aexhq/brain-protocol";
-import { ModelCallError } from "./provider.ts";
+import type { ModelCallError } from "./provider.ts";
 import type { ModelCallContext, ModelProvider, ModelStreamEvent, ProviderEndpoint } from "./provider.ts";
 import { readSse } from "./sse.ts";
 import { post, toolArguments } from "./http-failure.ts";
+import { providerError } from "./provider-error.ts";
 
 type ChatMessage = Record<string, unknown>;
 
@@ -36,7 +37,17 @@ const STOP: Record<string, ModelResult["stopReason"]> = { stop: "end", tool_call
 interface ChatChunk {
   choices?: Array<{ delta?: { content?: string | null; tool_calls?: Array<{ index: number; id?: string; function?: { name?: string; arguments?: string } }> }; finish_reason?: string | null }>;
   usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
-  error?: { message?: string };
+  error?: { message?: string; type?: string; code?: string | null };
+}
+
+/** Error types OpenAI-compatible servers use for load, worth retrying (a server error, a rate limit, an overload). */
+const RETRYABLE_STREAM_ERRORS = new Set(["server_error", "rate_limit_exceeded", "rate_limit_error", "overloaded_error", "api_error"]);
+
+/** An error object inside the stream (after a 200): the provider failed mid-reply. */
+function streamError(error: NonNullable<ChatChunk["error"]>): ModelCallError {
+  const type = error.code || error.type || undefined;
+  const retryable = RETRYABLE_STREAM_ERRORS.has(error.type ?? "") || RETRYABLE_STREAM_ERRORS.has(error.code ?? "");
+  return providerError(type === undefined ? { provider: "openai", reason: "stream_error" } : { provider: "openai", reason: "stream_error", type }, `openai: ${error.message ?? "error in stream"}`, retryable);
 }
 
 /** OpenAI Chat Completions (and compatible servers), streamed: text deltas as they arrive, tool calls once their arguments are complete. */
@@ -64,9 +75,9 @@ export class OpenAIProvider implements ModelProvider {
       try {
         chunk = JSON.parse(ev.data) as ChatChunk;
       } catch (e) {
-        throw new ModelCallError("internal", `openai sent a stream chunk that is not JSON: ${ev.data.slice(0, 200)}`, undefined, undefined, { cause: e });
+        throw providerError({ provider: "openai", reason: "bad_response" }, `openai sent a stream chunk that is not JSON: ${ev.data.slice(0, 200)}`, false, e);
       }
-      if (chunk.error) throw new ModelCallError("internal", `openai: ${chunk.error.message ?? "error in stream"}`);
+      if (chunk.error) throw streamError(chunk.error);
       if (chunk.usage) {
         usage.inputTokens = chunk.usage.prompt_tokens ?? 0;
         usage.outputTokens = chunk.usage.completion_tokens ?? 0;
@@ -86,7 +97,8 @@ export class OpenAIProvider implements ModelProvider {
       }
       if (choice.finish_reason) stop = STOP[choice.finish_reason] ?? "error";
     }
-    if (!ended) throw new ModelCallError("internal", "openai's stream ended early (no [DONE])");
+    // A connection cut mid-reply looks like this too: asking again may well work.
+    if (!ended) throw providerError({ provider: "openai", reason: "bad_response" }, "openai's stream ended early (no [DONE])", true);
     const toolCalls: ModelToolCall[] = calls.filter((c) => c !== undefined).map((c) => ({ id: c.id, name: c.name, input: toolArguments("openai", c.name, c.args) as never }));
     for (const call of toolCalls) yield { type: "tool_call", call };
     yield { type: "done", result: { text, toolCalls, stopReason: stop ?? (toolCalls.length > 0 ? "tool_calls" : "end"), usage } };

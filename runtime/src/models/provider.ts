@@ -12,6 +12,7 @@ export type ModelStreamEvent =
   | { type: "tool_call"; call: ModelToolCall }
   | { type: "done"; result: ModelResult; hints?: ReplyHints };
 
+/** What a ModelProvider is told about one call: the session, the call's index, and the signal that aborts it. */
 export interface ModelCallContext {
   sessionId: string;
   /** 0-based index of this call among the session's Agentloop model calls (count of model.response records). */

@@ -10,6 +10,7 @@ import { ensureAdmitted, forgetAdmission } from "./components.ts";
 import { ensurePackage, forgetPackage } from "./packages.ts";
 import { checkedHost } from "./host-identity.ts";
 
+/** Where the client's Brain is and who it is there; each falls back to its environment variable. */
 export interface BrainOptions {
   /** Default: BRAIN_URL, else http://127.0.0.1:3210. */
   url?: string;
@@ -30,6 +31,7 @@ export interface CloseOptions {
   waitMs?: number;
 }
 
+/** `brain.sessions.create`: the model, the placed tools, an optional system prompt and default deadline. */
 export interface CreateSessionOptions {
   model: ModelConfig;
   tools: PlacedToolSpec[];
@@ -63,10 +65,6 @@ function randomId(bytes: number): string {
   return [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
 }
 
-/**
- * A client of one Brain server. All its sessions and tools share one host connection until
- * `await brain.close()`.
- */
 /** The server URL the user gave, checked: an absolute http(s) URL (a missing scheme is the usual slip). */
 function brainUrl(given: string, from: "url" | "BRAIN_URL"): string {
   let url: URL;
@@ -81,6 +79,11 @@ function brainUrl(given: string, from: "url" | "BRAIN_URL"): string {
   return given.replace(/\/+$/, "");
 }
 
+/**
+ * A client of one Brain server. All its sessions and tools share one host connection until
+ * `await brain.close()`. Platform-neutral: `Brain` of `@aexhq/brain` (Node) and of the Deno module
+ * bind it to their platform.
+ */
 export class BrainClient {
   readonly url: string;
   readonly hostId: string;

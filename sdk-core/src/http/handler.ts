@@ -6,6 +6,7 @@ import type { InvocationChannel } from "../host/invocation.ts";
 import { ProtocolError, SdkError } from "../errors.ts";
 import { deepFreeze } from "../freeze.ts";
 
+/** `httpTools(tools, options)`: which Brain the endpoint serves. */
 export interface HttpToolsOptions {
   /**
    * The Brain this endpoint serves. An invocation is only run when its callback lies under this
