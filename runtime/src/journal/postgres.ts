@@ -295,7 +295,7 @@ export class PostgresStore {
   }
 
   append(record: JournalRecord): Promise<void> {
-    if (this.closed) return Promise.reject(new BrainRuntimeError("internal", "the journal is closed"));
+    if (this.closed) return Promise.reject(new BrainRuntimeError("unavailable", "the journal is closed: the runtime is shutting down", undefined, true));
     deepFreeze(record);
     const token = this.fence?.tokenOf(record.sessionId) ?? -1;
     return new Promise((resolve, reject) => {

@@ -154,7 +154,7 @@ export abstract class BatchingStore implements JournalStore {
   protected closed = false;
 
   append(record: JournalRecord): Promise<void> {
-    if (this.closed) return Promise.reject(new BrainRuntimeError("internal", "the journal is closed"));
+    if (this.closed) return Promise.reject(new BrainRuntimeError("unavailable", "the journal is closed: the runtime is shutting down", undefined, true));
     deepFreeze(record);
     return new Promise((resolve, reject) => {
       this.pending.push({ record, resolve, reject });
