@@ -150,7 +150,8 @@ export class SessionState {
   append<T extends JournalRecord["type"]>(type: T, data: RecordData<T>): { sequence: number; committed: Promise<RecordOf<T>> } {
     if (this.deletedAdmitted) throw new BrainRuntimeError("conflict", `session ${this.id} is deleted`);
     if (type === "session.deleted") this.deletedAdmitted = true;
-    const record = { sessionId: this.id, sequence: this.seq++, at: Date.now(), type, data: this.redact(data) } as unknown as RecordOf<T>;
+    // session.created carries the creation time the session shows (its view and its listing order agree).
+    const record = { sessionId: this.id, sequence: this.seq++, at: type === "session.created" ? this.createdAt : Date.now(), type, data: this.redact(data) } as unknown as RecordOf<T>;
     const committed = this.store.append(record).then(() => {
       this.observe(record);
       return record;
