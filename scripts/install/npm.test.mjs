@@ -219,7 +219,8 @@ test("README.md's first code sample, as it stands, type-checks strictly and runs
   const s = serve(join(app, "node_modules/.bin/brain"), ["serve"], { BRAIN_JOURNAL: "memory", BRAIN_TOKEN: TOKEN });
   try {
     const [, url] = await s.out.waitFor(/brain listening on (http:\/\/\S+)/);
-    assert.is(run(process.execPath, ["out-readme/readme.js"], app, { BRAIN_URL: url, BRAIN_TOKEN: TOKEN }).trim(), "Found it.");
+    // The message's answer, then what session.idle() gives: every answer since (here the same turn's).
+    assert.is(run(process.execPath, ["out-readme/readme.js"], app, { BRAIN_URL: url, BRAIN_TOKEN: TOKEN }).trim(), "Found it.\nmessage Found it.");
   } finally {
     ctrlC(s.child);
     await s.exited;
