@@ -26,6 +26,11 @@ export class Agentloop implements CallOwner {
   private state: "idle" | "model" | "waiting" = "idle";
   /** Bumped at every turn start and cancellation, so stale async steps stop. */
   private turn = 0;
+  /**
+   * The turn whose end (turn.completed / turn.failed) is admitted and not committed yet: it is over,
+   * so a cancellation in that window must not admit a second end (a turn ends once).
+   */
+  private ending = 0;
   private activation = 0;
   private stepCalls: ToolCall[] = [];
   /** Observations with a sequence up to this were already given to the model (or deliberately skipped). */
@@ -134,7 +139,7 @@ export class Agentloop implements CallOwner {
 
   /** Cancels the running turn: admits turn.failed `cancelled`. */
   cancelTurn(message: string): Promise<unknown> | undefined {
-    if (!this.running) return undefined;
+    if (!this.running || this.ending === this.turn) return undefined;
     this.turn++;
     this.abort?.abort();
     const activation = this.activation;
@@ -211,6 +216,7 @@ export class Agentloop implements CallOwner {
       if (reply.status === "error") return await this.fail(turn, activation, reply.error);
       const calls = reply.result.toolCalls;
       if (calls.length === 0) {
+        this.ending = turn;
         await session.append("turn.completed", { activation, text: reply.result.text }).committed;
         return this.end(turn);
       }
@@ -235,6 +241,7 @@ export class Agentloop implements CallOwner {
   }
 
   private async fail(turn: number, activation: number, error: ErrorInfo): Promise<void> {
+    this.ending = turn;
     await this.session.append("turn.failed", { activation, error }).committed;
     this.end(turn);
   }

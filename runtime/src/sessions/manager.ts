@@ -56,6 +56,9 @@ export class SessionManager {
   /** Told of every session that stops being resident (a node of several lets go of its records). */
   private droppedListeners: Array<(id: string) => void> = [];
 
+  /** Evictions so far, of any session: a page-in that saw one happen while it read starts over (pageIn). */
+  private evictions = 0;
+
   constructor(
     private store: JournalStore,
     /** The sessions in memory (the dispatcher finds their calls through it too). */
@@ -84,18 +87,28 @@ export class SessionManager {
     return this.resident.arrive(id, () => this.pageIn(id));
   }
 
-  /** Reads a session's head and session.created record and makes it resident. */
+  /**
+   * Reads a session's head and session.created record and makes it resident. An eviction while it
+   * reads (a node of several lost the session and took it again: another node may have written it
+   * in between) makes the head it read stale, so it reads again: a session run from a stale head
+   * would write sequences the journal already has.
+   */
   private async pageIn(id: string): Promise<Entry> {
-    const head = await this.store.head(id);
-    if (head === undefined) throw new BrainRuntimeError("not_found", `no session ${id}`);
-    if (head.deleted) throw new BrainRuntimeError("conflict", `session ${id} is deleted`);
-    const created = await this.createdOf(id);
-    // Created meanwhile by another path (recovery of this very session): that one is the session.
-    const there = this.resident.get(id);
-    if (there !== undefined) return there;
-    const entry = this.attach(SessionState.fromHead(head, created, this.store));
-    this.pageOut(id);
-    return entry;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const epoch = this.evictions;
+      const head = await this.store.head(id);
+      if (head === undefined) throw new BrainRuntimeError("not_found", `no session ${id}`);
+      if (head.deleted) throw new BrainRuntimeError("conflict", `session ${id} is deleted`);
+      const created = await this.createdOf(id);
+      // Created meanwhile by another path (recovery of this very session): that one is the session.
+      const there = this.resident.get(id);
+      if (there !== undefined) return there;
+      if (this.evictions !== epoch) continue;
+      const entry = this.attach(SessionState.fromHead(head, created, this.store));
+      this.pageOut(id);
+      return entry;
+    }
+    throw new BrainRuntimeError("unavailable", `session ${id} is changing hands between nodes; retry`, undefined, true);
   }
 
   private async createdOf(id: string): Promise<SessionCreatedRecord["data"]> {
@@ -173,6 +186,7 @@ export class SessionManager {
    * write was fenced, or this node's lease expired). Its open calls are that node's to end.
    */
   evict(id: string): void {
+    this.evictions += 1;
     const e = this.resident.get(id);
     for (const call of e?.calls.open() ?? []) this.dispatcher.abandon(call);
     this.drop(id, "this node stopped running the session (another node holds its lease now, or this node lost it)");

@@ -231,11 +231,21 @@ export async function verify(opts: VerifyOptions): Promise<VerifyReport> {
     note(`${tenants.length} tenants, ${hosts.size} hosts, ${sessions.length} sessions; load running`);
 
     const onSlot = (slot: Slot) => [...hosts.values()].filter((x) => x.node === slot.index);
-    const until = started + opts.seconds * 1000;
+    // Faults run for `seconds` from here (setting up several nodes takes a while). They come in
+    // shuffled cycles of every kind, so even a short run injects each at least once.
+    const until = Date.now() + opts.seconds * 1000;
     let round = 0;
+    const bag: FaultKind[] = [];
     while (Date.now() < until) {
       await sleep(plan.int(1000, 3000));
-      const kind = plan.pick(kinds);
+      if (bag.length === 0) {
+        bag.push(...kinds);
+        for (let i = bag.length - 1; i > 0; i--) {
+          const j = plan.int(0, i);
+          [bag[i], bag[j]] = [bag[j]!, bag[i]!];
+        }
+      }
+      const kind = bag.pop()!;
       round++;
       faults[kind] = (faults[kind] ?? 0) + 1;
       if (kind === "kill" || kind === "pause") {
