@@ -43,6 +43,14 @@ import type { BrainInternals, EnvironmentPlugin, EnvironmentSettings, PluginCont
 import { environmentDefaults } from "./config.ts";
 import { messageOf, stderrLogger } from "./logger.ts";
 import type { Logger } from "./logger.ts";
+import type { TracerProvider } from "@opentelemetry/api";
+import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import { Telemetry } from "./telemetry/telemetry.ts";
+import { startTracing } from "./telemetry/tracing-sdk.ts";
+import { routeOf } from "./telemetry/http-route.ts";
+import { parseTraceparent } from "./telemetry/traceparent.ts";
+import { listenForMetrics, metricsRoute } from "./http/metrics-route.ts";
+import { VERSION } from "./http/routes.ts";
 
 export { defaultEnvironments };
 export type { BrainInternals, EnvironmentPlugin, EnvironmentSettings, PluginContext };
@@ -127,6 +135,14 @@ export interface BrainOptions {
   componentTelemetry?: boolean;
   /** Brain-managed hosts: the node and deno binaries (BRAIN_NODE, BRAIN_DENO), the PATH they are looked up on, and whether their stderr is logged (BRAIN_MANAGED_HOST_LOG). */
   managedHosts?: Partial<EnvironmentSettings["managedHosts"]>;
+  /**
+   * Where the runtime's spans go: an application's own OpenTelemetry tracer provider. Default: one
+   * the runtime sets up from the OTEL_* variables when they ask for traces (docs/observability.md),
+   * else none (no span is made).
+   */
+  tracerProvider?: TracerProvider;
+  /** A second listener serving only `GET /metrics`, without a token (BRAIN_METRICS_LISTEN `host:port`); port 0 = any free port. */
+  metricsListen?: { host: string; port: number };
 }
 
 /** A running Brain runtime: where it listens, its operator token, and `close()` (flushes the journal). */
@@ -134,6 +150,8 @@ export interface BrainServer {
   /** http://HOST:PORT */
   url: string;
   token: string;
+  /** The metrics listener's URL (`…/metrics`), when `metricsListen` / BRAIN_METRICS_LISTEN asked for one. */
+  metricsUrl?: string;
   close(): Promise<void>;
 }
 
@@ -171,6 +189,16 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   redactor.add(models.openai?.apiKey);
   redactor.add(models.anthropic?.apiKey);
   for (const env of Object.values(opts.descriptorEnvironments ?? {})) for (const value of Object.values(env.headers ?? {})) redactor.add(value);
+  // The collector's headers (an API key, usually) are secrets like the others.
+  for (const value of Object.values(defaults.tracing?.headers ?? {})) redactor.add(value);
+  let tracerProvider = opts.tracerProvider;
+  let stopTracing: (() => Promise<void>) | undefined;
+  if (tracerProvider === undefined && defaults.tracing !== undefined) {
+    const started = await startTracing(defaults.tracing, VERSION);
+    tracerProvider = started.provider;
+    stopTracing = started.shutdown;
+    logger.info("tracing: spans are exported", { exporter: defaults.tracing.exporter, endpoint: defaults.tracing.url, serviceName: defaults.tracing.serviceName });
+  }
   const keys = await KeyRing.load(store, token, redactor, logger);
   const registry = await HostRegistry.load(store, redactor);
   const hostConnections = new HostConnections();
@@ -178,7 +206,22 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   const environments = new Map<Placement["kind"], Environment>();
   // The sessions in memory; the dispatcher finds a call through its session there.
   const residency = new Residency(opts.residentSessions);
-  const dispatcher = new Dispatcher(environments, residency, pastCallsIn(store), logger);
+  const telemetry = new Telemetry(
+    {
+      openCalls: () => {
+        let n = 0;
+        for (const call of residency.calls()) if (!call.finishedCommitted) n++;
+        return n;
+      },
+      residentSessions: () => residency.size,
+      connectedHosts: () => hostConnections.size,
+    },
+    tracerProvider,
+    redactor,
+    VERSION,
+  );
+  store.observeCommits?.((records, startedAt, seconds, error) => telemetry.commit(store.kind, records, startedAt, seconds, error));
+  const dispatcher = new Dispatcher(environments, residency, pastCallsIn(store), logger, telemetry);
   const limits = { maxEmittedBytes: opts.maxEmittedBytes ?? LIMITS.defaultMaxEmittedBytes, maxModelCalls: opts.maxModelCalls ?? LIMITS.defaultMaxModelCalls };
   const sessions = new SessionManager(store, residency, dispatcher, limits, models, redactor, logger);
   // Assigned once the server listens.
@@ -187,7 +230,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   let cluster: ClusterNode | undefined;
   if (nodeJournal !== undefined) {
     const leases = new Leases(nodeJournal.pg.readers, nodeId, leaseMs, fence);
-    const node = new ClusterNode({ journal: nodeJournal, leases, sessions, keys, registry, logger });
+    const node = new ClusterNode({ journal: nodeJournal, leases, sessions, keys, registry, logger, metrics: telemetry.metrics });
     // What the node hears of: a write found the session's lease taken; a session left memory.
     nodeJournal.onLost((id) => node.lost(id));
     sessions.onDropped((id) => node.released(id));
@@ -200,7 +243,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   if (nodeJournal === undefined) await sessions.recover();
 
   const streams = new OpenStreams();
-  const extra: RouteDeps["extra"] = [hostsRoute(registry, hostEnv, sessions, store)];
+  const extra: RouteDeps["extra"] = [metricsRoute(telemetry.metrics), hostsRoute(registry, hostEnv, sessions, store)];
   // The session viewer (/ui) logs in with what the API accepts, and reads the API with it.
   const open: RouteDeps["open"] = [uiRoute({ accepts: (credential) => keys.authenticate(credential) !== undefined })];
   const hostTokens = new Map<string, Principal>();
@@ -263,8 +306,9 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
     streams.endKey(keyId, "the API key of this stream was revoked");
     hostEnv.disconnect(registry.ownedBy(keyId), `the API key ${keyId} was revoked`);
   });
-  const deps: RouteDeps = { keys, redactor, sessions, store, streams, maxStreamMs, extra, open, maxWaitMs: opts.maxWaitMs ?? DEFAULT_MAX_WAIT_MS };
+  const deps: RouteDeps = { keys, redactor, telemetry, sessions, store, streams, maxStreamMs, extra, open, maxWaitMs: opts.maxWaitMs ?? DEFAULT_MAX_WAIT_MS };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    observeRequest(telemetry, req, res);
     if (cluster === undefined) void handle(req, res, deps);
     else void cluster.route(req, res, (request) => handle(request, res, deps));
   });
@@ -328,6 +372,8 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   const host = opts.host ?? "127.0.0.1";
   url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
   await cluster?.start(opts.nodeUrl ?? url);
+  const metricsAt = opts.metricsListen ?? defaults.metricsListen;
+  const metricsListener = metricsAt === undefined ? undefined : await listenForMetrics(telemetry.metrics, metricsAt.host, metricsAt.port);
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -352,7 +398,43 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
       // After the last write: the lease ends now, so the other nodes take the open sessions at once.
       await cluster?.stop();
       await store.close();
+      await metricsListener?.close();
+      // Last: the spans of the shutdown's own commits are exported too (a failing collector is logged, never thrown).
+      await stopTracing?.().catch((e: unknown) => logger.warn("tracing: exporting the last spans failed", { error: messageOf(e) }));
     })());
 
-  return { url, token, close, internals };
+  return { url, token, close, internals, ...(metricsListener === undefined ? {} : { metricsUrl: metricsListener.url }) };
+}
+
+const METHODS = new Set(["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"]);
+
+/**
+ * Counts every request by method, route template and status when its answer ends, and (tracing
+ * on) gives it a server span, continuing the caller's trace when it sends a `traceparent`.
+ */
+function observeRequest(telemetry: Telemetry, req: IncomingMessage, res: ServerResponse): void {
+  const started = performance.now();
+  const method = METHODS.has(req.method ?? "") ? req.method! : "_OTHER";
+  let route: string;
+  try {
+    route = routeOf(requestUrl(req).pathname);
+  } catch {
+    // Handled: a target that is no URL is answered 400 by the route; its label is `other`.
+    route = "other";
+  }
+  const span = telemetry.tracing
+    ? telemetry.remoteChild(`${method} ${route}`, parseTraceparent(header(req.headers.traceparent)), { "http.request.method": method, "http.route": route }, SpanKind.SERVER)
+    : undefined;
+  telemetry.bindRequest(req, span);
+  res.once("close", () => {
+    telemetry.metrics.httpRequest(method, route, res.statusCode, (performance.now() - started) / 1000);
+    if (span === undefined) return;
+    span.setAttribute("http.response.status_code", res.statusCode);
+    if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+  });
+}
+
+function header(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
