@@ -5,11 +5,14 @@ import { toOutcome, thrownOutcome } from "../outcome.ts";
 import { notJsonReason } from "../json.ts";
 import { issuesOf } from "../schema.ts";
 import { BrainError, SdkError } from "../errors.ts";
+import type { Platform } from "../platform.ts";
 
 /** What an invocation needs from its connection: send a frame and await the runtime's answer. */
 export interface InvocationChannel {
   /** Sends the frame with a fresh `ref` and resolves with the runtime's `committed`/`model_result`/`environment_result` answer; rejects on `rejected` or connection loss. */
   request(frame: Record<string, unknown> & { type: string; callId: string }): Promise<{ sequence?: number; result?: ModelResult; environment?: EnvironmentAnswer }>;
+  /** The platform's Platform.inTrace: the tool's `run` continues the runtime's trace when the invoke carries a traceparent. */
+  inTrace?: Platform["inTrace"];
 }
 
 type EndReason = "timeout" | "cancelled" | "unknown";
@@ -128,7 +131,10 @@ export class Invocation {
     }
     let returned: unknown;
     try {
-      returned = await tool.run!(parsed.data, this.context());
+      const context = this.context();
+      const { traceparent } = this.frame;
+      const inTrace = this.channel.inTrace;
+      returned = await (traceparent !== undefined && inTrace !== undefined ? inTrace(traceparent, () => tool.run!(parsed.data, context)) : tool.run!(parsed.data, context));
     } catch (e) {
       if (!this.closed) await this.finalize(thrownOutcome(e));
       return;
