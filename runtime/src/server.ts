@@ -41,7 +41,7 @@ import type { DescriptorEnvironmentConfig } from "./environments/descriptor/envi
 import { defaultEnvironments } from "./environments/defaults.ts";
 import type { BrainInternals, EnvironmentPlugin, EnvironmentSettings, PluginContext } from "./environments/plugin.ts";
 import { environmentDefaults } from "./config.ts";
-import { messageOf, stderrLogger } from "./logger.ts";
+import { messageOf, scopedLogger, stderrLogger } from "./logger.ts";
 import type { Logger } from "./logger.ts";
 import type { TracerProvider } from "@opentelemetry/api";
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
@@ -67,7 +67,7 @@ export interface BrainOptions {
    * is then one node of several sharing that database (issue 20; runtime/README "Several nodes").
    */
   journal?: "sqlite" | "memory" | `postgres://${string}` | `postgresql://${string}`;
-  /** With a PostgreSQL journal: this node's id (BRAIN_NODE_ID); default a random one per start. */
+  /** This node's id, in every log entry; with a PostgreSQL journal also its id among the nodes (BRAIN_NODE_ID). Default a random one per start. */
   nodeId?: string;
   /**
    * With a PostgreSQL journal: how long a node keeps its sessions without renewing its lease
@@ -160,13 +160,16 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   const dataDir = opts.dataDir ?? "./.brain";
   // What the options leave out comes from the process environment, read in config.ts only.
   const defaults = environmentDefaults();
-  const logger = opts.logger ?? stderrLogger({ level: defaults.logLevel, json: defaults.logJson });
+  const nodeId = opts.nodeId ?? `node_${randomBytes(6).toString("hex")}`;
+  // The server's secrets, kept out of everything it journals, answers, logs and sends to hosts.
+  const redactor = new Redactor();
+  // Every entry names this node and is redacted, whichever logger it ends in (logger.ts scopedLogger).
+  const logger = scopedLogger(opts.logger ?? stderrLogger({ level: defaults.logLevel, json: defaults.logJson }), { nodeId }, redactor, opts.logger === undefined ? defaults.logLevel : undefined);
   const postgresUrl = typeof opts.journal === "string" && /^postgres(ql)?:\/\//.test(opts.journal) ? opts.journal : undefined;
   const memory = postgresUrl === undefined && (opts.journal === "memory" || dataDir === ":memory:");
   const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
   const maxStreamMs = opts.maxStreamMs ?? DEFAULT_MAX_STREAM_MS;
   if (!Number.isInteger(maxStreamMs) || maxStreamMs < 1 || maxStreamMs > MAX_STREAM_MS) throw new BrainRuntimeError("invalid_request", `maxStreamMs must be a positive integer (ms) up to ${MAX_STREAM_MS}, got ${maxStreamMs}`);
-  const nodeId = opts.nodeId ?? `node_${randomBytes(6).toString("hex")}`;
   let store: JournalStore;
   let nodeJournal: NodeJournal | undefined;
   // One node of several: every write proves this node's run and the session's lease token (the fence).
@@ -183,8 +186,6 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
     store = new SqliteStore(join(dataDir, "journal.sqlite"));
   }
   const token = opts.token ?? randomBytes(24).toString("base64url");
-  // The server's secrets, kept out of everything it journals, answers and sends to hosts.
-  const redactor = new Redactor();
   const models = opts.models ?? defaults.models;
   redactor.add(models.openai?.apiKey);
   redactor.add(models.anthropic?.apiKey);
@@ -350,10 +351,12 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
         dispatcher,
         bindingOf: (hostId) => hostBindings.get(hostId),
         attach: (hostId, c) => {
+          logger.debug("a host connected", { hostId });
           hostEnv.attach(hostId, c);
           return relay?.linked(hostId);
         },
         detach: (c) => {
+          if (c.hostId !== undefined) logger.debug("a host disconnected", { hostId: c.hostId });
           hostEnv.detach(c);
           connections.delete(c);
           if (relay !== undefined && c.hostId !== undefined && hostEnv.connection(c.hostId) === undefined) void relay.unlinked(c.hostId).catch((e) => logger.warn("forgetting a host's link to this node failed; it is swept with the node's row", { hostId: c.hostId, error: messageOf(e) }));

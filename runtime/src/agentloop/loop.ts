@@ -249,6 +249,8 @@ export class Agentloop implements CallOwner {
 
   private async fail(turn: number, activation: number, error: ErrorInfo): Promise<void> {
     await this.session.append("turn.failed", { activation, error }).committed;
+    // The turn's end is the session's (its client reads it); the operator hears of it too.
+    this.logger.info("a turn failed", { sessionId: this.session.id, activation, code: error.code, error: error.message });
     if (this.turn === turn) this.endTurnSpan("failed", error);
     this.end(turn);
   }

@@ -287,6 +287,7 @@ export class ToolCall implements CallSink {
 
   /** Counts the call, and ends its span with the terminal status (telemetry: best-effort, after the commit). */
   private observeFinished(status: TerminalStatus, detail: { error?: ErrorInfo; message?: string }): void {
+    if (status !== "ok") this.services.logger.debug("a tool call ended without success", { sessionId: this.session.id, callId: this.callId, tool: this.info.tool.contract.name, status, code: detail.error?.code, error: detail.error?.message ?? detail.message });
     const telemetry = this.services.telemetry;
     if (telemetry === undefined) return;
     telemetry.metrics.toolCallFinished(this.info.tool.placement.kind, status, (performance.now() - this.startedAt) / 1000);

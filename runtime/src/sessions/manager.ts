@@ -227,6 +227,7 @@ export class SessionManager {
       throw e;
     }
     await this.eachEnvironment(req.tools, (env, tools) => env.sessionCreated?.(id, tools, owner));
+    this.logger.debug("a session was created", { sessionId: id, owner, tools: req.tools.length });
     return session;
   }
 
