@@ -42,6 +42,7 @@ export const SERVE_FLAGS: readonly ServeFlag[] = [
   { flag: "--log-level", variable: "BRAIN_LOG_LEVEL", value: "<level>", help: "debug, info (default), warn or error" },
   { flag: "--log-format", variable: "BRAIN_LOG_FORMAT", value: "<format>", help: "json (one JSON object per line; the default when stderr is not a terminal) or text" },
   { flag: "--metrics-listen", variable: "BRAIN_METRICS_LISTEN", value: "<host:port>", help: "also serve GET /metrics here, without a token (on the API port it takes the operator token)" },
+  { flag: "--trace-url", variable: "BRAIN_TRACE_URL", value: "<url>", help: "a trace viewer's URL with {traceId} in it: the /ui call panel links each call's trace there" },
   { flag: "--otlp-endpoint", variable: "OTEL_EXPORTER_OTLP_ENDPOINT", value: "<url>", help: "export traces over OTLP/HTTP to this collector (e.g. http://127.0.0.1:4318); see docs/observability.md" },
 ];
 

@@ -139,6 +139,7 @@ export function environmentDefaults(env: NodeJS.ProcessEnv = process.env): Envir
     logJson: logJson(env.BRAIN_LOG_FORMAT),
     tracing: tracingFromEnv(env),
     metricsListen: metricsListen(env.BRAIN_METRICS_LISTEN),
+    traceUrl: env.BRAIN_TRACE_URL ? traceUrl(env.BRAIN_TRACE_URL) : undefined,
   };
 }
 
@@ -147,6 +148,13 @@ function logJson(format: string | undefined): boolean {
   if (format === undefined || format === "") return !process.stderr.isTTY;
   if (format === "json" || format === "text") return format === "json";
   throw new BrainRuntimeError("invalid_request", `BRAIN_LOG_FORMAT must be json or text, got ${JSON.stringify(format)}`);
+}
+
+/** BRAIN_TRACE_URL: an http(s) URL template holding `{traceId}`. */
+function traceUrl(value: string): string {
+  if (!value.includes("{traceId}")) throw new BrainRuntimeError("invalid_request", `BRAIN_TRACE_URL must hold {traceId} where the trace id goes, got ${JSON.stringify(value)}`);
+  absoluteUrl("BRAIN_TRACE_URL", value.replace("{traceId}", "0"));
+  return value;
 }
 
 /** BRAIN_METRICS_LISTEN: `host:port` of a second listener serving only GET /metrics, without a token. */
@@ -222,6 +230,7 @@ export interface EnvironmentDefaults {
   /** Undefined: tracing is off (the SDK is never loaded). */
   tracing: TracingSettings | undefined;
   metricsListen: { host: string; port: number } | undefined;
+  traceUrl: string | undefined;
 }
 
 /** The operator token in `<dataDir>/operator.token`, created once with mode 0600. */

@@ -32,6 +32,7 @@ import { requestUrl } from "./http/path.ts";
 import type { RouteDeps } from "./http/routes.ts";
 import { hostsRoute } from "./environments/host-route.ts";
 import { uiRoute } from "./ui/routes.ts";
+import { authorizeSession } from "./http/session-access.ts";
 import { KeyRing } from "./credentials/keys.ts";
 import type { Principal } from "./credentials/keys.ts";
 import { Redactor } from "./redact.ts";
@@ -141,6 +142,11 @@ export interface BrainOptions {
    * else none (no span is made).
    */
   tracerProvider?: TracerProvider;
+  /**
+   * Where an operator's trace viewer shows a trace, with `{traceId}` in it (BRAIN_TRACE_URL, e.g.
+   * `http://jaeger:16686/trace/{traceId}`): the /ui call panel links each call's trace id there.
+   */
+  traceUrl?: string;
   /** A second listener serving only `GET /metrics`, without a token (BRAIN_METRICS_LISTEN `host:port`); port 0 = any free port. */
   metricsListen?: { host: string; port: number };
 }
@@ -246,7 +252,18 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   const streams = new OpenStreams();
   const extra: RouteDeps["extra"] = [metricsRoute(telemetry.metrics), hostsRoute(registry, hostEnv, sessions, store)];
   // The session viewer (/ui) logs in with what the API accepts, and reads the API with it.
-  const open: RouteDeps["open"] = [uiRoute({ accepts: (credential) => keys.authenticate(credential) !== undefined })];
+  const traceUrl = opts.traceUrl ?? defaults.traceUrl;
+  const open: RouteDeps["open"] = [
+    uiRoute({
+      accepts: (credential) => keys.authenticate(credential) !== undefined,
+      traces: async (sessionId, credential) => {
+        const principal = keys.authenticate(credential);
+        if (principal === undefined) throw new BrainRuntimeError("unauthorized", "the login's credential is no longer accepted");
+        await authorizeSession(sessions, sessionId, principal);
+        return traceUrl === undefined ? { traces: telemetry.tracesOf(sessionId) } : { traces: telemetry.tracesOf(sessionId), url: traceUrl };
+      },
+    }),
+  ];
   const hostTokens = new Map<string, Principal>();
   const hostBindings = new Map<string, { sessionId: string; env: string }>();
   const settings: EnvironmentSettings = {

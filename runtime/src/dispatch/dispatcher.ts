@@ -158,7 +158,9 @@ export class Dispatcher {
     if (placement.env !== undefined) attributes["brain.environment"] = placement.env;
     if (req.deadlineAt !== null) attributes["brain.call.deadline_at"] = new Date(req.deadlineAt).toISOString();
     const parent = req.origin !== undefined ? this.directory.call(req.origin)?.span : owner.turnSpan;
-    return this.telemetry!.span(`execute_tool ${req.tool.contract.name}`, parent, attributes, SpanKind.INTERNAL);
+    const span = this.telemetry!.span(`execute_tool ${req.tool.contract.name}`, parent, attributes, SpanKind.INTERNAL);
+    this.telemetry!.callTraced(sessionId, call.callId, span);
+    return span;
   }
 
   private async dispatch(call: ToolCall): Promise<void> {

@@ -10,6 +10,9 @@ import { formatTraceparent } from "./traceparent.ts";
 export { SpanKind };
 export type { Span, Context };
 
+/** How many calls' trace ids are kept for the session viewer. */
+const RECENT_TRACES = 10_000;
+
 /** The tracer's name and version in every span's instrumentation scope. */
 const SCOPE = "@aexhq/brain-runtime";
 
@@ -31,6 +34,8 @@ export class Telemetry {
   private readonly requests = new WeakMap<IncomingMessage, Span>();
   /** The span of each session's running turn: a group commit of its records is parented to it. */
   private readonly turns = new Map<string, Span>();
+  /** Recent calls' trace ids (the /ui call panel links to them), oldest first, at most RECENT_TRACES. */
+  private readonly callTraces = new Map<string, string>();
 
   constructor(
     gauges: MetricGauges,
@@ -75,6 +80,21 @@ export class Telemetry {
   /** The `traceparent` that continues `span` elsewhere (a host's `invoke` frame). */
   traceparent(span: Span | undefined): string | undefined {
     return span === undefined ? undefined : formatTraceparent(span.spanContext());
+  }
+
+  /** Remembers a call's trace id, for the session viewer (telemetry only: nothing journals it). */
+  callTraced(sessionId: string, callId: string, span: Span | undefined): void {
+    if (span === undefined) return;
+    this.callTraces.set(callId, `${sessionId} ${span.spanContext().traceId}`);
+    if (this.callTraces.size > RECENT_TRACES) this.callTraces.delete(this.callTraces.keys().next().value!);
+  }
+
+  /** The trace ids of a session's recent calls, by call id. */
+  tracesOf(sessionId: string): Record<string, string> {
+    const out: Record<string, string> = {};
+    const prefix = `${sessionId} `;
+    for (const [callId, entry] of this.callTraces) if (entry.startsWith(prefix)) out[callId] = entry.slice(prefix.length);
+    return out;
   }
 
   bindRequest(req: IncomingMessage, span: Span | undefined): void {
