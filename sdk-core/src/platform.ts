@@ -42,13 +42,6 @@ export interface Platform {
    * when the client connected. Returns the unsubscribe function.
    */
   onMainDone?(fn: () => void): () => void;
-  /**
-   * Optional: runs a tool's `run` inside the trace the runtime's call span started (`traceparent`,
-   * W3C, from the invoke frame), so spans the tool makes with OpenTelemetry are children of the
-   * call's span. Node: through `@opentelemetry/api` when the application has it installed (and an
-   * SDK registered); otherwise `fn` just runs.
-   */
-  inTrace?<T>(traceparent: string, fn: () => T): T;
 }
 
 /** The subset of the WHATWG WebSocket the host connection uses. */

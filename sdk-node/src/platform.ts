@@ -4,7 +4,6 @@ import WebSocket from "ws";
 import type { Platform, WebSocketLike } from "@aexhq/brain-core";
 import { corkSendsPerTick } from "./tick-cork.ts";
 import { packInstalled } from "./packages.ts";
-import { inTrace } from "./trace.ts";
 
 /** Callbacks of open clients, run once when the process is about to exit on its own. */
 const idleExit = new Set<() => void>();
@@ -23,8 +22,6 @@ export const nodePlatform: Platform = {
     if (socket) keep ? socket.ref() : socket.unref();
   },
   unrefTimer: (timer) => void (timer as { unref?: () => void }).unref?.(),
-  // A tool's run continues the runtime's trace when the application has OpenTelemetry.
-  inTrace,
   // One "beforeExit" listener for every client (tests open many), not one each.
   onIdleExit: (fn) => {
     if (!listening) {

@@ -278,7 +278,7 @@ export class HostConnection implements HostFrameHandler {
       return;
     }
     const spec = this.sessions.get(f.sessionId)?.get(f.tool) ?? this.shared.get(f.tool);
-    const channel: InvocationChannel = { request: (frame) => this.request(frame), inTrace: this.platform.inTrace };
+    const channel: InvocationChannel = { request: (frame) => this.request(frame) };
     if (!spec || !spec.tool.run) {
       void this.request({ type: "finish", callId: f.callId, outcome: { status: "error", error: { code: "not_registered", message: `this host has no handler for ${f.tool} in session ${f.sessionId}` } } }).catch(() => undefined);
       return;

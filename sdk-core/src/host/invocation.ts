@@ -5,14 +5,12 @@ import { toOutcome, thrownOutcome } from "../outcome.ts";
 import { notJsonReason } from "../json.ts";
 import { issuesOf } from "../schema.ts";
 import { BrainError, SdkError } from "../errors.ts";
-import type { Platform } from "../platform.ts";
+import { inRegisteredTrace } from "./trace-context.ts";
 
 /** What an invocation needs from its connection: send a frame and await the runtime's answer. */
 export interface InvocationChannel {
   /** Sends the frame with a fresh `ref` and resolves with the runtime's `committed`/`model_result`/`environment_result` answer; rejects on `rejected` or connection loss. */
   request(frame: Record<string, unknown> & { type: string; callId: string }): Promise<{ sequence?: number; result?: ModelResult; environment?: EnvironmentAnswer }>;
-  /** The platform's Platform.inTrace: the tool's `run` continues the runtime's trace when the invoke carries a traceparent. */
-  inTrace?: Platform["inTrace"];
 }
 
 type EndReason = "timeout" | "cancelled" | "unknown";
@@ -132,9 +130,9 @@ export class Invocation {
     let returned: unknown;
     try {
       const context = this.context();
+      // The runtime traces this call: the tool's own spans (OpenTelemetry, if the application has it) nest under the call's.
       const { traceparent } = this.frame;
-      const inTrace = this.channel.inTrace;
-      returned = await (traceparent !== undefined && inTrace !== undefined ? inTrace(traceparent, () => tool.run!(parsed.data, context)) : tool.run!(parsed.data, context));
+      returned = await (traceparent === undefined ? tool.run!(parsed.data, context) : inRegisteredTrace(traceparent, () => tool.run!(parsed.data, context)));
     } catch (e) {
       if (!this.closed) await this.finalize(thrownOutcome(e));
       return;
