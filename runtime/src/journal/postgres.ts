@@ -6,7 +6,7 @@ import { deepFreeze } from "./freeze.ts";
 import { advanceHead, newHead } from "./head.ts";
 import type { HeadStatus, SessionHead } from "./head.ts";
 import { pageOf } from "./store.ts";
-import type { HostRow, KeyRow, KeyedMessage, ListQuery, SessionPage, StoreStats } from "./store.ts";
+import type { CommitObserver, HostRow, KeyRow, KeyedMessage, ListQuery, SessionPage, StoreStats } from "./store.ts";
 
 /** Schema versions, applied in order inside one transaction each, recorded in brain_meta. */
 const MIGRATIONS: string[] = [
@@ -309,6 +309,9 @@ export class PostgresStore {
     return new PostgresStore(url, writers, readers, opts.fence, opts.idleTransactionTimeoutMs, opts.minSessionsPerSplit ?? MIN_SESSIONS_PER_SPLIT);
   }
 
+  /** Told of each group commit (telemetry); see RecordStore.observeCommits. */
+  observer: CommitObserver | undefined;
+
   append(record: JournalRecord): Promise<void> {
     if (this.closed) return Promise.reject(new BrainRuntimeError("unavailable", "the journal is closed: the runtime is shutting down", undefined, true));
     deepFreeze(record);
@@ -376,6 +379,7 @@ export class PostgresStore {
    */
   private async commit(w: Writer, all: Pending[]): Promise<void> {
     let batch = all;
+    const startedAt = performance.now();
     try {
       if (this.fence !== undefined) batch = this.dropStale(all, this.fence);
       if (batch.length === 0) return;
@@ -402,6 +406,7 @@ export class PostgresStore {
       for (const h of sessions) if (written.has(h.sessionId)) this.heads.set(h.sessionId, h);
       this.stats.transactions += 1;
       this.stats.records += batch.filter((p) => written.has(p.record.sessionId)).length;
+      this.observer?.(records, startedAt, (performance.now() - startedAt) / 1000);
       const refused = new Map<string, { sessionId: string; token: number }>();
       for (const p of batch) {
         if (written.has(p.record.sessionId)) {
@@ -418,6 +423,7 @@ export class PostgresStore {
     } catch (e) {
       // A broken connection (no SQLSTATE: reset, terminated, timed out) is replaced for the next batch.
       if (!(typeof (e as { code?: unknown }).code === "string" && /^[0-9A-Z]{5}$/.test((e as { code: string }).code))) w.broken = true;
+      this.observer?.(batch.map((p) => p.record), startedAt, (performance.now() - startedAt) / 1000, e);
       const failure = storeError(e, true);
       for (const p of batch) p.reject(failure);
     }

@@ -22,6 +22,7 @@ import type { Limits } from "../dispatch/session-calls.ts";
 import type { Residency, Resident } from "./residency.ts";
 import { messageOf } from "../logger.ts";
 import type { Logger } from "../logger.ts";
+import type { Span } from "../telemetry/telemetry.ts";
 
 type Entry = Resident;
 
@@ -240,6 +241,7 @@ export class SessionManager {
       throw e;
     }
     await this.eachEnvironment(req.tools, (env, tools) => env.sessionCreated?.(id, tools, owner));
+    this.logger.debug("a session was created", { sessionId: id, owner, tools: req.tools.length });
     return session;
   }
 
@@ -327,8 +329,8 @@ export class SessionManager {
    * with one key the one that resumes second sees the first's; if any message was admitted while the
    * store was read (it may be this key's, committed and gone from memory by now), the store is asked again.
    */
-  async send(id: string, text: string, idempotencyKey?: string): Promise<MessageAdmission> {
-    if (idempotencyKey === undefined) return this.admit(await this.entry(id), text);
+  async send(id: string, text: string, idempotencyKey?: string, parent?: Span): Promise<MessageAdmission> {
+    if (idempotencyKey === undefined) return this.admit(await this.entry(id), text, undefined, parent);
     if (!this.resident.has(id)) {
       // Not resident: nothing of it is in flight, and its committed keys are the store's. Asked
       // first, so a key of a deleted session is still answered (it would not page in).
@@ -346,13 +348,14 @@ export class SessionManager {
       const admitted = e.state.keysInFlight.get(idempotencyKey);
       if (admitted !== undefined) return this.replay(id, idempotencyKey, admitted, text);
       if (found !== undefined) return this.replay(id, idempotencyKey, { ...found, committed: Promise.resolve() }, text);
-      if (e.state.activation === seen) return this.admit(e, text, idempotencyKey);
+      if (e.state.activation === seen) return this.admit(e, text, idempotencyKey, parent);
     }
   }
 
-  private admit(e: Entry, text: string, key?: string): MessageAdmission {
+  /** `parent`: the span of the request that sent the message (tracing on): the turn's span is its child. */
+  private admit(e: Entry, text: string, key?: string, parent?: Span): MessageAdmission {
     const loop = e.loop;
-    const m = loop.send(text, key);
+    const m = loop.send(text, key, parent);
     if (key !== undefined) {
       const held = { sequence: m.sequence, activation: m.activation, text, committed: m.committed };
       e.state.keysInFlight.set(key, held);
