@@ -153,7 +153,7 @@ export async function verify(opts: VerifyOptions): Promise<VerifyReport> {
         } catch (e) {
           if (attempt >= 8) throw e;
           await sleep(300);
-          if (slot.node === undefined) slot = anyLive();
+          if (slot.node === undefined && fleet.live().length > 0) slot = anyLive();
         }
       }
     };
@@ -199,7 +199,9 @@ export async function verify(opts: VerifyOptions): Promise<VerifyReport> {
               s.messages.push({ sequence: r.body.sequence, activation: r.body.activation, text, via: via.nodeId });
               if (rand.chance(0.08)) {
                 await sleep(rand.int(20, 300));
-                const c = await http(urlOf(via.node === undefined ? anyLive() : via), s.tenant.token, "POST", `/v1/sessions/${s.id}/cancel`, {});
+                // The node may have died meanwhile (a kill fault): any live one, or no cancel this time.
+                const to = via.node !== undefined ? via : fleet.live().length > 0 ? anyLive() : undefined;
+                const c = to === undefined ? { status: 0, body: undefined } : await http(urlOf(to), s.tenant.token, "POST", `/v1/sessions/${s.id}/cancel`, {});
                 if (c.status === 200) cancels++;
                 else if (![0, 409, 503].includes(c.status)) violate(`POST /v1/sessions/${s.id}/cancel: unexpected ${c.status} ${JSON.stringify(c.body)}`);
               }
