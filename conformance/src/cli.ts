@@ -14,7 +14,8 @@ import { CONFORMANCE_REPORT_SCHEMA } from "@aexhq/brain-protocol";
 import type { ToolContract, PlacedTool } from "@aexhq/brain-protocol";
 import { appliesTo, journalOf, loadScenarios, matches, type Scenario, type SubjectKind } from "./scenario.ts";
 import { RuntimeApi } from "./http.ts";
-import { DropProxy } from "./proxy.ts";
+import { FaultProxy } from "./proxy.ts";
+import { closed, registerAs } from "./faults.ts";
 import { parseSubject, startSubject, packageRoot, repoRoot, HTTP_PORT_ENV, type SubjectSpec, type RunningSubject } from "./subject.ts";
 import { hostContracts, runScenario, waitDisconnected, type RunContext, type ScenarioResult } from "./run.ts";
 import { componentContracts, componentPlacement, uploadComponent } from "./component-subject.ts";
@@ -50,6 +51,9 @@ export interface ConformanceReport {
    */
   subjectOutput?: string[];
 }
+
+/** The runner's runtime's BRAIN_HOST_TIMEOUT_MS: `registered.hostTimeoutMs`, which the liveness scenario checks against. */
+const HOST_TIMEOUT_MS = 3000;
 
 /** How much of a subject's output the terminal report shows. */
 const OUTPUT_TAIL_LINES = 40;
@@ -119,12 +123,13 @@ async function startStage(spec: SubjectSpec, journal: "memory" | "sqlite", opts:
   // An HTTP subject's port is chosen first: the runtime must allow its origin from the start.
   const httpPort = spec.kind === "http" ? await freePort() : undefined;
   const httpOrigin = `http://127.0.0.1:${httpPort}`;
-  const brainOptions = { dataDir, maxEmittedBytes: opts.maxEmittedBytes ?? 100_000, ...(httpPort === undefined ? {} : { httpToolOrigins: [httpOrigin] }) };
+  // A host timeout shorter than the default 6 s keeps the silent-runtime scenario short.
+  const brainOptions = { dataDir, maxEmittedBytes: opts.maxEmittedBytes ?? 100_000, hostTimeoutMs: HOST_TIMEOUT_MS, ...(httpPort === undefined ? {} : { httpToolOrigins: [httpOrigin] }) };
   let brain: Brain = await startBrain({ ...brainOptions, port: 0 });
   const port = Number(new URL(brain.url).port);
   const token = brain.token;
   const api = new RuntimeApi(brain.url, token);
-  const proxy = new DropProxy(new URL(brain.url));
+  const proxy = new FaultProxy(new URL(brain.url));
   const proxyUrl = await proxy.start();
   let subject: RunningSubject | undefined;
   let connectError: string | undefined;
@@ -186,6 +191,13 @@ async function startStage(spec: SubjectSpec, journal: "memory" | "sqlite", opts:
   const hostOnly = (what: string) => async () => { throw new Error(`${what} needs a host subject`); };
   const ctx: RunContext = {
     api, proxy, contracts, place,
+    hostTimeoutMs: HOST_TIMEOUT_MS,
+    replaceHost: subject && spec.kind !== "http"
+      ? async () => {
+          const ws = await registerAs(brain.url, token, subject!.identity.hostId, subject!.identity.secret, [...contracts.values()]);
+          return () => closed(ws);
+        }
+      : hostOnly("replace_host"),
     timeoutMs: opts.scenarioTimeoutMs ?? 15_000,
     reconnected: subject && spec.kind !== "http"
       ? async () => { await new Promise((r) => setTimeout(r, 50)); await hostContracts(api, subject!.hostId, connectTimeoutMs); }

@@ -5,6 +5,10 @@
 //   emit_then_finish claims sequences without awaiting `committed`, so they are not the journal's;
 //   ask_model        answers from a canned text instead of asking the session's model, so
 //                    model-call-from-tool sees no model.request from the call;
+//   sleep            serves the connection faults, which it breaks: it reconnects after every close
+//                    (4401 and 4409 included), never watches a silent runtime, never gives up an
+//                    upgrade that hangs; and it resends nothing after `unavailable` and goes on
+//                    after a `final` answer (emit_then_finish, echo);
 //   versioned        runs by tool name whatever the invoke's digest; the runtime never sends a
 //                    connection a contract it did not register, so this defect cannot show (the
 //                    tests check that the runtime's guard makes the scenario pass anyway).
@@ -24,6 +28,7 @@ const schemas: Record<string, object> = {
   fail: { type: "object", properties: { code: { type: "string" }, message: { type: "string" }, retryable: { type: "boolean" }, details: {} }, required: ["code", "message"] },
   emit_then_finish: { type: "object", properties: { count: { type: "integer" } }, required: ["count"] },
   ask_model: { type: "object", properties: { prompt: { type: "string" } }, required: ["prompt"] },
+  sleep: { type: "object", properties: { ms: { type: "integer" } }, required: ["ms"] },
   versioned: changed
     ? { type: "object", properties: { ms: { type: "integer" }, note: { type: "string" } }, required: ["ms", "note"] }
     : { type: "object", properties: { ms: { type: "integer" } }, required: ["ms"] },
@@ -56,6 +61,8 @@ function connect(): void {
       send({ type: "finish", callId, outcome: { status: "ok", value: { sequences } } });
     } else if (tool === "ask_model") {
       send({ type: "finish", callId, outcome: { status: "ok", value: { text: "They met four times." } } });
+    } else if (tool === "sleep") {
+      setTimeout(() => send({ type: "finish", callId, outcome: { status: "ok", value: { slept: input.ms } } }), input.ms as number);
     } else if (tool === "versioned") {
       const value = { slept: input.ms, variant: changed ? "changed-schema" : "original" };
       setTimeout(() => send({ type: "finish", callId, outcome: { status: "ok", value } }), input.ms as number);
