@@ -306,7 +306,7 @@ function tooLarge(e: unknown): boolean {
 
 /** The small outcome that ends a call whose own end was refused locally (PROTOCOL.md, "A frame the host refuses itself"). */
 function refusedLocally(e: unknown): Outcome {
-  return { status: "error", error: { code: "invalid_output", message: `the call's result could not be sent: ${(e as Error).message}` } };
+  return { status: "error", error: { code: "invalid_output", message: `the call's result could not be sent (frame_too_large: ${(e as Error).message})` } };
 }
 
 function content(opts: { content?: string } | undefined): { content?: string } {
