@@ -375,7 +375,8 @@ test("several nodes: a frame relayed to an owner that lost the session's lease: 
   // The same on a host connected to A itself (no relay).
   const direct = track(await TestHost.register(operator(a), [tool]));
   const local = await relayedCall(a, direct);
-  const sessions = [...calls.values(), local].map((c) => c.sessionId);
+  const localEnv = await relayedCall(a, direct);
+  const sessions = [...calls.values(), local, localEnv].map((c) => c.sessionId);
   const before = new Map<string, number>();
   for (const id of sessions) before.set(id, await lastSequence(db, id));
   // Another node took the sessions over (as after A was paused past its lease: a SIGSTOP would make
@@ -397,6 +398,9 @@ test("several nodes: a frame relayed to an owner that lost the session's lease: 
     expectAnswer("emit", await send(host, FRAME.emit(callId)), "rejected", "call_finished");
   }
   await conflict(direct, "emit", local.callId);
+  // Environment control too: its conflict is final, unlike a binding name conflict (which has no final).
+  const envAnswer = await send(direct, FRAME.environment_request(localEnv.callId));
+  expectAnswer("environment_request", envAnswer, "environment_result", "conflict", "conflict", true);
   expectAnswer("emit", await send(direct, FRAME.emit(local.callId)), "rejected", "call_finished");
   assert.is(await lastSequence(db, local.sessionId), before.get(local.sessionId), "direct: nothing journaled");
 });

@@ -264,9 +264,10 @@ export class HostConnection implements HostFrameHandler {
   private stopped(error: Error): void {
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.reconnectTimer = undefined;
+    // Before any registration the caller's own await (serve, register, create) rejects with it instead.
+    if (!this.registeredOnce || this.closed) return;
     console.error(`brain: the host connection stopped for good: ${error.message}`);
-    // Before any registration the caller's own await (serve, register) rejects with it instead.
-    if (this.shared.size > 0 && this.registeredOnce && !this.closed) void Promise.reject(error);
+    if (this.shared.size > 0) void Promise.reject(error);
   }
 
   private scheduleReconnect(): void {
