@@ -14,6 +14,7 @@ export const RULES = {
   attempt: 'rule "connection attempts time out" (PROTOCOL.md, "Reconnecting, liveness, `replaced` and when to stop")',
   stop4401: 'rule "stop on 4401" (PROTOCOL.md, Close codes and "when to stop")',
   stop4409: 'rule "stop on 4409" (PROTOCOL.md, Close codes and "when to stop")',
+  noReplay: 'rule "nothing for a call of a lost connection" (PROTOCOL.md, How a call ends: "never replays a frame of an earlier connection")',
 } as const;
 
 /** How long the runner watches for a reconnection a host must not make (after 4401 / 4409). */

@@ -25,7 +25,12 @@ interface Link {
   up: WebSocket;
   /** Stalled: nothing passes either way any more (a silent runtime, as the host sees it). */
   stalled: boolean;
+  /** Which connection of the subject this is (1, 2, …). */
+  id: number;
 }
+
+/** A frame the host sent for a call on another connection than the one the call was invoked on. */
+export interface StaleFrame { type: string; callId: string; invokedOn: number; sentOn: number }
 
 /**
  * A loopback WebSocket proxy between a host subject and the runtime, frame by frame, so the runner
@@ -48,6 +53,9 @@ export class FaultProxy {
   attempts = 0;
   /** The last `error` frames the runtime sent the subject (code: message). */
   errors: string[] = [];
+  /** Frames for calls invoked on an earlier connection, since the last arm(). */
+  stale: StaleFrame[] = [];
+  private readonly invokedOn = new Map<string, number>();
 
   constructor(private readonly target: URL) {}
 
@@ -76,7 +84,7 @@ export class FaultProxy {
     const url = new URL(path, this.target);
     url.protocol = "ws:";
     const up = new WebSocket(url, { autoPong: false, maxPayload: 64 * 1024 * 1024 });
-    const link: Link = { down, up, stalled: false };
+    const link: Link = { down, up, stalled: false, id: this.upgrades };
     this.links.add(link);
     const queued: { data: RawData; binary: boolean }[] = [];
     up.on("open", () => {
@@ -89,7 +97,7 @@ export class FaultProxy {
       else queued.push({ data, binary });
     });
     up.on("message", (data, binary) => {
-      if (!binary) this.noteError(String(data));
+      if (!binary) this.noteUpstream(String(data), link);
       if (!link.stalled && down.readyState === WebSocket.OPEN) down.send(data, { binary });
     });
     up.on("ping", (data) => { if (!link.stalled && down.readyState === WebSocket.OPEN) down.ping(data); });
@@ -108,8 +116,19 @@ export class FaultProxy {
     down.on("error", () => undefined);
   }
 
-  /** Keeps the runtime's `error` frames (a refused register says why a subject never registered). */
-  private noteError(text: string): void {
+  /**
+   * Notes what the host must know of a runtime frame: the connection each call was invoked on, and
+   * `error` frames (a refused register says why a subject never registered).
+   */
+  private noteUpstream(text: string, link: Link): void {
+    if (text.startsWith('{"type":"invoke"')) {
+      try {
+        this.invokedOn.set((JSON.parse(text) as { callId: string }).callId, link.id);
+      } catch {
+        // Not JSON: the subject sees the same text and answers it.
+      }
+      return;
+    }
     if (!text.startsWith('{"type":"error"')) return;
     try {
       const { error } = JSON.parse(text) as { error: { code: string; message: string } };
@@ -128,6 +147,9 @@ export class FaultProxy {
       return false;
     }
     if (typeof frame.callId !== "string" || typeof frame.type !== "string") return false;
+    // A frame for a call of an earlier connection: the host replayed it or kept working after the loss.
+    const invokedOn = this.invokedOn.get(frame.callId);
+    if (invokedOn !== undefined && invokedOn !== link.id) this.stale.push({ type: frame.type, callId: frame.callId, invokedOn, sentOn: link.id });
     const { ref, ...rest } = frame;
     const body = canonicalJson(rest);
     for (const r of this.armed) {
@@ -147,6 +169,7 @@ export class FaultProxy {
   /** Arms faults for the next scenario (replacing earlier ones); returns their records. */
   arm(faults: ArmedFault[]): FaultRecord[] {
     this.armed = faults.map((fault) => ({ fault, after: [] }));
+    this.stale = [];
     return this.armed;
   }
 

@@ -174,6 +174,8 @@ export async function runScenario(ctx: RunContext, s: Scenario): Promise<Scenari
       await sleep(20);
     }
     if (broken.length > 0) return fail(broken[0]!, records);
+    const stale = ctx.proxy.stale[0];
+    if (stale !== undefined) return fail(`${RULES.noReplay}: the subject sent ${stale.type} for call ${stale.callId} on its connection #${stale.sentOn}, but the call was invoked on connection #${stale.invokedOn}, which was lost; abort a call's work when its connection closes`, records);
     for (const r of faults) {
       const problem = faultProblem(r);
       if (problem) return fail(problem, records);

@@ -9,6 +9,8 @@
 //                    (4401 and 4409 included), never watches a silent runtime, never gives up an
 //                    upgrade that hangs; and it resends nothing after `unavailable` and goes on
 //                    after a `final` answer (emit_then_finish, echo);
+//   return_then_finish sends its late finish on the newest connection, also when its call came on
+//                    one that was lost since (runtime-restart-between-frames: a frame of a lost connection);
 //   digest_edges     digested with keys in code-point order (not RFC 8785's UTF-16 order), so the
 //                    runtime refuses it (digest_mismatch) and digest-edge-cases fails naming that;
 //   versioned        runs by tool name whatever the invoke's digest; the runtime never sends a
@@ -33,6 +35,7 @@ const schemas: Record<string, object> = {
   emit_then_finish: { type: "object", properties: { count: { type: "integer" } }, required: ["count"] },
   ask_model: { type: "object", properties: { prompt: { type: "string" } }, required: ["prompt"] },
   sleep: { type: "object", properties: { ms: { type: "integer" } }, required: ["ms"] },
+  return_then_finish: { type: "object", properties: { delayMs: { type: "integer" } }, required: ["delayMs"] },
   versioned: changed
     ? { type: "object", properties: { ms: { type: "integer" }, note: { type: "string" } }, required: ["ms", "note"] }
     : { type: "object", properties: { ms: { type: "integer" } }, required: ["ms"] },
@@ -62,8 +65,11 @@ const edges: ToolContract = {
 const url = new URL("/v1/hosts/connect", env("BRAIN_URL"));
 url.protocol = "ws:";
 let ref = 1;
+/** The newest connection: return_then_finish sends its late finish there, whichever connection its call came on. */
+let current: WebSocket | undefined;
 function connect(): void {
   const ws = new WebSocket(url);
+  current = ws;
   const send = (frame: Record<string, unknown>) => ws.send(JSON.stringify({ ...frame, ref: ref++ }));
   const register = (list: ToolContract[]) => send({ type: "register", protocol: "brain.host/0.2", token: env("BRAIN_TOKEN"), hostId: env("BRAIN_HOST_ID"), secret: env("BRAIN_HOST_SECRET"), tools: list });
   ws.on("open", () => { register(tools); register([edges]); });
@@ -84,6 +90,10 @@ function connect(): void {
       send({ type: "finish", callId, outcome: { status: "ok", value: { sequences } } });
     } else if (tool === "ask_model") {
       send({ type: "finish", callId, outcome: { status: "ok", value: { text: "They met four times." } } });
+    } else if (tool === "return_then_finish") {
+      send({ type: "emit_result", callId, outcome: { status: "ok", value: { phase: "returned" } } });
+      send({ type: "returned", callId });
+      setTimeout(() => current?.send(JSON.stringify({ type: "finish", callId, outcome: { status: "ok", value: { phase: "finished" } }, ref: ref++ })), input.delayMs as number);
     } else if (tool === "sleep") {
       setTimeout(() => send({ type: "finish", callId, outcome: { status: "ok", value: { slept: input.ms } } }), input.ms as number);
     } else if (tool === "versioned") {

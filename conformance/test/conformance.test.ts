@@ -45,7 +45,7 @@ const broken = `command:${process.execPath} --conditions=brain-source --import t
 test("a deliberately broken subject fails exactly the scenarios it breaks", async () => {
   const report = await runConformance({ subject: broken, only: "*", exclude: SLOW, log: quiet });
   const failed = new Set(report.results.filter((r) => !r.pass).map((r) => r.name));
-  for (const name of ["outcome-ok", "outcome-error-keeps-fields", "emit-sequences-before-result", "model-call-from-tool", ...FAULTS]) {
+  for (const name of ["outcome-ok", "outcome-error-keeps-fields", "emit-sequences-before-result", "model-call-from-tool", "runtime-restart-between-frames", "digest-edge-cases", ...FAULTS]) {
     assert.ok(failed.has(name), `${name} should fail for the broken subject:\n${formatTable(report)}`);
   }
   const detail = (name: string) => report.results.find((r) => r.name === name)!.detail ?? "";
@@ -60,6 +60,8 @@ test("a deliberately broken subject fails exactly the scenarios it breaks", asyn
   assert.match(detail("fault-silent-runtime"), /^rule "liveness" .*did not connect again within hostTimeoutMs 3000 ms/);
   assert.match(detail("fault-close-4401-stops"), /^rule "stop on 4401" .*connected again/);
   assert.match(detail("fault-close-4409-stops"), /^rule "stop on 4409" .*connected again/);
+  // Its return_then_finish finishes on a newer connection than the call's.
+  assert.match(detail("runtime-restart-between-frames"), /^rule "nothing for a call of a lost connection" .*the subject sent finish for call \S+ on its connection #\d+, but the call was invoked on connection #\d+/);
   // Its digest_edges is digested with keys in code-point order: refused, and the failure says so.
   assert.match(detail("digest-edge-cases"), /does not implement tool digest_edges .*the runtime answered the subject: digest_mismatch: tool digest_edges/);
   // Capabilities: it lacks `throw` (core, required) and `environments` (optional).
