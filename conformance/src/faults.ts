@@ -22,20 +22,10 @@ export const STOP_WATCH_MS = 3000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Waits until the proxy saw `count` upgrades, or `ms`; whether it did. */
-export async function upgradesReach(proxy: FaultProxy, count: number, ms: number): Promise<boolean> {
+/** Waits until `count()` reaches `target` (the proxy's upgrades or upgrade attempts), or `ms`; whether it did. */
+export async function reaches(count: () => number, target: number, ms: number): Promise<boolean> {
   const until = Date.now() + ms;
-  while (proxy.upgrades < count) {
-    if (Date.now() > until) return false;
-    await sleep(20);
-  }
-  return true;
-}
-
-/** Waits until the proxy saw `count` upgrade requests (hung ones included), or `ms`; whether it did. */
-export async function attemptsReach(proxy: FaultProxy, count: number, ms: number): Promise<boolean> {
-  const until = Date.now() + ms;
-  while (proxy.attempts < count) {
+  while (count() < target) {
     if (Date.now() > until) return false;
     await sleep(20);
   }

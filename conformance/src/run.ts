@@ -2,7 +2,7 @@ import type { HostInfo, JournalRecord, EventsResponse, PlacedTool, Session, Tool
 import type { RuntimeApi } from "./http.ts";
 import { LIMITS } from "@aexhq/brain-protocol";
 import type { FaultProxy } from "./proxy.ts";
-import { RULES, STOP_WATCH_MS, attemptsReach, faultProblem, ruleOf, upgradesReach } from "./faults.ts";
+import { RULES, STOP_WATCH_MS, faultProblem, reaches, ruleOf } from "./faults.ts";
 import { type Scenario, toolsOf } from "./scenario.ts";
 import { firstDifference, groupCalls } from "./journal-check.ts";
 
@@ -121,7 +121,7 @@ export async function runScenario(ctx: RunContext, s: Scenario): Promise<Scenari
         } else if (action.do === "stall_connection") {
           const before = ctx.proxy.upgrades;
           ctx.proxy.stall();
-          if (!(await upgradesReach(ctx.proxy, before + 1, ctx.hostTimeoutMs + 5000))) {
+          if (!(await reaches(() => ctx.proxy.upgrades, before + 1, ctx.hostTimeoutMs + 5000))) {
             broken.push(`${RULES.liveness}: the runtime went silent (nothing passed, pings included) and the subject did not connect again within hostTimeoutMs ${ctx.hostTimeoutMs} ms + 5 s; with nothing heard for a third of hostTimeoutMs send a ping frame, with nothing for all of it drop the connection and reconnect`);
             ctx.proxy.drop();
           }
@@ -129,7 +129,7 @@ export async function runScenario(ctx: RunContext, s: Scenario): Promise<Scenari
         } else if (action.do === "hang_upgrade") {
           const before = ctx.proxy.attempts;
           ctx.proxy.hangNext(1);
-          if (!(await attemptsReach(ctx.proxy, before + 2, LIMITS.registerTimeoutMs + 8000))) {
+          if (!(await reaches(() => ctx.proxy.attempts, before + 2, LIMITS.registerTimeoutMs + 8000))) {
             broken.push(`${RULES.attempt}: ${ctx.proxy.attempts === before ? "the subject did not try to connect again after its connection dropped" : `the subject's WebSocket upgrade went unanswered and it did not give up and try again within registerTimeoutMs ${LIMITS.registerTimeoutMs} ms + 8 s`}`);
             ctx.proxy.drop();
           }
