@@ -1,3 +1,4 @@
+import { LIMITS } from "@aexhq/brain-protocol";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { BrainRuntimeError } from "../errors.ts";
 import type { SessionManager } from "../sessions/manager.ts";
@@ -13,7 +14,7 @@ import type { Logger } from "../logger.ts";
 import type { Metrics } from "../telemetry/metrics.ts";
 
 /** Default lease time (BRAIN_LEASE_MS): how long a silent node keeps its sessions before others take them. */
-export const DEFAULT_LEASE_MS = 10_000;
+export const DEFAULT_LEASE_MS = LIMITS.defaultLeaseMs;
 
 /** Sessions taken over at once by one scan (the reader pool has 4 connections). */
 const TAKEOVER_CONCURRENCY = 4;

@@ -156,7 +156,7 @@ interface Pending {
 }
 
 function lostLease(sessionId: string): BrainRuntimeError {
-  return new BrainRuntimeError("conflict", `session ${sessionId}: this node no longer holds its lease (taken over, or this node's lease expired); the record was not written`, { sessionId });
+  return new BrainRuntimeError("conflict", `session ${sessionId}: this node no longer holds its lease (taken over, or this node's lease expired); the record was not written`, { sessionId }, undefined, { final: true });
 }
 
 /**
