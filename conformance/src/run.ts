@@ -86,7 +86,8 @@ export async function runScenario(ctx: RunContext, s: Scenario): Promise<Scenari
     const placed = ctx.place(contract);
     // The scenario's Environment control authority goes on host placements (the only ones that carry one).
     if (s.environments !== undefined && placed.placement.kind === "host") placed.placement = { ...placed.placement, environments: s.environments };
-    tools.push(placed);
+    // Calls of a tool the scenario names in `approval` wait for an approve_call / deny_call action.
+    tools.push(s.approval?.includes(name) ? { ...placed, approval: "always" } : placed);
   }
   let variant: string | undefined;
   const session = await ctx.api.ok<Session>("POST", "/v1/sessions", {
@@ -150,6 +151,11 @@ export async function runScenario(ctx: RunContext, s: Scenario): Promise<Scenari
           await ctx.restartSubject(variant);
         } else if (action.do === "restart_runtime") {
           await ctx.restartRuntime();
+        } else if (action.do === "approve_call" || action.do === "deny_call") {
+          const approval = trigger.type === "tool.call_started" ? trigger.data.approval : undefined;
+          if (approval === undefined) return fail(`${action.do}: its trigger ${JSON.stringify(trigger)} is no tool.call_started awaiting approval (is the tool in the scenario's \`approval\`?)`, records);
+          const body = { decision: action.do === "approve_call" ? "approve" : "deny", inputDigest: approval.inputDigest, ...(action.reason !== undefined ? { reason: action.reason } : {}) };
+          await ctx.api.ok("POST", `/v1/sessions/${session.id}/calls/${trigger.sequence}/approval`, body);
         } else {
           const callId = (trigger.data as { callId?: string }).callId;
           await ctx.api.ok("POST", `/v1/sessions/${session.id}/cancel`, callId ? { callId } : {});

@@ -154,6 +154,17 @@ export class Agentloop implements CallOwner {
     return this.session.append("turn.failed", { activation, error }).committed;
   }
 
+  /**
+   * Recovery: the turn of `activation` was waiting for `calls` (calls awaiting approval, held again)
+   * when the runtime stopped; it goes on waiting, and calls the model once they have settled.
+   */
+  resume(activation: number, calls: ToolCall[]): void {
+    this.activation = activation;
+    this.turn++;
+    this.state = "waiting";
+    this.stepCalls = calls;
+  }
+
   /** Observations admitted so far must not wake the loop (they come from a cancellation). */
   skipAdmitted(): void {
     this.fedThrough = this.session.nextSequence - 1;

@@ -29,10 +29,13 @@ type Place = { here: true } | { here: false; url: string; owner: string };
 
 /**
  * Whether a request may be passed to an owner again after the first one may have reached it: reads,
- * and a message carrying an Idempotency-Key (its owner runs one key at most once).
+ * a message carrying an Idempotency-Key (its owner runs one key at most once), and an approval
+ * decision (committed at most once per call: a second lands as `conflict` naming the first).
  */
 function mayRepeat(req: IncomingMessage, path: string): boolean {
   if (req.method === "GET" || req.method === "HEAD") return true;
+  // An approval decision is committed at most once per call: sent again, it lands or is `conflict` naming the first.
+  if (req.method === "POST" && /\/calls\/[^/]+\/approval$/.test(path)) return true;
   return req.method === "POST" && /\/messages$/.test(path) && req.headers["idempotency-key"] !== undefined;
 }
 
