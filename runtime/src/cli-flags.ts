@@ -141,9 +141,12 @@ Commands:
   keys create <name>    create an API key on the running server (printed once)
   keys list             list the API keys
   keys revoke <id>      revoke an API key
+  keys limits <id> [<limit>=<n>|none ...]
+                        set or show an API key's limits (brain keys --help)
   help                  this help
 
 Examples:
   brain serve --port 3211 --data-dir ./data
   brain serve --journal memory --port 0
-  BRAIN_TOKEN=$(cat .brain/operator.token) brain keys create billing-app`;
+  BRAIN_TOKEN=$(cat .brain/operator.token) brain keys create billing-app
+  brain keys limits 0123456789ab sessions=20 requestsPerSecond=50`;

@@ -10,6 +10,9 @@ import { join } from "node:path";
 import { validate } from "@aexhq/brain-protocol";
 import type { KeyLimits, LimitExceededDetails } from "@aexhq/brain-protocol";
 import { startBrain } from "../src/index.ts";
+import { BrainRuntimeError } from "../src/errors.ts";
+import { keyLimitsFromEnv } from "../src/config.ts";
+import { parseServeArgs } from "../src/cli-flags.ts";
 import { memoryBrain, api, waitFor, ofType } from "./helpers/brain.ts";
 import type { Brain, Reply } from "./helpers/brain.ts";
 import { contract, placed } from "./helpers/contract.ts";
@@ -257,6 +260,25 @@ test("sqlite: a key's limits survive a restart, and a session's journal bytes ar
     await brain.close();
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("the server-wide defaults come from BRAIN_KEY_MAX_* (and the brain serve flags that set them); a bad value is a typed error", () => {
+  assert.equal(keyLimitsFromEnv({}), {});
+  assert.equal(
+    keyLimitsFromEnv({ BRAIN_KEY_MAX_SESSIONS: "10", BRAIN_KEY_MAX_CALLS_IN_FLIGHT: "4", BRAIN_KEY_MAX_STREAMS: "0", BRAIN_KEY_MAX_REQUESTS_PER_SECOND: "50", BRAIN_KEY_MAX_JOURNAL_BYTES: "1048576" }),
+    { sessions: 10, callsInFlight: 4, streams: 0, requestsPerSecond: 50, journalBytes: 1048576 },
+  );
+  for (const [name, value] of [["BRAIN_KEY_MAX_SESSIONS", "-1"], ["BRAIN_KEY_MAX_SESSIONS", "ten"], ["BRAIN_KEY_MAX_STREAMS", "1.5"], ["BRAIN_KEY_MAX_REQUESTS_PER_SECOND", "0"], ["BRAIN_KEY_MAX_JOURNAL_BYTES", "1e6"]] as const) {
+    try {
+      keyLimitsFromEnv({ [name]: value });
+      assert.unreachable(`${name}=${value} was taken`);
+    } catch (e) {
+      assert.ok(e instanceof BrainRuntimeError, String(e));
+      assert.is(e.code, "invalid_request");
+      assert.match(e.message, name);
+    }
+  }
+  assert.equal(parseServeArgs(["--key-max-sessions", "3", "--key-max-requests-per-second=9"]), { help: false, variables: { BRAIN_KEY_MAX_SESSIONS: "3", BRAIN_KEY_MAX_REQUESTS_PER_SECOND: "9" } });
 });
 
 test.run();

@@ -25,7 +25,7 @@ export type { BrainOptions, CloseOptions, CreateSessionOptions, ListSessionsOpti
 export { Session } from "./client/session.ts";
 export type { SendOptions, WaitOptions } from "./client/session.ts";
 export type { TurnAnswer, ToolFailure } from "./client/answers.ts";
-export { BrainError, ProtocolError, SdkError } from "./errors.ts";
+export { BrainError, LimitExceededError, ProtocolError, SdkError } from "./errors.ts";
 export { toOutcome } from "./outcome.ts";
 export type { Platform, WebSocketLike, PackageUpload } from "./platform.ts";
 // Packing an installed package for brainEnv({ runtime }); each SDK binds it to its file system.
