@@ -129,9 +129,12 @@ export async function handle(req: IncomingMessage, res: ServerResponse, deps: Ro
     }
     if (sub === "events" && method === "GET") {
       const follow = (req.headers.accept ?? "").includes("text/event-stream");
+      // Refused before the session is read or paged in: a key at its streams limit costs nothing more.
+      if (follow) deps.tenants.stream(ownerOf(principal), deps.streams.count(ownerOf(principal)));
       const state = await s.journal(id, { expand: parseExpand(url.searchParams.getAll("expand")), follow });
       const after = parseAfter(url.searchParams.get("after") ?? req.headers["last-event-id"]?.toString());
       if (follow) {
+        // Again: streams opened while the session was read count too (this check and the add are one tick).
         deps.tenants.stream(ownerOf(principal), deps.streams.count(ownerOf(principal)));
         // Last-Event-ID (a reconnecting EventSource) wins over ?after.
         const resume = req.headers["last-event-id"] !== undefined ? parseAfter(req.headers["last-event-id"].toString()) : after;
