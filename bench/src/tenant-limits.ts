@@ -4,6 +4,8 @@
 // POST …/messages with wait: true) is measured against the same round trip while the noisy key is
 // quiet, in alternating blocks of one run. Goal: within 2× of the idle server's.
 import { spawn } from "node:child_process";
+import { request } from "node:http";
+import type { ClientRequest } from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -38,7 +40,7 @@ export async function tenantLimits(cfg: BenchConfig, log: (s: string) => void): 
   const s: Section = { id: "15", title: `15. Tenant limits (one key at its limits, asking ${OFFERED_PER_SECOND} req/s from a child process; another key's user turn; SQLite)`, figures: [], notes: [] };
   const dataDir = mkdtempSync(join(tmpdir(), "brain-bench-limits-"));
   const brain = await startBrain({ dataDir, port: 0, token: TOKEN, models: {} });
-  const streams: AbortController[] = [];
+  const streams: ClientRequest[] = [];
   let noisyBrain: Brain | undefined;
   let child: ReturnType<typeof spawn> | undefined;
   try {
@@ -56,12 +58,19 @@ export async function tenantLimits(cfg: BenchConfig, log: (s: string) => void): 
     // Sessions: two more (four with the two above).
     const watched = await api(brain.url, noisy.key, "POST", "/v1/sessions", { model: { provider: "scripted", script: [] }, tools: [] });
     await api(brain.url, noisy.key, "POST", "/v1/sessions", { model: { provider: "scripted", script: [] }, tools: [] });
-    // Streams: two open SSE streams.
+    // Streams: two open SSE streams, read as they come (node:http: fetch's client may close a body
+    // nobody reads once it is collected, which would free the key's places).
     for (let i = 0; i < LIMITS.streams; i++) {
-      const c = new AbortController();
-      streams.push(c);
-      const res = await fetch(`${brain.url}/v1/sessions/${watched.id}/events`, { headers: { authorization: `Bearer ${noisy.key}`, accept: "text/event-stream" }, signal: c.signal });
-      if (res.status !== 200) throw new Error(`noisy stream ${i}: ${res.status}`);
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = request(`${brain.url}/v1/sessions/${watched.id}/events`, { headers: { authorization: `Bearer ${noisy.key}`, accept: "text/event-stream" } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on("error", reject);
+        streams.push(req);
+        req.end();
+      });
+      if (status !== 200) throw new Error(`noisy stream ${i}: ${status}`);
     }
     for (let t = 0; ; t++) {
       const view = await api(brain.url, noisy.key, "GET", `/v1/sessions/${calling.id}`);
@@ -144,7 +153,7 @@ export async function tenantLimits(cfg: BenchConfig, log: (s: string) => void): 
     );
   } finally {
     child?.kill();
-    for (const c of streams) c.abort();
+    for (const req of streams) req.destroy();
     await noisyBrain?.close();
     await brain.close();
     rmSync(dataDir, { recursive: true, force: true });
