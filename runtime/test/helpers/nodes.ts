@@ -52,7 +52,11 @@ export function startNode(database: string, token: string, env: Record<string, s
   child.stdout!.on("data", (d) => (out += d));
   child.stderr!.on("data", (d) => (out += d));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no listening line in 30 s: ${out}`)), 30000);
+    // A node that does not listen in time is killed, so a caller that tries again leaves no stray process.
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`no listening line in 30 s: ${out}`));
+    }, 30000);
     const onData = () => {
       const m = /brain listening on (http:\/\/\S+)/.exec(out);
       if (m) {

@@ -35,7 +35,15 @@ export async function startFleet(opts: { nodes: number; token: string; leaseMs: 
   const env = { BRAIN_LEASE_MS: String(opts.leaseMs), BRAIN_HOST_TIMEOUT_MS: "60000" };
   let generation = 0;
   const start = async (slot: Slot, nodeId: string, where: { database: string; dataDir?: string }) => {
-    const node = await startNode(where.database, opts.token, { ...env, BRAIN_NODE_ID: nodeId, ...(where.dataDir ? { BRAIN_DATA_DIR: where.dataDir } : {}) });
+    // A loaded machine can take a while to start a node from the sources: three tries.
+    let node: NodeProcess | undefined;
+    for (let attempt = 1; node === undefined; attempt++) {
+      try {
+        node = await startNode(where.database, opts.token, { ...env, BRAIN_NODE_ID: nodeId, ...(where.dataDir ? { BRAIN_DATA_DIR: where.dataDir } : {}) });
+      } catch (e) {
+        if (attempt >= 3) throw e;
+      }
+    }
     slot.node = node;
     slot.nodeId = nodeId;
     slot.past.push({ nodeId, node });
