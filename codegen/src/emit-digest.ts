@@ -60,5 +60,14 @@ export async function sha256Hex(data: string | Uint8Array): Promise<string> {
 export function contractDigest(c: DigestInput): Promise<string> {
   return sha256Hex(contractDigestText(c));
 }
+
+/**
+ * The digest an approval names (ToolCallStartedRecord \`approval.inputDigest\`): lowercase hex SHA-256
+ * of the UTF-8 bytes of the RFC 8785 canonical form of a call's input, as journaled. One digest for
+ * the runtime that asks and every client that decides, so a decision names exactly the input seen.
+ */
+export function inputDigest(input: unknown): Promise<string> {
+  return sha256Hex(canonicalJson(input));
+}
 `;
 }

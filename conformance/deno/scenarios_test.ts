@@ -7,15 +7,26 @@ import { catalogueFor } from "../subjects/catalogue-tools.ts";
 import { appliesTo, journalOf, loadScenarios } from "../src/scenario.ts";
 import { runScenario, hostContracts, waitDisconnected, type RunContext } from "../src/run.ts";
 import { RuntimeApi } from "../src/http.ts";
-import { DropProxy } from "../src/proxy.ts";
+import { FaultProxy } from "../src/proxy.ts";
+import { closed, registerAs } from "../src/faults.ts";
 import { serveRuntime, stopRuntime } from "../../scripts/deno-runtime.ts";
 
 const root = new URL("../../", import.meta.url);
+
+// The catalogue serves in this process: when a fault scenario stops it for good (4401, 4409), the
+// SDK ends a serving client with an unhandled rejection (a serving-only process exits with status 1).
+// Here the application is the test, which expects that and restarts the client.
+globalThis.addEventListener("unhandledrejection", (e) => {
+  const code = (e.reason as { code?: string } | undefined)?.code;
+  if (code === "unauthorized" || code === "replaced") e.preventDefault();
+});
 const token = crypto.randomUUID();
+/** As the Node runner (src/cli.ts): the silent-runtime scenario waits for this. */
+const HOST_TIMEOUT_MS = 3000;
 
 /** `brain serve` as a Node subprocess; resolves with its URL once it listens. */
 function serve(env: Record<string, string>): Promise<{ url: string; child: Deno.ChildProcess }> {
-  return serveRuntime({ BRAIN_TOKEN: token, BRAIN_MAX_EMITTED_BYTES: "100000", ...env });
+  return serveRuntime({ BRAIN_TOKEN: token, BRAIN_MAX_EMITTED_BYTES: "100000", BRAIN_HOST_TIMEOUT_MS: String(HOST_TIMEOUT_MS), ...env });
 }
 
 /**
@@ -29,7 +40,7 @@ async function startStage(journal: "memory" | "sqlite"): Promise<Stage> {
   const env = journal === "sqlite" ? { BRAIN_JOURNAL: "sqlite", BRAIN_DATA_DIR: dataDir } : { BRAIN_JOURNAL: "memory" };
   let runtime = await serve({ ...env, BRAIN_PORT: "0" });
   const port = new URL(runtime.url).port;
-  const proxy = new DropProxy(new URL(runtime.url));
+  const proxy = new FaultProxy(new URL(runtime.url));
   const proxyUrl = await proxy.start();
   const api = new RuntimeApi(runtime.url, token);
   const host = { id: `deno-${crypto.randomUUID()}`, secret: crypto.randomUUID() };
@@ -40,9 +51,14 @@ async function startStage(journal: "memory" | "sqlite"): Promise<Stage> {
   };
   let brain = await serveCatalogue();
   const info = await hostContracts(api, host.id, 10_000);
+  const contracts = new Map(info.tools.map((t: ToolContract) => [t.name, t]));
   const ctx: RunContext = {
-    api, proxy,
-    contracts: new Map(info.tools.map((t: ToolContract) => [t.name, t])),
+    api, proxy, contracts,
+    hostTimeoutMs: HOST_TIMEOUT_MS,
+    replaceHost: async () => {
+      const ws = await registerAs(runtime.url, token, host.id, host.secret, [...contracts.values()]);
+      return () => closed(ws);
+    },
     place: (contract) => ({ contract, options: {}, placement: { kind: "host", hostId: host.id } }),
     reconnected: async () => { await new Promise((r) => setTimeout(r, 50)); await hostContracts(api, host.id, 10_000); },
     // In-process, a restarted application is a new Brain client with the same host identity. The
@@ -84,6 +100,9 @@ const url = (await stageFor("memory")).ctx.api.url;
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 for (const scenario of loadScenarios(new URL("conformance/scenarios", root).pathname)) {
+  // The hanging upgrade waits registerTimeoutMs (10 s): left to brain-conformance, as in the Node
+  // suite (not registered at all: an ignored test counts as a skip, which fails under CI).
+  if (scenario.name === "fault-upgrade-hangs") continue;
   Deno.test({ name: scenario.name, ignore: !appliesTo(scenario, "host"), ...opts }, async () => {
     const result = await runScenario((await stageFor(journalOf(scenario))).ctx, scenario);
     if (!result.pass) throw new Error(`${scenario.name}: ${result.detail}`);

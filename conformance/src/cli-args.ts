@@ -11,6 +11,7 @@ const OPTIONS: readonly Option[] = [
   { flag: "--report", value: "<file.json>", help: "also write the results as JSON (contract/conformance-report.schema.json)" },
   { flag: "--expected-failures", value: "<file.json>", help: "a JSON array of scenario names your binding is known to fail; a listed one that passes fails the run (stale)" },
   { flag: "--scenarios", value: "<dir>", help: "another scenario folder (default: the package's scenarios/)" },
+  { flag: "--tools", value: "<a,b,…>", help: "the catalogue tools your subject implements, for a component or HTTP tools (they advertise nothing); scenarios needing others are n/a (default: all)" },
   { flag: "--connect-timeout", value: "<ms>", help: "time for the subject to register (or listen) after each start (default 20000)" },
   { flag: "--scenario-timeout", value: "<ms>", help: "time per scenario (default 15000)" },
   { flag: "--max-emitted-bytes", value: "<n>", help: "the runtime's emission budget per activation (default 100000)" },
@@ -25,16 +26,24 @@ export class UsageError extends Error {
 }
 
 /** The options given, by flag without its dashes (`subject`, `scenario-timeout`, ...). */
-export type ConformanceArgs = { help: true } | { help: false; values: Record<string, string> & { subject: string } };
+export type ConformanceArgs =
+  | { help: true; list?: undefined }
+  | { help: false; list: true; values: Record<string, string> }
+  | { help: false; list?: undefined; values: Record<string, string> & { subject: string } };
 
 const BY_FLAG = new Map(OPTIONS.map((o) => [o.flag, o]));
 
 /** Parses `--flag value` / `--flag=value`; an unknown flag, a missing value or no --subject is a UsageError. */
 export function parseConformanceArgs(args: readonly string[]): ConformanceArgs {
   const values: Record<string, string> = {};
+  let list = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (arg === "--help" || arg === "-h") return { help: true };
+    if (arg === "--list") {
+      list = true;
+      continue;
+    }
     const eq = arg.indexOf("=");
     const name = arg.startsWith("--") && eq > 0 ? arg.slice(0, eq) : arg;
     const option = BY_FLAG.get(name);
@@ -46,6 +55,7 @@ export function parseConformanceArgs(args: readonly string[]): ConformanceArgs {
     if (value === undefined || value === "") throw new UsageError(`${name} needs a value: ${name} ${option.value}`);
     values[name.slice(2)] = value;
   }
+  if (list) return { help: false, list: true, values };
   if (values.subject === undefined) throw new UsageError("--subject is required, e.g. brain-conformance --subject node (brain-conformance --help lists the subjects)");
   return { help: false, values: values as Record<string, string> & { subject: string } };
 }
@@ -63,6 +73,7 @@ stderr) follows the table.
 
 Options:
 ${OPTIONS.map((o, i) => `  ${left[i]!.padEnd(width)}  ${o.help}`).join("\n")}
+  ${"--list".padEnd(width)}  print the capabilities (required or optional, with their tools) and each scenario's, then exit
   ${"-h, --help".padEnd(width)}  this help
 
 Exit codes: 0 every scenario passed, 1 a scenario failed, 2 a usage error or a bad scenario file.

@@ -5,7 +5,7 @@
  *
  * @module @aexhq/brain-conformance
  */
-import { readFileSync, writeFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { readFileSync, writeFileSync, existsSync, mkdtempSync, rmSync, accessSync, constants } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,18 +14,28 @@ import { CONFORMANCE_REPORT_SCHEMA } from "@aexhq/brain-protocol";
 import type { ToolContract, PlacedTool } from "@aexhq/brain-protocol";
 import { appliesTo, journalOf, loadScenarios, matches, type Scenario, type SubjectKind } from "./scenario.ts";
 import { RuntimeApi } from "./http.ts";
-import { DropProxy } from "./proxy.ts";
+import { FaultProxy } from "./proxy.ts";
+import { closed, registerAs } from "./faults.ts";
 import { parseSubject, startSubject, packageRoot, repoRoot, HTTP_PORT_ENV, type SubjectSpec, type RunningSubject } from "./subject.ts";
 import { hostContracts, runScenario, waitDisconnected, type RunContext, type ScenarioResult } from "./run.ts";
 import { componentContracts, componentPlacement, uploadComponent } from "./component-subject.ts";
 import { freePort, httpContracts, waitListening } from "./http-subject.ts";
 import { packagedCatalogue, packagedPlacement, uploadPackaged } from "./packaged-subject.ts";
 import { UsageError, conformanceHelp, parseConformanceArgs } from "./cli-args.ts";
+import { lackingTools, listing } from "./capabilities.ts";
+import { readCatalogueDocument } from "./catalogue-document.ts";
 
 /** `runConformance` options: the subject (as `--subject` takes it) and the CLI's other options. */
 export interface ConformanceOptions {
   subject: string;
   only?: string;
+  /**
+   * The catalogue tools the subject implements, for subjects that advertise nothing (a component,
+   * HTTP tools); default every tool of its kind. Scenarios needing another are n/a (CATALOGUE.md).
+   */
+  tools?: string[];
+  /** Scenario names left out altogether (the root `npm test` leaves out the slowest fault scenario). */
+  exclude?: string[];
   /** Default: the package's scenarios/ folder. */
   scenariosDir?: string;
   report?: string;
@@ -51,6 +61,11 @@ export interface ConformanceReport {
   subjectOutput?: string[];
 }
 
+/** The runner's runtime's BRAIN_HOST_TIMEOUT_MS: `registered.hostTimeoutMs`, which the liveness scenario checks against. */
+const HOST_TIMEOUT_MS = 3000;
+
+const CATALOGUE_TOOLS = new Set(readCatalogueDocument().tools.map((t) => t.name));
+
 /** How much of a subject's output the terminal report shows. */
 const OUTPUT_TAIL_LINES = 40;
 
@@ -66,8 +81,18 @@ interface Stage { ctx: RunContext; close(): Promise<void>; connectError?: string
 export async function runConformance(opts: ConformanceOptions): Promise<ConformanceReport> {
   const log = opts.log ?? ((line: string) => console.log(line));
   const spec = parseSubject(opts.subject);
+  // A usage error before any scenario: a component file that cannot be read, an unknown --tools name.
+  if (spec.kind === "component") {
+    try {
+      accessSync(resolve(spec.argv[0]!), constants.R_OK);
+    } catch (e) {
+      throw new Error(`the component file ${resolve(spec.argv[0]!)} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): give the path of a built .wasm component`);
+    }
+  }
+  const unknownTool = opts.tools?.find((t) => !CATALOGUE_TOOLS.has(t));
+  if (unknownTool !== undefined) throw new Error(`--tools: ${unknownTool} is not a catalogue tool (CATALOGUE.md lists them)`);
   const kind: SubjectKind = spec.kind === "component" ? "component" : spec.kind === "http" ? "http" : spec.kind === "packaged" ? "managed" : "host";
-  const selected = loadScenarios(opts.scenariosDir ?? join(packageRoot, "scenarios")).filter((s) => matches(opts.only, s.name));
+  const selected = loadScenarios(opts.scenariosDir ?? join(packageRoot, "scenarios")).filter((s) => matches(opts.only, s.name) && !opts.exclude?.includes(s.name));
   const byName = new Map<string, ScenarioResult>();
   for (const s of selected.filter((s) => !appliesTo(s, kind))) {
     byName.set(s.name, { name: s.name, pass: true, na: true, detail: `n/a for ${kind} subjects`, ms: 0 });
@@ -81,7 +106,13 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
     try {
       for (const s of scenarios) {
         let result: ScenarioResult;
+        const lacking = stage.connectError === undefined ? lackingTools(s, new Set(stage.ctx.contracts.keys()), kind) : undefined;
         if (stage.connectError !== undefined) result = { name: s.name, pass: false, detail: stage.connectError, ms: 0 };
+        else if (lacking !== undefined) {
+          // A required tool the runtime refused to register (digest_mismatch) says so.
+          const refused = !lacking.pass && stage.ctx.proxy.errors.length > 0 ? `; the runtime answered the subject: ${stage.ctx.proxy.errors.join("; ")}` : "";
+          result = { ...lacking, ...(refused ? { detail: `${lacking.detail}${refused}` } : {}) };
+        }
         else {
           try {
             result = await runScenario(stage.ctx, s);
@@ -119,12 +150,13 @@ async function startStage(spec: SubjectSpec, journal: "memory" | "sqlite", opts:
   // An HTTP subject's port is chosen first: the runtime must allow its origin from the start.
   const httpPort = spec.kind === "http" ? await freePort() : undefined;
   const httpOrigin = `http://127.0.0.1:${httpPort}`;
-  const brainOptions = { dataDir, maxEmittedBytes: opts.maxEmittedBytes ?? 100_000, ...(httpPort === undefined ? {} : { httpToolOrigins: [httpOrigin] }) };
+  // A host timeout shorter than the default 6 s keeps the silent-runtime scenario short.
+  const brainOptions = { dataDir, maxEmittedBytes: opts.maxEmittedBytes ?? 100_000, hostTimeoutMs: HOST_TIMEOUT_MS, ...(httpPort === undefined ? {} : { httpToolOrigins: [httpOrigin] }) };
   let brain: Brain = await startBrain({ ...brainOptions, port: 0 });
   const port = Number(new URL(brain.url).port);
   const token = brain.token;
   const api = new RuntimeApi(brain.url, token);
-  const proxy = new DropProxy(new URL(brain.url));
+  const proxy = new FaultProxy(new URL(brain.url));
   const proxyUrl = await proxy.start();
   let subject: RunningSubject | undefined;
   let connectError: string | undefined;
@@ -178,14 +210,25 @@ async function startStage(spec: SubjectSpec, journal: "memory" | "sqlite", opts:
       ]);
       contracts = new Map(info.tools.map((t) => [t.name, t]));
     } catch (e) {
-      connectError = `${(e as Error).message}\n--- subject output ---\n${tail(started.output())}`;
+      // What the runtime answered it (a refused register: digest_mismatch, unauthorized) comes first.
+      const refused = proxy.errors.length > 0 ? `; the runtime answered it: ${proxy.errors.join("; ")}` : "";
+      connectError = `${(e as Error).message}${refused}\n--- subject output ---\n${tail(started.output())}`;
     }
     place = (contract) => ({ contract, options: {}, placement: { kind: "host", hostId: started.hostId } });
   }
 
+  // A subject that implements part of the catalogue (`--tools`): scenarios needing the rest are n/a.
+  if (opts.tools !== undefined) contracts = new Map([...contracts].filter(([name]) => opts.tools!.includes(name)));
   const hostOnly = (what: string) => async () => { throw new Error(`${what} needs a host subject`); };
   const ctx: RunContext = {
     api, proxy, contracts, place,
+    hostTimeoutMs: HOST_TIMEOUT_MS,
+    replaceHost: subject && spec.kind !== "http"
+      ? async () => {
+          const ws = await registerAs(brain.url, token, subject!.identity.hostId, subject!.identity.secret, [...contracts.values()]);
+          return () => closed(ws);
+        }
+      : hostOnly("replace_host"),
     timeoutMs: opts.scenarioTimeoutMs ?? 15_000,
     reconnected: subject && spec.kind !== "http"
       ? async () => { await new Promise((r) => setTimeout(r, 50)); await hostContracts(api, subject!.hostId, connectTimeoutMs); }
@@ -282,6 +325,15 @@ export async function main(args: string[]): Promise<number> {
     console.log(conformanceHelp());
     return 0;
   }
+  if (parsed.list) {
+    try {
+      console.log(listing(loadScenarios(parsed.values.scenarios ? resolve(parsed.values.scenarios) : join(packageRoot, "scenarios"))));
+      return 0;
+    } catch (e) {
+      console.error(`brain-conformance: ${(e as Error).message}`);
+      return 2;
+    }
+  }
   const value = (name: string): string | undefined => parsed.values[name];
   let report: ConformanceReport;
   try {
@@ -294,7 +346,8 @@ export async function main(args: string[]): Promise<number> {
       maxEmittedBytes: positiveInteger("--max-emitted-bytes", value("max-emitted-bytes")),
     };
     const set = Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined));
-    report = await runConformance({ subject: parsed.values.subject, only: value("only"), expectedFailures, log: () => {}, ...set, ...(scenariosDir ? { scenariosDir: resolve(scenariosDir) } : {}) });
+    const tools = value("tools")?.split(",").map((t) => t.trim()).filter(Boolean);
+    report = await runConformance({ subject: parsed.values.subject, only: value("only"), expectedFailures, log: () => {}, ...set, ...(tools ? { tools } : {}), ...(scenariosDir ? { scenariosDir: resolve(scenariosDir) } : {}) });
   } catch (e) {
     // A bad scenario file or subject argument: a usage error, not a failing subject.
     console.error(`brain-conformance: ${(e as Error).message}`);

@@ -5,7 +5,7 @@ import type { Scenario, SubjectKind } from "@aexhq/brain-protocol";
 
 // The format is contract/conformance-scenario.schema.json; codegen compiles it into the
 // `Scenario` type and the `scenarioIssues` validator of @aexhq/brain-protocol.
-export type { Scenario, ExpectedCall, ExpectedError, Action as ScenarioAction, RecordType, SubjectKind, CatalogueVariant } from "@aexhq/brain-protocol";
+export type { Scenario, ExpectedCall, ExpectedError, Action as ScenarioAction, Fault as ScenarioFault, RecordType, SubjectKind, CatalogueVariant } from "@aexhq/brain-protocol";
 
 /** A scenario file the runner refuses: names the file and the JSON path of the first problem. */
 export class ScenarioFileError extends Error {
@@ -24,8 +24,19 @@ export function scenarioProblems(file: string, value: unknown): { path: string; 
   if (found.length) return found;
   const s = value as Scenario;
   if (`${s.name}.json` !== file) return [{ path: "/name", message: `must match the file name (${file})` }];
+  const hostOnly = s.subjectKinds !== undefined && s.subjectKinds.every((k) => k === "host");
+  const FAULT_ACTIONS = ["stall_connection", "hang_upgrade", "close_unauthorized", "replace_host"];
+  if (s.faults !== undefined && !hostOnly) return [{ path: "/faults", message: 'faults need "subjectKinds": ["host"] (only a host subject talks to the runner\'s proxy)' }];
+  for (const [i, name] of (s.approval ?? []).entries()) {
+    if (!toolsOf(s).includes(name)) return [{ path: `/approval/${i}`, message: `the script never calls ${name}` }];
+  }
   for (const [i, a] of (s.actions ?? []).entries()) {
+    if (FAULT_ACTIONS.includes(a.do) && !hostOnly) return [{ path: `/actions/${i}/do`, message: `${a.do} needs "subjectKinds": ["host"]` }];
     if (a.variant !== undefined && a.do !== "restart_subject") return [{ path: `/actions/${i}/variant`, message: "only restart_subject takes a variant" }];
+    if (a.reason !== undefined && a.do !== "approve_call" && a.do !== "deny_call") return [{ path: `/actions/${i}/reason`, message: "only approve_call and deny_call take a reason" }];
+    if ((a.do === "approve_call" || a.do === "deny_call") && (a.when !== "tool.call_started" || (s.approval ?? []).length === 0)) {
+      return [{ path: `/actions/${i}/when`, message: `${a.do} decides the call a tool.call_started of a tool in the scenario's "approval" starts: give "when": "tool.call_started" and list the tool in "approval"` }];
+    }
     if (a.do === "restart_runtime" && s.runtime?.journal !== "sqlite") {
       return [{ path: `/actions/${i}/do`, message: 'restart_runtime needs "runtime": {"journal": "sqlite"} (an in-memory journal does not survive a restart)' }];
     }

@@ -10,6 +10,20 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     signal?.addEventListener("abort", () => { clearTimeout(timer); resolve(); }, { once: true });
   });
 
+/**
+ * The `digest_edges` input schema: what a JSON serializer that is not RFC 8785 gets wrong. Keys that
+ * sort differently by UTF-16 code units and by code points ("😀" before "\ufffd"), non-ASCII and
+ * U+2028 left literal, control characters escaped, numbers written as ECMAScript writes them (1e21 →
+ * 1e+21, 1e-7, 0.000001, 100000000000000000000), nested key order.
+ */
+const digestEdgeInput = z.object({
+  "\ufffd": z.string().optional().describe("replacement character \u2028 line separator é ü 😀 \u0007 bell \t tab \"quote\" \\ back"),
+  "😀": z.number().min(1e-7).max(1e21).optional(),
+  "é": z.number().multipleOf(0.000001).optional(),
+  "Z": z.number().max(100000000000000000000).optional(),
+  a: z.object({ z: z.boolean().optional(), b: z.literal(-0.5).optional() }).optional(),
+});
+
 class NotPlainData { constructor(readonly x = 1) {} }
 
 /** One ctx.environments operation for the `environments` tool (the contract's EnvironmentRequest, loosely). */
@@ -69,6 +83,8 @@ export const catalogue = [
     input: z.object({ code: z.string(), message: z.string(), retryable: z.boolean().optional(), details: z.json().optional() }),
     run: async (e, ctx) => ctx.finish({ status: "error", error: e }),
   }),
+  // Schema text that only an RFC 8785 digest gets right (see digestEdgeInput): registering it is the test.
+  tool({ name: "digest_edges", description: "Finish with the input; its input schema holds the digest's edge cases.", input: digestEdgeInput, run: async (input, ctx) => ctx.finish(input) }),
   tool({ name: "throw", description: "Throw.", input: z.object({ message: z.string() }), run: async ({ message }) => { throw new Error(message); } }),
   tool({ name: "reserved_data", description: "Business data with a reserved status inside ok.", input: z.object({}), run: async (_, ctx) => ctx.finish({ status: "ok", value: { status: "error", note: "business data" } }) }),
   tool({ name: "other_status", description: "A non-reserved status is data.", input: z.object({}), run: async (_, ctx) => ctx.finish({ status: "done", count: 2 }) }),

@@ -39,19 +39,22 @@ export class BrainRuntimeError extends Error {
   readonly details: unknown;
   /** Whether retrying may help (a provider's 429 or 5xx); Brain itself never retries. */
   readonly retryable: boolean | undefined;
-  constructor(code: ErrorCode, message: string, details?: unknown, retryable?: boolean, options?: { cause?: unknown }) {
+  /** A refusal about a call that means the call is over (ErrorInfo.final: a lost lease's `conflict`). */
+  readonly final: boolean | undefined;
+  constructor(code: ErrorCode, message: string, details?: unknown, retryable?: boolean, options?: { cause?: unknown; final?: boolean }) {
     super(message, options);
     this.name = "BrainRuntimeError";
     this.code = code;
     this.details = details;
     this.retryable = retryable;
+    this.final = options?.final;
   }
   /**
    * The error an ErrorInfo from elsewhere describes (an Environment's refusal, a peer node's answer).
    * A code the contract does not list is a bug where it was made: it becomes `internal`, naming it.
    */
   static of(info: ErrorInfo | RuntimeErrorInfo, cause?: unknown): BrainRuntimeError {
-    if (isErrorCode(info.code)) return new BrainRuntimeError(info.code, info.message, info.details, info.retryable, { cause });
+    if (isErrorCode(info.code)) return new BrainRuntimeError(info.code, info.message, info.details, info.retryable, { cause, final: info.final });
     return new BrainRuntimeError("internal", `${info.message} (code ${JSON.stringify(info.code)} is not one of Brain's error codes)`, info.details, info.retryable, { cause });
   }
 
@@ -61,6 +64,7 @@ export class BrainRuntimeError extends Error {
   toInfo(): ErrorInfo {
     const info: ErrorInfo = { code: this.code, message: this.message };
     if (this.retryable !== undefined) info.retryable = this.retryable;
+    if (this.final === true) info.final = true;
     if (this.details !== undefined) info.details = this.details as ErrorInfo["details"];
     return info;
   }
@@ -68,14 +72,14 @@ export class BrainRuntimeError extends Error {
 
 /** A host frame (or Environment call) that was not committed; the host gets `rejected` with this error. */
 export class CallRejectedError extends BrainRuntimeError {
-  constructor(code: ErrorCode, message: string, details?: unknown, retryable?: boolean, options?: { cause?: unknown }) {
+  constructor(code: ErrorCode, message: string, details?: unknown, retryable?: boolean, options?: { cause?: unknown; final?: boolean }) {
     super(code, message, details, retryable, options);
     this.name = "CallRejectedError";
   }
 
   static override of(info: ErrorInfo | RuntimeErrorInfo, cause?: unknown): CallRejectedError {
     const e = BrainRuntimeError.of(info, cause);
-    return new CallRejectedError(e.code, e.message, e.details, e.retryable, { cause });
+    return new CallRejectedError(e.code, e.message, e.details, e.retryable, { cause, final: e.final });
   }
 }
 

@@ -367,6 +367,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
         authenticate: (credential) => keys.authenticate(credential) ?? hostTokens.get(credential),
         redactor,
         hostTimeoutMs: opts.hostTimeoutMs,
+        leaseMs,
         registry,
         dispatcher,
         bindingOf: (hostId) => hostBindings.get(hostId),

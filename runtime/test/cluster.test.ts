@@ -371,6 +371,44 @@ test("SIGKILL the owner: after the lease a survivor ends its open call unknown e
   await host.close();
 });
 
+test("SIGKILL the owner while a call awaits approval: the survivor keeps it waiting (no unknown, no interrupted turn); approved there, it is dispatched once and the turn completes", async () => {
+  const { a, b } = await twoNodes();
+  let host = await TestHost.register(as(a), [echo], { hostId: "host-approval", secret: "host-approval-secret-0001" });
+  const r = await api(as(a), "POST", "/v1/sessions", {
+    model: { provider: "scripted", script: [{ toolCalls: [{ name: "echo", input: { n: 7 }, deadlineMs: 120_000 }] }, { text: "approved after failover" }] },
+    tools: [{ ...placed(echo, host.hostId), approval: "always" }],
+  });
+  assert.is(r.status, 201, JSON.stringify(r.body));
+  const id = r.body.id as string;
+  assert.is((await api(as(a), "POST", `/v1/sessions/${id}/messages`, { text: "go" })).status, 202);
+  const started = ofType(await waitFor(as(a), id, (x) => x.type === "tool.call_started"), "tool.call_started")[0]!;
+  await kill9(a.child);
+  await host.closed;
+  host = await TestHost.register(as(b), [echo], { hostId: "host-approval", secret: "host-approval-secret-0001" });
+  // Asked through the survivor, the session is taken over once A's lease ran out; the call still waits.
+  const until = Date.now() + LEASE_MS * 10;
+  let view: { pendingApprovals?: string[]; status?: string } = {};
+  while (Date.now() < until && !(view.pendingApprovals ?? []).includes(started.data.callId)) {
+    view = (await api(as(b), "GET", `/v1/sessions/${id}`)).body;
+    await sleep(100);
+  }
+  assert.equal(view.pendingApprovals, [started.data.callId]);
+  assert.is(view.status, "running", "its turn goes on on the survivor");
+  const decided = await api(as(b), "POST", `/v1/sessions/${id}/calls/${started.sequence}/approval`, { decision: "approve", inputDigest: started.data.approval!.inputDigest });
+  assert.is(decided.status, 200, JSON.stringify(decided.body));
+  const invoke = await host.invoke();
+  assert.is(invoke.callId, started.data.callId);
+  assert.is((await host.request({ type: "finish", callId: invoke.callId, outcome: { status: "ok", value: { n: 7 } } })).type, "committed");
+  const all = await waitFor(as(b), id, (x) => x.type === "turn.completed");
+  assertJournal(all);
+  assert.is(ofType(all, "turn.failed").length, 0, "not interrupted");
+  assert.equal(ofType(all, "tool.finished").map((f) => f.data.status), ["ok"]);
+  assert.is(ofType(all, "turn.completed")[0]!.data.text, "approved after failover");
+  await sleep(50);
+  assert.is(host.frames.filter((f) => f.type === "invoke").length, 0, "dispatched once");
+  await host.close();
+});
+
 test("SIGSTOP the owner past its lease: the survivor takes over; resumed, the old owner cannot write a single record", async () => {
   const { db, a, b } = await twoNodes();
   const host = await TestHost.register(as(a), [echo], { hostId: "host-s", secret: "host-s-secret-0001" });

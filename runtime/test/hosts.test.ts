@@ -37,7 +37,7 @@ test("register answers registered with the host's digests", async () => {
   const host = await track(await TestHost.connect(brain.url));
   const reply = await host.registerTools(brain.token, [echo]);
   assert.ok(validate.RegisteredFrame.Check(reply));
-  assert.equal(reply, { type: "registered", ref: 1, hostId: host.hostId, digests: [echo.digest] });
+  assert.equal(reply, { type: "registered", ref: 1, hostId: host.hostId, digests: [echo.digest], hostTimeoutMs: LIMITS.defaultHostTimeoutMs, leaseMs: LIMITS.defaultLeaseMs });
   // A second register on the same connection adds tools (union by digest).
   const more = contract("more");
   const again = await host.registerTools(brain.token, [more, echo]);

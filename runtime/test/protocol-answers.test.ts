@@ -75,11 +75,16 @@ async function send(host: TestHost, frame: Record<string, unknown>): Promise<Run
   return host.next((f) => "ref" in f && f.ref === ref);
 }
 
-/** Records the answer as observed after checking it is the expected one. */
-function expectAnswer(frameType: string, answer: RuntimeToHostFrame, type: string, code?: string, documentedCode = code): void {
-  const got = answer as { type: string; error?: { code: string } };
+/**
+ * Records the answer as observed after checking it is the expected one. `final` (ErrorInfo.final)
+ * is checked on every refusal: `true` for `call_finished` and where the caller says the call is
+ * over, absent everywhere else (the call goes on).
+ */
+function expectAnswer(frameType: string, answer: RuntimeToHostFrame, type: string, code?: string, documentedCode = code, final = code === "call_finished"): void {
+  const got = answer as { type: string; error?: { code: string; final?: boolean } };
   assert.is(got.type, type, `${frameType}: ${JSON.stringify(answer)}`);
   assert.is(got.error?.code, code, `${frameType}: ${JSON.stringify(answer)}`);
+  if (got.error !== undefined && type !== "error") assert.is(got.error.final, final ? true : undefined, `${frameType}: final: ${JSON.stringify(answer)}`);
   observed.add(`${frameType} ${type}${documentedCode ? ` ${documentedCode}` : ""}`);
 }
 /** What a call-scoped frame's answer type is: model_request is answered model_result, environment_request environment_result, the rest committed/rejected. */
@@ -140,7 +145,7 @@ for (const t of ["emit", "emit_result", "returned", "finish"] as const) {
 for (const t of ["emit_result", "finish"] as const) {
   test(`${t} with a value that is not an envelope ({"value":1}): rejected invalid_output, and the call ends`, async () => {
     const { host, callId, sessionId } = await openCall(brain);
-    expectAnswer(t, await send(host, { ...FRAME[t](callId), outcome: { value: 1 } }), "rejected", "invalid_output");
+    expectAnswer(t, await send(host, { ...FRAME[t](callId), outcome: { value: 1 } }), "rejected", "invalid_output", "invalid_output", true);
     const journal = await waitFor(brain, sessionId, (r) => r.type === "tool.finished");
     const finished = journal.find((r) => r.type === "tool.finished")!.data as { status: string; error?: { code: string } };
     assert.equal([finished.status, finished.error?.code], ["error", "invalid_output"]);
@@ -156,7 +161,7 @@ test("emit_result with a non-success outcome ends the call; a later emit_result 
   expectAnswer("finish", await send(host, FRAME.finish(callId)), "rejected", "call_finished");
 });
 
-test("returned twice: rejected conflict", async () => {
+test("returned twice: rejected conflict without final (the call goes on)", async () => {
   const { host, callId } = await openCall(brain);
   expectAnswer("returned", await send(host, FRAME.returned(callId)), "committed");
   expectAnswer("returned", await send(host, FRAME.returned(callId)), "rejected", "conflict");
@@ -167,7 +172,7 @@ for (const t of ["emit", "emit_result", "finish"] as const) {
     const { host, callId, sessionId } = await openCall(budgetBrain);
     const big = "x".repeat(200);
     const frame = t === "emit" ? { ...FRAME.emit(callId), data: big } : { ...FRAME[t](callId), outcome: { status: "ok", value: big } };
-    expectAnswer(t, await send(host, frame), "rejected", "budget_exceeded");
+    expectAnswer(t, await send(host, frame), "rejected", "budget_exceeded", "budget_exceeded", true);
     const journal = await waitFor(budgetBrain, sessionId, (r) => r.type === "tool.finished");
     const finished = journal.filter((r) => r.type === "tool.finished");
     assert.is(finished.length, 1);
@@ -242,6 +247,8 @@ test("register: registered, listing every digest the host id ever registered", a
   const answer = await send(again, registerFrame(again, { tools: [other] }));
   expectAnswer("register", answer, "registered");
   assert.equal([...(answer as { digests: string[] }).digests].sort(), [tool.digest, other.digest].sort());
+  // The two timings a host sizes its own clocks by (liveness, the resend window): this runtime's defaults.
+  assert.equal([(answer as { hostTimeoutMs: number }).hostTimeoutMs, (answer as { leaseMs: number }).leaseMs], [LIMITS.defaultHostTimeoutMs, LIMITS.defaultLeaseMs]);
 });
 
 test("register with a wrong digest: error digest_mismatch naming the tool and the expected digest; nothing registered; the connection stays", async () => {
@@ -360,7 +367,7 @@ async function relayedCall(a: NodeProcess, host: TestHost): Promise<{ callId: st
 const lastSequence = async (db: string, sessionId: string) => Number((await sql(db, "SELECT max(sequence) AS n FROM journal WHERE session_id = $1", [sessionId]))[0].n);
 const RELAYED = ["emit", "emit_result", "returned", "finish", "model_request"] as const;
 
-test("several nodes: a frame relayed to an owner that lost the session's lease: rejected conflict (model_result conflict), nothing journaled", async () => {
+test("several nodes: a frame relayed to an owner that lost the session's lease: rejected conflict with final: true (model_result conflict), nothing journaled", async () => {
   const { db, a, b } = await nodes();
   const host = track(await TestHost.register(operator(b), [tool]));
   const calls = new Map<string, { callId: string; sessionId: string }>();
@@ -368,7 +375,8 @@ test("several nodes: a frame relayed to an owner that lost the session's lease: 
   // The same on a host connected to A itself (no relay).
   const direct = track(await TestHost.register(operator(a), [tool]));
   const local = await relayedCall(a, direct);
-  const sessions = [...calls.values(), local].map((c) => c.sessionId);
+  const localEnv = await relayedCall(a, direct);
+  const sessions = [...calls.values(), local, localEnv].map((c) => c.sessionId);
   const before = new Map<string, number>();
   for (const id of sessions) before.set(id, await lastSequence(db, id));
   // Another node took the sessions over (as after A was paused past its lease: a SIGSTOP would make
@@ -378,7 +386,8 @@ test("several nodes: a frame relayed to an owner that lost the session's lease: 
   await sql(db, "UPDATE leases SET owner = 'node-elsewhere', token = token + 1 WHERE session_id = ANY($1)", [sessions]);
   const conflict = async (h: TestHost, t: (typeof RELAYED)[number], callId: string) => {
     const answer = await send(h, FRAME[t](callId));
-    expectAnswer(t, answer, refused(t), "conflict");
+    // final: the call is over, which tells this conflict from the one of a second `returned`.
+    expectAnswer(t, answer, refused(t), "conflict", "conflict", true);
     assert.is((answer as { error: { retryable?: boolean } }).error.retryable, undefined, `${t}: not retryable`);
   };
   for (const t of RELAYED) {
@@ -389,6 +398,9 @@ test("several nodes: a frame relayed to an owner that lost the session's lease: 
     expectAnswer("emit", await send(host, FRAME.emit(callId)), "rejected", "call_finished");
   }
   await conflict(direct, "emit", local.callId);
+  // Environment control too: its conflict is final, unlike a binding name conflict (which has no final).
+  const envAnswer = await send(direct, FRAME.environment_request(localEnv.callId));
+  expectAnswer("environment_request", envAnswer, "environment_result", "conflict", "conflict", true);
   expectAnswer("emit", await send(direct, FRAME.emit(local.callId)), "rejected", "call_finished");
   assert.is(await lastSequence(db, local.sessionId), before.get(local.sessionId), "direct: nothing journaled");
 });

@@ -11,7 +11,7 @@ import { chromium } from "playwright-core";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import type { InvokeFrame, Session } from "@aexhq/brain-protocol";
 import { startBrain } from "../src/index.ts";
-import { api, createSession, records, waitFor } from "./helpers/brain.ts";
+import { api, createSession, finishedOf, records, waitFor } from "./helpers/brain.ts";
 import type { Brain } from "./helpers/brain.ts";
 import { contract, placed } from "./helpers/contract.ts";
 import { TestHost } from "./helpers/host.ts";
@@ -433,6 +433,228 @@ test("a session of 10,000 records renders its first screen in under a second, me
   await page.keyboard.press("End");
   await page.waitForSelector('[data-kind="turnEnd"]:has-text("All looked up.")');
   console.log(`ui: first screen of ${view.body.lastSequence} records at ${firstScreen.at.toFixed(0)} ms`);
+});
+
+/** A tool placed so that its calls wait for approval. */
+const gated = (c: ReturnType<typeof contract>, hostId: string) => ({ ...placed(c, hostId), approval: "always" as const });
+const transfer = contract("transfer", { type: "object", properties: { to: { type: "string" }, amount: { type: "number" } } });
+
+test("approve and deny from the page: the waiting calls are listed at the top of the session and across sessions; approve dispatches once, deny ends it approval_denied with the reason", async () => {
+  const host = await TestHost.register(brain, [transfer]);
+  hosts.push(host);
+  const session = await createSession(brain, [gated(transfer, host.hostId)], [
+    { toolCalls: [{ name: "transfer", input: { to: "acct-9", amount: 120 }, deadlineMs: 120_000 }, { name: "transfer", input: { to: "acct-666", amount: 99_000 }, deadlineMs: 120_000 }] },
+    { text: "One sent, one refused." },
+  ]);
+  await api(brain, "POST", `/v1/sessions/${session.id}/messages`, { text: "Pay both" });
+  const all = await waitFor(brain, session.id, (_r, all) => all.filter((x) => x.type === "tool.call_started").length === 2);
+  const [small, large] = all.filter((r) => r.type === "tool.call_started").map((r) => r.data.callId as string);
+
+  const page = await newPage();
+  await login(page, brain.token);
+  // Across sessions: the list says which sessions wait, and how many calls.
+  await page.waitForSelector(`#waiting [data-waiting="${session.id}"]`);
+  assert.match((await page.textContent(`#waiting [data-waiting="${session.id}"]`)) ?? "", "2 calls waiting");
+  assert.match((await page.textContent(`[data-approvals="${session.id}"]`)) ?? "", "2 waiting");
+  await page.screenshot({ path: join(ARTIFACTS, "sessions-list-waiting.png"), fullPage: true });
+  await page.click(`#waiting a[href="/ui/sessions/${session.id}"]`);
+  await page.waitForSelector(`#approvals [data-pending="${small}"]`);
+  assert.match((await page.textContent("#approvals")) ?? "", "2 calls waiting for approval");
+  assert.match((await page.textContent(`#approvals [data-pending="${large}"]`)) ?? "", "acct-666");
+  await rowOf(page, small).and(page.locator('[data-approval="pending"]')).waitFor();
+  assert.match((await rowOf(page, small).textContent()) ?? "", "awaiting approval");
+  await page.screenshot({ path: join(ARTIFACTS, "pending-approval-light.png") });
+  await page.click("#theme");
+  await page.screenshot({ path: join(ARTIFACTS, "pending-approval-dark.png") });
+  await page.click("#theme");
+  assert.is(host.frames.filter((f) => f.type === "invoke").length, 0, "nothing sent while they wait");
+
+  await page.fill(`#approvals [data-reason-for="${small}"]`, "expected payment");
+  await page.click(`#approvals [data-approve="${small}"]`);
+  const invoke = await host.invoke();
+  assert.is(invoke.callId, small);
+  await host.request({ type: "finish", callId: small, outcome: { status: "ok", value: { receipt: "r-1" } } });
+  await page.waitForSelector(`#approvals [data-pending="${small}"]`, { state: "detached" });
+  await page.fill(`#approvals [data-reason-for="${large}"]`, "far too large");
+  await page.click(`#approvals [data-deny="${large}"]`);
+  await rowOf(page, large).and(page.locator('[data-status="error"]')).waitFor();
+  await page.waitForSelector('[data-kind="turnEnd"]:has-text("One sent, one refused.")');
+  assert.ok(await page.isHidden("#approvals"), "nothing waits any more");
+
+  const after = await records(brain, session.id);
+  const decided = after.filter((r) => r.type === "tool.approval_decided");
+  assert.equal(decided.map((r) => [r.data.callId, r.data.decision, r.data.reason, r.data.decidedBy]), [[small, "approve", "expected payment", { kind: "operator" }], [large, "deny", "far too large", { kind: "operator" }]]);
+  const denied = finishedOf(after, large)[0]!;
+  assert.is(denied.data.error?.code, "approval_denied");
+  assert.match(denied.data.error?.message ?? "", "far too large");
+  await new Promise((r) => setTimeout(r, 50));
+  assert.is(host.frames.filter((f) => f.type === "invoke").length, 0, "the approved call was sent once, the denied one never");
+  await rowOf(page, small).click();
+  const detail = (await page.textContent("#detail")) ?? "";
+  assert.match(detail, "Approved by the operator");
+  assert.match(detail, "Reason: expected payment");
+  await rowOf(page, large).click();
+  assert.match((await page.textContent("#detail")) ?? "", "Denied by the operator");
+  await page.screenshot({ path: join(ARTIFACTS, "timeline-denied.png") });
+});
+
+test("an action needs the login's anti-forgery token: the cookie alone, or another origin, cannot approve, cancel, message or delete", async () => {
+  const host = await TestHost.register(brain, [transfer]);
+  hosts.push(host);
+  const session = await createSession(brain, [gated(transfer, host.hostId)], [{ toolCalls: [{ name: "transfer", input: { to: "x", amount: 1 } }] }, { text: "done" }]);
+  await api(brain, "POST", `/v1/sessions/${session.id}/messages`, { text: "go" });
+  const started = (await waitFor(brain, session.id, (r) => r.type === "tool.call_started")).find((r) => r.type === "tool.call_started")!;
+  const digest = (started.data as { approval: { inputDigest: string } }).approval.inputDigest;
+  const page = await newPage();
+  await login(page, brain.token, `/ui/sessions/${session.id}`);
+  await page.waitForSelector(`#approvals [data-pending="${started.data.callId}"]`);
+  const approvalPath = `/v1/sessions/${session.id}/calls/${started.sequence}/approval`;
+  const attempts: Array<[string, string, unknown, Record<string, string>]> = [
+    ["POST", approvalPath, { decision: "approve", inputDigest: digest }, {}],
+    ["POST", approvalPath, { decision: "approve", inputDigest: digest }, { "x-brain-csrf": "guess" }],
+    ["POST", `/v1/sessions/${session.id}/cancel`, {}, {}],
+    ["POST", `/v1/sessions/${session.id}/messages`, { text: "forged" }, {}],
+    ["DELETE", `/v1/sessions/${session.id}`, undefined, {}],
+  ];
+  // From the page itself, with its cookie but without (or with a wrong) token: what a forged request could carry at most.
+  const statuses = await page.evaluate((list) => Promise.all(list.map(([method, path, body, headers]) => fetch(path, { method, headers: { "content-type": "application/json", ...headers }, body: body === undefined ? undefined : JSON.stringify(body) }).then((r) => r.status))), attempts);
+  const [approve, wrongToken, cancel, message, remove] = statuses;
+  const tries = { approve, wrongToken, cancel, message, remove };
+  assert.equal(tries, { approve: 403, wrongToken: 403, cancel: 403, message: 403, remove: 403 });
+  // A request from another origin with the right token is refused too (the token never leaves the page; this checks the second lock).
+  const csrf = await page.getAttribute('meta[name="brain-csrf"]', "content");
+  const cookie = (await page.context().cookies()).find((c) => c.name === "brain_ui")!;
+  const foreign = await fetch(`${brain.url}/v1/sessions/${session.id}/cancel`, { method: "POST", headers: { cookie: `brain_ui=${cookie.value}`, "x-brain-csrf": csrf!, origin: "https://evil.example", "content-type": "application/json" }, body: "{}" });
+  assert.is(foreign.status, 403);
+  assert.is((await records(brain, session.id)).filter((r) => r.type === "tool.approval_decided" || r.type === "tool.finished" || r.type === "session.deleted").length, 0, "nothing was decided, cancelled or deleted");
+  await api(brain, "POST", `/v1/sessions/${session.id}/cancel`, {});
+});
+
+test("cancel an open call and a running turn from the page (each confirmed first), send a message, delete the session: each through the API, shown live", async () => {
+  const slow = contract("slow");
+  const host = await TestHost.register(brain, [slow]);
+  hosts.push(host);
+  const session = await createSession(brain, [placed(slow, host.hostId)], [
+    { toolCalls: [{ name: "slow", input: { n: 1 } }] },
+    { text: "first answered" },
+    { toolCalls: [{ name: "slow", input: { n: 2 } }] },
+  ]);
+  const page = await newPage();
+  await login(page, brain.token, `/ui/sessions/${session.id}`);
+  await page.waitForSelector('[data-kind="session"]');
+
+  // Send a message from the page: its turn starts and the host gets the call.
+  await page.fill("#message", "Please run slow");
+  await page.click("#send");
+  const first = await host.invoke();
+  await page.waitForSelector('[data-kind="turn"]:has-text("Please run slow")');
+  assert.is(await page.inputValue("#message"), "", "the field empties once sent");
+  await rowOf(page, first.callId).and(page.locator('[data-status="running"]')).click();
+  // Cancel that call: a confirmation first; "Keep" does nothing.
+  await page.click(`#detail [data-cancel-call="${first.callId}"]`);
+  await page.click("#confirm-keep");
+  await new Promise((r) => setTimeout(r, 100));
+  assert.is(finishedOf(await records(brain, session.id), first.callId).length, 0, "kept: nothing cancelled");
+  await page.click(`#detail [data-cancel-call="${first.callId}"]`);
+  await page.click("#confirm-yes");
+  await rowOf(page, first.callId).and(page.locator('[data-status="cancelled"]')).waitFor();
+  const cancel = await host.next((f) => f.type === "cancel");
+  assert.is((cancel as { callId: string }).callId, first.callId);
+  await page.waitForSelector('[data-kind="turnEnd"]:has-text("first answered")');
+
+  // A second turn, cancelled as a whole from the page.
+  await page.fill("#message", "again");
+  await page.press("#message", "Enter");
+  const second = await host.invoke();
+  await page.waitForSelector("#cancel-turn:not([disabled])");
+  await page.click("#cancel-turn");
+  await page.click("#confirm-yes");
+  await page.waitForSelector('[data-kind="turnEnd"][data-status="failed"]');
+  await rowOf(page, second.callId).and(page.locator('[data-status="cancelled"]')).waitFor();
+  const all = await records(brain, session.id);
+  const failed = all.filter((r) => r.type === "turn.failed");
+  assert.is(failed.length, 1);
+  assert.is((failed[0]!.data as { error: { code: string } }).error.code, "cancelled");
+  await page.screenshot({ path: join(ARTIFACTS, "timeline-cancelled.png") });
+
+  // Delete it: confirmed, then the page shows it deleted and offers nothing more.
+  await page.click("#delete-session");
+  await page.click("#confirm-yes");
+  await page.waitForSelector('[data-kind="deleted"]');
+  assert.ok(await page.isDisabled("#send"));
+  assert.is((await api(brain, "GET", `/v1/sessions/${session.id}`)).body.status, "deleted");
+});
+
+test("an approval made on the page after a runtime restart: the call waited through it and is dispatched once", async () => {
+  const data = mkdtempSync(join(tmpdir(), "brain-ui-restart-"));
+  const ids = { hostId: "ui-restart-host", secret: "ui-restart-secret-0001" };
+  try {
+    const first = await startBrain({ dataDir: data, port: 0 });
+    const h1 = await TestHost.register(first, [transfer], ids);
+    const session = await createSession(first, [gated(transfer, h1.hostId)], [{ toolCalls: [{ name: "transfer", input: { to: "acct-3", amount: 7 }, deadlineMs: 120_000 }] }, { text: "Paid after the restart." }]);
+    await api(first, "POST", `/v1/sessions/${session.id}/messages`, { text: "Pay" });
+    const callId = (await waitFor(first, session.id, (r) => r.type === "tool.call_started")).find((r) => r.type === "tool.call_started")!.data.callId as string;
+    await first.close();
+    await h1.closed;
+    const second = await startBrain({ dataDir: data, port: 0, token: first.token });
+    try {
+      const h2 = await TestHost.register(second, [transfer], ids);
+      hosts.push(h2);
+      const page = await newPage();
+      await login(page, second.token, `/ui/sessions/${session.id}`, second);
+      await page.click(`#approvals [data-approve="${callId}"]`);
+      const invoke = await h2.invoke();
+      assert.is(invoke.callId, callId);
+      await h2.request({ type: "finish", callId, outcome: { status: "ok", value: "paid" } });
+      await page.waitForSelector('[data-kind="turnEnd"]:has-text("Paid after the restart.")');
+      const all = await records(second, session.id);
+      assert.is(all.filter((r) => r.type === "turn.failed").length, 0, "the turn went on through the restart");
+      assert.is(finishedOf(all, callId)[0]!.data.status, "ok");
+    } finally {
+      await second.close();
+    }
+  } finally {
+    rmSync(data, { recursive: true, force: true });
+  }
+});
+
+test("a background call's State reads as text (no [object HTMLSpanElement]); a wake is labelled as its activation's next turn and by what woke it, unknown included", async () => {
+  const host = await TestHost.register(brain, [lookup]);
+  hosts.push(host);
+  const session = await createSession(brain, [placed(lookup, host.hostId)], [
+    { toolCalls: [{ name: "lookup", input: { id: "bg" } }] },
+    { text: "Started." },
+    { text: "Woken by its result." },
+    { toolCalls: [{ name: "lookup", input: { id: "lost" } }] },
+    { text: "Lost in the background." },
+    { text: "Woken by the loss." },
+  ]);
+  await api(brain, "POST", `/v1/sessions/${session.id}/messages`, { text: "one" });
+  const bg = await host.invoke();
+  await host.request({ type: "returned", callId: bg.callId });
+  await waitFor(brain, session.id, (r) => r.type === "turn.completed");
+  await host.request({ type: "finish", callId: bg.callId, outcome: { status: "ok", value: "late" } });
+  await waitFor(brain, session.id, (r, all) => all.filter((x) => x.type === "turn.completed").length === 2);
+
+  const page = await newPage({ colorScheme: "dark" });
+  await login(page, brain.token, `/ui/sessions/${session.id}`);
+  await rowOf(page, bg.callId).click();
+  const state = (await page.locator("#detail dl.facts dd").first().textContent()) ?? "";
+  assert.not.match(state, "[object", "no object rendered as text");
+  assert.match(state, "ok");
+  assert.match(state, "background");
+  const wake = page.locator('[data-kind="turn"]').nth(1);
+  assert.match((await wake.textContent()) ?? "", "Turn 1 · wake 1: woken by lookup's result");
+
+  // A second call lost in the background (its host goes away): the wake says so, not "a result".
+  await api(brain, "POST", `/v1/sessions/${session.id}/messages`, { text: "two" });
+  const lost = await host.invoke();
+  await host.request({ type: "returned", callId: lost.callId });
+  await waitFor(brain, session.id, (r, all) => all.filter((x) => x.type === "turn.completed").length === 3);
+  await host.kill();
+  await waitFor(brain, session.id, (r, all) => all.filter((x) => x.type === "turn.completed").length === 4);
+  await page.waitForSelector('[data-kind="turn"]:has-text("Turn 2 · wake 1: woken by lookup ending unknown")');
+  await page.screenshot({ path: join(ARTIFACTS, "timeline-wakes-dark.png") });
 });
 
 test.run();

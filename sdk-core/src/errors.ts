@@ -24,12 +24,20 @@ export class BrainError extends Error {
 export class ProtocolError extends BrainError {
   override name = "ProtocolError";
   readonly retryable: boolean | undefined;
+  /** On a host-channel refusal: the call it is about is over (ErrorInfo.final). */
+  readonly final: boolean | undefined;
   constructor(info: ErrorInfo, readonly status?: number) {
     super(info.code, info.message, info.details);
     this.retryable = info.retryable;
+    this.final = info.final;
   }
   toJSON(): ErrorInfo {
-    return { code: this.code, message: this.message, ...(this.retryable !== undefined ? { retryable: this.retryable } : {}), ...(this.details !== undefined ? { details: this.details } : {}) };
+    return {
+      code: this.code, message: this.message,
+      ...(this.retryable !== undefined ? { retryable: this.retryable } : {}),
+      ...(this.final !== undefined ? { final: this.final } : {}),
+      ...(this.details !== undefined ? { details: this.details } : {}),
+    };
   }
 }
 

@@ -25,6 +25,7 @@ export type { BrainOptions, CloseOptions, CreateSessionOptions, ListSessionsOpti
 export { Session } from "./client/session.ts";
 export type { SendOptions, WaitOptions } from "./client/session.ts";
 export type { TurnAnswer, ToolFailure } from "./client/answers.ts";
+export type { PendingApproval, ApprovalAnswer, ApprovalHandler, ApprovalHookOptions } from "./client/approvals.ts";
 export { BrainError, ProtocolError, SdkError } from "./errors.ts";
 export { toOutcome } from "./outcome.ts";
 export type { Platform, WebSocketLike, PackageUpload } from "./platform.ts";
@@ -32,4 +33,5 @@ export type { Platform, WebSocketLike, PackageUpload } from "./platform.ts";
 export { packInstalledWith } from "./pack.ts";
 export type { PackageFiles, PackOptions } from "./pack.ts";
 export type { Session as SessionView, SessionList } from "@aexhq/brain-protocol";
+export type { ApprovalResponse, Decider } from "@aexhq/brain-protocol";
 export type { Outcome, JournalRecord, ModelRequest, ModelResult, ModelConfig, ErrorInfo, EnvironmentBinding, EnvironmentSpec, EnvironmentUpdate } from "@aexhq/brain-protocol";

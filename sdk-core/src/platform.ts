@@ -49,6 +49,11 @@ export interface WebSocketLike {
   readonly readyState: number;
   send(data: string): void;
   close(code?: number, reason?: string): void;
+  /**
+   * Optional: drops the connection at once, without a closing handshake (Node's ws). Used on a
+   * silent runtime, which would never answer the handshake; without it the core calls close().
+   */
+  terminate?(): void;
   onopen: ((ev: unknown) => void) | null;
   onmessage: ((ev: { data: unknown }) => void) | null;
   onclose: ((ev: { code: number; reason: string }) => void) | null;

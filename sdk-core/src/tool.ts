@@ -31,6 +31,13 @@ export interface ToolDefinition<I extends z.ZodType, O extends z.ZodType | undef
   options?: P;
   run?: (input: z.output<I>, ctx: ToolContext<Options<P>, OutputOf<O>>) => RunResult<OutputOf<O>> | Promise<RunResult<OutputOf<O>>>;
   implementation?: Component | ((options: Options<P>) => unknown);
+  /**
+   * `"always"`: every call of this tool waits for a person's approval before Brain dispatches it
+   * (`session.approve` / `session.deny`, an `onApprovalRequest` hook, or the page at /ui). Carried on
+   * each placement (`PlacedTool.approval`); a placement may also ask for it on a tool declared
+   * without it: `{ ...someTool(), approval: "always" }`.
+   */
+  approval?: "always";
 }
 
 /** A declared tool: its definition plus the JSON Schemas computed once at declaration. */
@@ -45,6 +52,8 @@ export interface DeclaredTool {
   readonly inputSchema: Record<string, unknown>;
   readonly outputSchema: Record<string, unknown> | undefined;
   readonly optionsSchema: Record<string, unknown> | undefined;
+  /** Whether its calls wait for approval (ToolDefinition.approval). */
+  readonly approval: "always" | undefined;
   /** The contract with its digest (computed once, asynchronously: crypto.subtle). */
   contract(): Promise<ToolContract>;
 }
@@ -76,6 +85,8 @@ export interface PlacedToolSpec {
   readonly descriptor?: unknown;
   /** The factory's executable reference, when it came from a package built with `brain-tools`. */
   readonly executable?: ExecutableReference;
+  /** `"always"`: this placement's calls wait for approval, whatever the tool's declaration says (see ToolDefinition.approval). */
+  readonly approval?: "always";
 }
 
 /** What the factory takes: the options (as accepted before parsing) plus an optional `env`; only `env` without an options schema. */
@@ -143,6 +154,7 @@ export function tool<I extends z.ZodType, O extends z.ZodType | undefined = unde
   if (def.implementation !== undefined && typeof def.implementation !== "function" && !isComponent(def.implementation)) {
     throw new TypeError(`tool ${def.name}: implementation must be component(url) or a function returning a descriptor`);
   }
+  if (def.approval !== undefined && def.approval !== "always") throw new TypeError(`tool ${def.name}: approval must be "always" (or left out), got ${JSON.stringify(def.approval)}`);
   const inputSchema = jsonSchemaOf(def.input, "input", `tool ${def.name}: input`);
   const outputSchema = def.output ? jsonSchemaOf(def.output, "output", `tool ${def.name}: output`) : undefined;
   const optionsSchema = def.options ? jsonSchemaOf(def.options, "input", `tool ${def.name}: options`) : undefined;
@@ -158,6 +170,7 @@ export function tool<I extends z.ZodType, O extends z.ZodType | undefined = unde
     inputSchema,
     outputSchema,
     optionsSchema,
+    approval: def.approval,
     contract: () =>
       (contract ??= contractDigest({ name: def.name, inputSchema, outputSchema, optionsSchema }).then((digest) => ({
         name: def.name,

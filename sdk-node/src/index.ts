@@ -14,6 +14,8 @@ export type {
   ToolDefinition, ToolFactory, PlacedToolSpec, ExecutableReference, DeclaredTool, ToolOutput, RunResult, OutputOf, Environment, HostEnvironment, BrainEnvironment, HttpEnvironment, HttpToolsOptions, Component,
   ToolContext, EnvironmentControl, BrainOptions, CloseOptions, CreateSessionOptions, SendOptions, WaitOptions, TurnAnswer, ToolFailure, ListSessionsOptions, SessionsApi, SessionView, SessionList, Outcome, JournalRecord, ModelRequest, ModelResult, ModelConfig, ErrorInfo,
 } from "@aexhq/brain-core";
+// Approvals (tools placed with approval: "always"; docs/approvals.md).
+export type { PendingApproval, ApprovalAnswer, ApprovalHandler, ApprovalHookOptions, ApprovalResponse, Decider } from "@aexhq/brain-core";
 // Environment control (ctx.environments, granted by hostEnv({ environments })): docs/environments.md.
 export type { EnvironmentAuthority, EnvironmentBinding, EnvironmentSpec, EnvironmentUpdate } from "@aexhq/brain-core";
 // The v1 plain-JSON HTTP placements (docs/http-tools.md).

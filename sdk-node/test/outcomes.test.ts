@@ -52,6 +52,33 @@ test("3. outcomes through the runtime: error fields kept, throw → tool_error, 
   });
 });
 
+test("a result or finish over the frame limit, refused before it is sent, ends the call invalid_output at once (not at its deadline)", async () => {
+  await withBrain(async (brain) => {
+    const big = "x".repeat(1_100_000);
+    const huge = tool({
+      name: "huge", description: "a result over maxFrameBytes", input: z.object({ how: z.enum(["return", "finish"]) }),
+      run: async ({ how }, ctx) => {
+        if (how === "return") return { big };
+        try {
+          await ctx.finish({ big });
+        } catch (e) {
+          // The tool sees the local refusal; the call is ended for it all the same.
+          return void assert.is((e as { code?: string }).code, "frame_too_large");
+        }
+      },
+    });
+    const started = Date.now();
+    const { all, ids } = await runStep(brain, [huge()], [{ name: "huge", input: { how: "return" } }, { name: "huge", input: { how: "finish" } }]);
+    for (const id of ids) {
+      const { finished } = lastOf(all, id);
+      assert.is(finished.status, "error", JSON.stringify(finished));
+      assert.is(finished.error.code, "invalid_output");
+      assert.match(finished.error.message, "frame_too_large");
+    }
+    assert.ok(Date.now() - started < 10_000, "ended at once, not at a deadline");
+  });
+});
+
 test("3. output that fails the output schema → invalid_output; non-success outcomes skip output validation", async () => {
   await withBrain(async (brain) => {
     const typed = tool({

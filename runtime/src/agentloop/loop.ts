@@ -28,6 +28,11 @@ export class Agentloop implements CallOwner {
   private state: "idle" | "model" | "waiting" = "idle";
   /** Bumped at every turn start and cancellation, so stale async steps stop. */
   private turn = 0;
+  /**
+   * The turn whose end (turn.completed / turn.failed) is admitted and not committed yet: it is over,
+   * so a cancellation in that window must not admit a second end (a turn ends once).
+   */
+  private ending = 0;
   private activation = 0;
   private stepCalls: ToolCall[] = [];
   /** Observations with a sequence up to this were already given to the model (or deliberately skipped). */
@@ -138,7 +143,7 @@ export class Agentloop implements CallOwner {
 
   /** Cancels the running turn: admits turn.failed `cancelled`. */
   cancelTurn(message: string): Promise<unknown> | undefined {
-    if (!this.running) return undefined;
+    if (!this.running || this.ending === this.turn) return undefined;
     this.turn++;
     this.abort?.abort();
     const activation = this.activation;
@@ -147,6 +152,17 @@ export class Agentloop implements CallOwner {
     const error = { code: "cancelled", message };
     this.endTurnSpan("cancelled", error);
     return this.session.append("turn.failed", { activation, error }).committed;
+  }
+
+  /**
+   * Recovery: the turn of `activation` was waiting for `calls` (calls awaiting approval, held again)
+   * when the runtime stopped; it goes on waiting, and calls the model once they have settled.
+   */
+  resume(activation: number, calls: ToolCall[]): void {
+    this.activation = activation;
+    this.turn++;
+    this.state = "waiting";
+    this.stepCalls = calls;
   }
 
   /** Observations admitted so far must not wake the loop (they come from a cancellation). */
@@ -223,6 +239,7 @@ export class Agentloop implements CallOwner {
       if (reply.status === "error") return await this.fail(turn, activation, reply.error);
       const calls = reply.result.toolCalls;
       if (calls.length === 0) {
+        this.ending = turn;
         await session.append("turn.completed", { activation, text: reply.result.text }).committed;
         if (this.turn === turn) this.endTurnSpan("completed");
         return this.end(turn);
@@ -248,6 +265,7 @@ export class Agentloop implements CallOwner {
   }
 
   private async fail(turn: number, activation: number, error: ErrorInfo): Promise<void> {
+    this.ending = turn;
     await this.session.append("turn.failed", { activation, error }).committed;
     // The turn's end is the session's (its client reads it); the operator hears of it too.
     this.logger.info("a turn failed", { sessionId: this.session.id, activation, code: error.code, error: error.message });

@@ -242,7 +242,7 @@ class RelayedSink implements CallSink {
     }
     const answer = await link.request(message, message.type === "model_request" ? undefined : this.answerTimeoutMs).catch(async (e: unknown) => {
       if (e instanceof BrainRuntimeError && e.code === "unavailable") throw await this.unreachable(e);
-      throw e instanceof BrainRuntimeError ? new CallRejectedError(e.code, e.message, e.details, e.retryable, { cause: e }) : e;
+      throw e instanceof BrainRuntimeError ? new CallRejectedError(e.code, e.message, e.details, e.retryable, { cause: e, final: e.final }) : e;
     });
     if (answer.finished) this.finished = true;
     return answer;

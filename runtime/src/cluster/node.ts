@@ -1,3 +1,4 @@
+import { LIMITS } from "@aexhq/brain-protocol";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { BrainRuntimeError } from "../errors.ts";
 import type { SessionManager } from "../sessions/manager.ts";
@@ -13,7 +14,7 @@ import type { Logger } from "../logger.ts";
 import type { Metrics } from "../telemetry/metrics.ts";
 
 /** Default lease time (BRAIN_LEASE_MS): how long a silent node keeps its sessions before others take them. */
-export const DEFAULT_LEASE_MS = 10_000;
+export const DEFAULT_LEASE_MS = LIMITS.defaultLeaseMs;
 
 /** Sessions taken over at once by one scan (the reader pool has 4 connections). */
 const TAKEOVER_CONCURRENCY = 4;
@@ -28,10 +29,13 @@ type Place = { here: true } | { here: false; url: string; owner: string };
 
 /**
  * Whether a request may be passed to an owner again after the first one may have reached it: reads,
- * and a message carrying an Idempotency-Key (its owner runs one key at most once).
+ * a message carrying an Idempotency-Key (its owner runs one key at most once), and an approval
+ * decision (committed at most once per call: a second lands as `conflict` naming the first).
  */
 function mayRepeat(req: IncomingMessage, path: string): boolean {
   if (req.method === "GET" || req.method === "HEAD") return true;
+  // An approval decision is committed at most once per call: sent again, it lands or is `conflict` naming the first.
+  if (req.method === "POST" && /\/calls\/[^/]+\/approval$/.test(path)) return true;
   return req.method === "POST" && /\/messages$/.test(path) && req.headers["idempotency-key"] !== undefined;
 }
 

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import type { ApiKey, CreatedApiKey } from "@aexhq/brain-protocol";
+import type { ApiKey, CreatedApiKey, Decider } from "@aexhq/brain-protocol";
 import type { KeyRow, RecordStore, RegistryStore } from "../journal/store.ts";
 import { BrainRuntimeError } from "../errors.ts";
 import { tokensEqual } from "./secret.ts";
@@ -98,6 +98,13 @@ export class KeyRing {
     if (stored.length !== given.length || !timingSafeEqual(given, stored)) return undefined;
     this.redactor?.add(token);
     return { kind: "key", keyId: row.keyId };
+  }
+
+  /** Who `p` is, as a decision records it (tool.approval_decided `decidedBy`): the operator, or the key with the name it was issued with. */
+  decider(p: Principal): Decider {
+    if (p.kind === "operator") return { kind: "operator" };
+    const name = this.keys.get(p.keyId)?.name;
+    return name === undefined ? { kind: "key", keyId: p.keyId } : { kind: "key", keyId: p.keyId, name };
   }
 
   create(name: string): CreatedApiKey {

@@ -1,7 +1,7 @@
-import type { EnvironmentAnswer, EnvironmentRequest, ErrorInfo, ModelRequest, ModelResult, Outcome, PlacedTool, TerminalStatus, ToolFinishedRecord } from "@aexhq/brain-protocol";
+import type { Decider, EnvironmentAnswer, EnvironmentRequest, ErrorInfo, ModelRequest, ModelResult, Outcome, PlacedTool, TerminalStatus, ToolFinishedRecord } from "@aexhq/brain-protocol";
 import type { CallHandle, CallInvocation, CallSink, EnvironmentControlHandler } from "./environment.ts";
-import type { SessionState } from "../journal/session.ts";
-import { CallRejectedError } from "../errors.ts";
+import type { RecordData, SessionState } from "../journal/session.ts";
+import { BrainRuntimeError, CallRejectedError } from "../errors.ts";
 import { checkOutcome } from "./outcome.ts";
 import { utf8Bytes } from "./budget.ts";
 import type { EmissionBudget } from "./budget.ts";
@@ -42,6 +42,17 @@ export interface CallInfo {
   tool: PlacedTool;
   input: unknown;
   deadlineAt: number | null;
+  /** The call waits for an approval before dispatch: the digest of its input as journaled (tool.call_started `approval`). */
+  approval?: { inputDigest: string };
+}
+
+/** A decision on a call that awaits approval, as the runtime authenticated its maker. */
+export interface ApprovalDecision {
+  decision: "approve" | "deny";
+  /** The digest the decider names: it must be the call's own `approval.inputDigest`. */
+  inputDigest: string;
+  decidedBy: Decider;
+  reason?: string;
 }
 
 /**
@@ -59,6 +70,8 @@ export class ToolCall implements CallSink {
   resultCommitted = false;
   finishedCommitted = false;
   private returnedAdmitted = false;
+  /** The admitted decision on its approval, if it awaited one and was decided (at most one). */
+  decision: ApprovalDecision | undefined;
   disarm: (() => void) | undefined;
   /** ctx.model and ctx.environments requests in flight (created on the first): completion, deadline and cancellation stop them. */
   private inFlight: Set<AbortController> | undefined;
@@ -89,6 +102,39 @@ export class ToolCall implements CallSink {
   }
   get finished(): boolean {
     return this.terminal !== undefined;
+  }
+  /** Waiting for an approval: nothing is dispatched until one is committed. */
+  get awaitingApproval(): boolean {
+    return this.info.approval !== undefined && this.decision === undefined && this.terminal === undefined;
+  }
+
+  /**
+   * Admits the decision on the approval this call awaits (`tool.approval_decided`), and for a denial
+   * its end right behind it (error `approval_denied`, the reason in the message the model reads).
+   * Checked and admitted in one synchronous step, so of two decisions the second is `conflict`, and
+   * one that races the deadline or a cancellation either lands before that end or is refused.
+   * Resolves with the decision's sequence once it is committed; the caller dispatches an approved call.
+   */
+  decide(d: ApprovalDecision): Promise<number> {
+    const { approval } = this.info;
+    if (approval === undefined) throw new BrainRuntimeError("conflict", `call ${this.callId} awaits no approval: its tool ${this.info.tool.contract.name} is not placed with approval`, { state: "no_approval" });
+    if (this.decision !== undefined) {
+      throw new BrainRuntimeError("conflict", `call ${this.callId} was already decided (${this.decision.decision}); a decision is made once`, { state: "decided", decision: this.decision.decision, decidedBy: this.decision.decidedBy });
+    }
+    if (this.terminal !== undefined) throw new BrainRuntimeError("conflict", `call ${this.callId} already ended (${this.terminal}) while it awaited approval; it can no longer be decided`, { state: "ended", status: this.terminal });
+    if (d.inputDigest !== approval.inputDigest) {
+      throw new BrainRuntimeError("digest_mismatch", `the decision names input digest ${d.inputDigest}, but call ${this.callId} awaits approval of input digest ${approval.inputDigest}: decide on the input the call's tool.call_started holds`, { expected: approval.inputDigest, got: d.inputDigest });
+    }
+    this.decision = d;
+    const data: RecordData<"tool.approval_decided"> = { callId: this.callId, decision: d.decision, inputDigest: d.inputDigest, decidedBy: d.decidedBy };
+    if (d.reason !== undefined) data.reason = d.reason;
+    const { committed } = this.session.append("tool.approval_decided", data);
+    if (d.decision === "deny") {
+      this.admitTerminal("error", { error: denialError(d.decidedBy, d.reason) }).catch(() => {
+        // Handled: a failed commit of tool.finished is logged by admitTerminal (ToolCall.uncommitted).
+      });
+    }
+    return committed.then((r) => r.sequence, (e: unknown) => this.uncommitted("tool.approval_decided", e));
   }
 
   invocation(): CallInvocation {
@@ -309,6 +355,12 @@ export class ToolCall implements CallSink {
     throw e;
   }
 
+}
+
+/** How a denied call ends (its tool.finished error, which the model reads): who denied it and why. */
+export function denialError(decidedBy: Decider, reason: string | undefined): { code: "approval_denied"; message: string } {
+  const who = decidedBy.kind === "operator" ? "the operator" : `API key ${decidedBy.name ?? decidedBy.keyId} (${decidedBy.keyId})`;
+  return { code: "approval_denied", message: `the call was denied by ${who}${reason !== undefined && reason !== "" ? `: ${reason}` : " (no reason given)"}` };
 }
 
 function terminalDetail(outcome: Outcome): { error?: ErrorInfo; message?: string } {

@@ -1,10 +1,12 @@
-import type { Placement, PlacedTool, TerminalStatus } from "@aexhq/brain-protocol";
+import { createHash } from "node:crypto";
+import { canonicalJson } from "@aexhq/brain-protocol";
+import type { JournalRecord, Placement, PlacedTool, TerminalStatus } from "@aexhq/brain-protocol";
 import type { Environment, EnvironmentControlHandler } from "./environment.ts";
 import type { SessionState, RecordData } from "../journal/session.ts";
 import { toErrorInfo } from "../errors.ts";
 import type { ModelProvider } from "../models/provider.ts";
 import { ToolCall } from "./call.ts";
-import type { CallServices, CommitKind } from "./call.ts";
+import type { ApprovalDecision, CallInfo, CallServices, CommitKind } from "./call.ts";
 import { armDeadline } from "./deadline.ts";
 import type { SessionCalls } from "./session-calls.ts";
 import { callIdOf } from "../journal/call-id.ts";
@@ -107,7 +109,11 @@ export class Dispatcher {
     return this.directory.call(callId) !== undefined ? undefined : this.pastCall(callId);
   }
 
-  /** Admits every call's tool.call_started now (one group commit) and dispatches each after its commit. */
+  /**
+   * Admits every call's tool.call_started now (one group commit) and, after its commit, arms its
+   * deadline and dispatches it, unless its tool is placed with `approval`: such a call is journaled
+   * with the digest of its input and waits, its deadline running, for `decide`.
+   */
   start(session: SessionState, activation: number, requests: CallRequest[], owner: CallOwner): ToolCall[] {
     return requests.map((req) => {
       const data: RecordData<"tool.call_started"> = {
@@ -120,23 +126,25 @@ export class Dispatcher {
       };
       if (req.modelCallId !== undefined) data.modelCallId = req.modelCallId;
       if (req.origin !== undefined) data.origin = req.origin;
+      // The digest of the input as journaled (redacted), which is what a decider reads.
+      if (req.tool.approval === "always") data.approval = { inputDigest: inputDigestOf(session.redact(req.input)) };
       const { sequence, committed } = session.append("tool.call_started", data);
-      const callId = callIdOf(session.id, sequence);
-      const call: ToolCall = new ToolCall(
-        { callId, sequence, activation, modelCallId: req.modelCallId, ...(req.origin !== undefined ? { origin: req.origin } : {}), tool: req.tool, input: req.input, deadlineAt: req.deadlineAt },
-        session,
-        owner.calls.allowance(activation),
-        this.services,
-        owner,
-        (c, kind, r) => {
-          owner.committed(c, kind, r.status);
-          if (kind === "finished") owner.calls.forget(c);
-        },
-      );
-      owner.calls.add(call);
-      if (this.telemetry?.tracing) call.span = this.callSpan(call, session.id, req, owner);
+      const call = this.hold(session, owner, {
+        callId: callIdOf(session.id, sequence),
+        sequence,
+        activation,
+        modelCallId: req.modelCallId,
+        ...(req.origin !== undefined ? { origin: req.origin } : {}),
+        tool: req.tool,
+        input: req.input,
+        deadlineAt: req.deadlineAt,
+        ...(data.approval !== undefined ? { approval: data.approval } : {}),
+      });
       committed.then(
-        () => this.dispatch(call),
+        () => {
+          this.arm(call);
+          if (!call.awaitingApproval) void this.dispatch(call);
+        },
         () => void call.terminate("error", { error: { code: "internal", message: "tool.call_started was not committed" } }),
       );
       return call;
@@ -144,7 +152,7 @@ export class Dispatcher {
   }
 
   /** A tool call's span: under its turn's, or under its caller's (a nested call); the attributes say where it runs. */
-  private callSpan(call: ToolCall, sessionId: string, req: CallRequest, owner: CallOwner): Span | undefined {
+  private callSpan(call: ToolCall, sessionId: string, req: CallInfo, owner: CallOwner): Span | undefined {
     const placement = req.tool.placement as { kind: string; hostId?: string; env?: string; url?: string };
     const attributes: Record<string, string | number> = {
       "gen_ai.operation.name": "execute_tool",
@@ -163,12 +171,66 @@ export class Dispatcher {
     return span;
   }
 
+  /**
+   * Holds again a call that awaits approval, from its committed tool.call_started (recovery after a
+   * restart or a takeover: nothing of it was sent, so it goes on waiting). Its deadline is armed
+   * again (one already passed ends it `timeout` at once). Undefined when the session no longer
+   * places its tool (nothing to dispatch it to).
+   */
+  restore(session: SessionState, started: Extract<JournalRecord, { type: "tool.call_started" }>, owner: CallOwner): ToolCall | undefined {
+    const d = started.data;
+    const tool = session.created.tools.find((t) => t.contract.name === d.tool);
+    if (tool === undefined || d.approval === undefined) return undefined;
+    const call = this.hold(session, owner, {
+      callId: d.callId,
+      sequence: started.sequence,
+      activation: d.activation,
+      modelCallId: d.modelCallId,
+      ...(d.origin !== undefined ? { origin: d.origin } : {}),
+      tool,
+      input: d.input,
+      deadlineAt: d.deadlineAt,
+      approval: d.approval,
+    });
+    this.arm(call);
+    return call;
+  }
+
+  /**
+   * A decision on a call that awaits approval (ToolCall.decide: `conflict` when it awaits none,
+   * `digest_mismatch` for another input). An approved call is dispatched once its decision is
+   * committed (exactly once: a call is decided at most once); a denied one ends `approval_denied`.
+   * Resolves with the decision's sequence.
+   */
+  async decide(call: ToolCall, decision: ApprovalDecision): Promise<number> {
+    const sequence = await call.decide(decision);
+    if (decision.decision === "approve") void this.dispatch(call);
+    return sequence;
+  }
+
+  /** A new ToolCall of `owner`'s session, held by it (SessionCalls) until its tool.finished is committed. */
+  private hold(session: SessionState, owner: CallOwner, info: CallInfo): ToolCall {
+    const call: ToolCall = new ToolCall(info, session, owner.calls.allowance(info.activation), this.services, owner, (c, kind, r) => {
+      owner.committed(c, kind, r.status);
+      if (kind === "finished") owner.calls.forget(c);
+    });
+    owner.calls.add(call);
+    if (this.telemetry?.tracing) call.span = this.callSpan(call, session.id, info, owner);
+    return call;
+  }
+
+  /** Arms the call's deadline (from its intent's commit: a call awaiting approval spends it waiting). */
+  private arm(call: ToolCall): void {
+    if (call.info.deadlineAt === null || call.finished) return;
+    call.disarm = armDeadline(call.info.deadlineAt, () => {
+      const message = call.awaitingApproval ? "the call's deadline passed while it awaited approval" : "the call's deadline passed";
+      void call.terminate("timeout", { message });
+    });
+  }
+
   private async dispatch(call: ToolCall): Promise<void> {
     if (this.closing || call.finished) return;
     const env = this.environments.get(call.info.tool.placement.kind);
-    if (call.info.deadlineAt !== null) {
-      call.disarm = armDeadline(call.info.deadlineAt, () => void call.terminate("timeout", { message: "the call's deadline passed" }));
-    }
     try {
       if (!env) throw new Error(`no ${call.info.tool.placement.kind} environment`);
       const handle = await env.start(call.invocation(), call);
@@ -203,4 +265,9 @@ export class Dispatcher {
     this.closing = true;
     for (const c of this.directory.calls()) c.disarm?.();
   }
+}
+
+/** The approval digest of a call's input (ToolCallStartedRecord `approval.inputDigest`): SHA-256 of its RFC 8785 form, as @aexhq/brain-protocol's `inputDigest` computes it. */
+export function inputDigestOf(input: unknown): string {
+  return createHash("sha256").update(canonicalJson(input)).digest("hex");
 }

@@ -15,6 +15,17 @@ import type { Principal } from "../credentials/keys.ts";
 import { tickCorker } from "./tick-cork.ts";
 import { tooDeepFrame } from "./frame-limits.ts";
 
+/**
+ * The ErrorInfo a refusal about a call carries: `final: true` when the call is over (it had ended,
+ * `ended` says this frame ended it, or the error itself says so: a lost lease's `conflict`), so the
+ * host can tell "the call goes on" from "the call is over" whatever the code.
+ */
+function callError(e: unknown, ended = false): ErrorInfo {
+  const info = toErrorInfo(e);
+  if (ended || info.code === "call_finished") info.final = true;
+  return info;
+}
+
 /** Close codes (application range) so a host can tell why it was closed. */
 export const CLOSE = { unauthorized: 4401, replaced: 4409, registerTimeout: 4408, shutdown: 1001 } as const;
 
@@ -29,6 +40,8 @@ export interface ConnectionDeps {
   authenticate(token: string): Principal | undefined;
   /** A connection that answers no ping for this long is closed and its open calls end `unknown` (BRAIN_HOST_TIMEOUT_MS). */
   hostTimeoutMs?: number;
+  /** BRAIN_LEASE_MS, told to the host in `registered` (it sizes its resend window by it). */
+  leaseMs?: number;
   registry: HostRegistry;
   dispatcher: Dispatcher;
   /** Resolves (when it returns a promise) once the host can be found through every node (several nodes). */
@@ -142,7 +155,10 @@ export class HostConnection implements RuntimeFrameHandler {
       this.hostId = f.hostId;
       attached = this.deps.attach(f.hostId, this);
     }
-    const registered = () => this.send({ type: "registered", ref: f.ref, hostId: f.hostId, digests });
+    const registered = () => this.send({
+      type: "registered", ref: f.ref, hostId: f.hostId, digests,
+      hostTimeoutMs: this.deps.hostTimeoutMs ?? DEFAULT_HOST_TIMEOUT_MS, leaseMs: this.deps.leaseMs ?? LIMITS.defaultLeaseMs,
+    });
     // `registered` means sessions may place the host: on a node of several, only once every node can
     // see the registration and where the host is connected.
     if (attached === undefined && !this.deps.registry.persistsLater) return registered();
@@ -171,7 +187,7 @@ export class HostConnection implements RuntimeFrameHandler {
     }
     p.then(
       (result) => this.send({ type: "model_result", ref: f.ref, callId: f.callId, result: result as never }),
-      (e) => this.send({ type: "model_result", ref: f.ref, callId: f.callId, error: toErrorInfo(e) }),
+      (e) => this.send({ type: "model_result", ref: f.ref, callId: f.callId, error: callError(e) }),
     );
   }
 
@@ -192,7 +208,7 @@ export class HostConnection implements RuntimeFrameHandler {
     }
     p.then(
       (result) => this.send({ type: "environment_result", ref: f.ref, callId: f.callId, result: result as never }),
-      (e) => this.send({ type: "environment_result", ref: f.ref, callId: f.callId, error: toErrorInfo(e) }),
+      (e) => this.send({ type: "environment_result", ref: f.ref, callId: f.callId, error: callError(e) }),
     );
   }
 
@@ -256,7 +272,7 @@ export class HostConnection implements RuntimeFrameHandler {
     }
     p.then(
       (sequence) => this.send({ type: "committed", ref, callId, sequence }),
-      (e) => this.send({ type: "rejected", ref, callId, error: e instanceof BrainRuntimeError ? e.toInfo() : toErrorInfo(e) }),
+      (e) => this.send({ type: "rejected", ref, callId, error: callError(e, sink?.finished === true) }),
     );
     // A call the host ended (finish, a non-success result) cannot be lost any more: stop tracking it.
     if (sink?.finished) this.calls.delete(callId);

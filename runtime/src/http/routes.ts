@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { PROTOCOL } from "@aexhq/brain-protocol";
-import type { CancelRequest, CreateKeyRequest, CreatedApiKey, KeyList, CreateSessionRequest, EventsResponse, HealthResponse, SendMessageRequest, SendMessageResponse } from "@aexhq/brain-protocol";
+import type { ApprovalRequest, CancelRequest, CreateKeyRequest, CreatedApiKey, KeyList, CreateSessionRequest, EventsResponse, HealthResponse, SendMessageRequest, SendMessageResponse } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
 import type { MessageAdmission, SessionManager } from "../sessions/manager.ts";
 import type { TurnEnd } from "../agentloop/loop.ts";
@@ -85,6 +85,16 @@ export async function handle(req: IncomingMessage, res: ServerResponse, deps: Ro
       }
       if (method === "GET") return sendJson(res, 200, await listSessions(deps.store, s, listQuery(url.searchParams, principal)));
       throw methodNotAllowed(method, path);
+    }
+    const approval = /^\/v1\/sessions\/([^/]+)\/calls\/([^/]+)\/approval$/.exec(path);
+    if (approval) {
+      const id = decodeSegment(approval[1]!, "session");
+      await authorizeSession(s, id, principal);
+      if (method !== "POST") throw methodNotAllowed(method, path);
+      const sequence = callSequence(approval[2]!);
+      const body = await readValid<ApprovalRequest>(req, "ApprovalRequest");
+      // Who decides is who the runtime authenticated, never a field of the request.
+      return sendJson(res, 200, await s.decide(id, sequence, body, deps.keys.decider(principal)));
     }
     const m = /^\/v1\/sessions\/([^/]+)(?:\/(messages|cancel|events))?$/.exec(path);
     if (!m) throw new BrainRuntimeError("not_found", `no route ${method} ${path}`);
@@ -200,6 +210,13 @@ async function keysRoute(req: IncomingMessage, res: ServerResponse, method: stri
   const revoked = deps.keys.revoke(m[1]!);
   await deps.keys.saved();
   return sendJson(res, 200, revoked);
+}
+
+/** The `:sequence` of an approval route: the call's tool.call_started sequence, a positive integer. */
+function callSequence(raw: string): number {
+  const n = Number(raw);
+  if (!/^[1-9][0-9]{0,15}$/.test(raw) || !Number.isSafeInteger(n)) throw new BrainRuntimeError("invalid_request", `the call's sequence must be a positive integer (the number after the colon in its callId), got ${JSON.stringify(raw.length > 80 ? `${raw.slice(0, 80)}…` : raw)}`);
+  return n;
 }
 
 function parseAfter(raw: string | undefined): number {

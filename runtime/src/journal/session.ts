@@ -24,6 +24,8 @@ export class SessionState {
   /** Activation count (message.user records admitted). */
   activation = 0;
   readonly openCalls = new Set<string>();
+  /** Open calls that await an approval: a tool.call_started with `approval`, no decision or end yet. */
+  readonly pendingApprovals = new Set<string>();
   /** Open calls that have a committed tool.result. */
   private withResult = new Set<string>();
   /**
@@ -179,13 +181,16 @@ export class SessionState {
     if (r.type === "tool.call_started") {
       this.openCalls.add(r.data.callId);
       if (r.data.origin !== undefined) (this.nested ??= new Set()).add(r.data.callId);
-    } else if (r.type === "tool.result") {
+      if (r.data.approval !== undefined) this.pendingApprovals.add(r.data.callId);
+    } else if (r.type === "tool.approval_decided") this.pendingApprovals.delete(r.data.callId);
+    else if (r.type === "tool.result") {
       this.withResult.add(r.data.callId);
       if (!this.nested?.has(r.data.callId)) this.lastObservation = r.sequence;
     } else if (r.type === "tool.finished") {
       const nested = this.nested?.delete(r.data.callId) === true;
       if (!nested && (r.data.status !== "ok" || !this.withResult.has(r.data.callId))) this.lastObservation = r.sequence;
       this.openCalls.delete(r.data.callId);
+      this.pendingApprovals.delete(r.data.callId);
       this.withResult.delete(r.data.callId);
     } else if (r.type === "model.request") this.pendingModelRequests.add(r.sequence);
     else if (r.type === "model.response") {
@@ -197,13 +202,13 @@ export class SessionState {
   }
 
   view(running: boolean): Session {
-    return sessionView(this.id, this.createdAt, this.created, { status: this.deleted ? "deleted" : running ? "running" : "idle", lastSequence: this.lastSequence, openCalls: [...this.openCalls] });
+    return sessionView(this.id, this.createdAt, this.created, { status: this.deleted ? "deleted" : running ? "running" : "idle", lastSequence: this.lastSequence, openCalls: [...this.openCalls], pendingApprovals: [...this.pendingApprovals] });
   }
 }
 
 /** A session as GET answers it, for a live session or one known only by its head. */
-export function sessionView(id: string, createdAt: number, created: SessionCreatedRecord["data"], now: Pick<Session, "status" | "lastSequence" | "openCalls">): Session {
-  const s: Session = { id, createdAt: new Date(createdAt).toISOString(), status: now.status, model: created.model, tools: created.tools, lastSequence: now.lastSequence, openCalls: now.openCalls };
+export function sessionView(id: string, createdAt: number, created: SessionCreatedRecord["data"], now: Pick<Session, "status" | "lastSequence" | "openCalls" | "pendingApprovals">): Session {
+  const s: Session = { id, createdAt: new Date(createdAt).toISOString(), status: now.status, model: created.model, tools: created.tools, lastSequence: now.lastSequence, openCalls: now.openCalls, pendingApprovals: now.pendingApprovals };
   if (created.system !== undefined) s.system = created.system;
   if (created.deadlineMs !== undefined) s.deadlineMs = created.deadlineMs;
   return s;
@@ -211,8 +216,9 @@ export function sessionView(id: string, createdAt: number, created: SessionCreat
 
 /**
  * The view of a session that is not resident here, from its head: its status as committed (a turn
- * open on another node is `running`) and no open calls (those are its resident runner's to show).
+ * open on another node is `running`) and no open calls or pending approvals (those are its resident
+ * runner's to show).
  */
 export function headView(head: SessionHead, created: SessionCreatedRecord["data"]): Session {
-  return sessionView(head.sessionId, head.createdAt, created, { status: headStatus(head), lastSequence: head.lastSequence, openCalls: [] });
+  return sessionView(head.sessionId, head.createdAt, created, { status: headStatus(head), lastSequence: head.lastSequence, openCalls: [], pendingApprovals: [] });
 }

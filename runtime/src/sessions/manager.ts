@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { CancelResponse, CreateSessionRequest, PlacedTool, Session, SessionCreatedRecord } from "@aexhq/brain-protocol";
+import type { ApprovalRequest, ApprovalResponse, CancelResponse, CreateSessionRequest, Decider, PlacedTool, Session, SessionCreatedRecord } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
 import type { JournalStore, KeyedMessage } from "../journal/store.ts";
 import type { SessionHead } from "../journal/head.ts";
@@ -13,8 +13,9 @@ import { providerFor } from "../models/select.ts";
 import type { ModelSettings } from "../models/select.ts";
 import { Redactor } from "../redact.ts";
 import { SessionState, headView } from "../journal/session.ts";
+import { callIdOf } from "../journal/call-id.ts";
 import { StoredJournal, ExpandedJournal } from "./journal-readers.ts";
-import { endOpenWork } from "./recover.ts";
+import { endOpenWork, waitingFor } from "./recover.ts";
 import { checkNewSession, createdData } from "./create.ts";
 import type { SessionJournal } from "./journal-readers.ts";
 import { SessionCalls } from "../dispatch/session-calls.ts";
@@ -57,6 +58,9 @@ export class SessionManager {
   /** Told of every session that stops being resident (a node of several lets go of its records). */
   private droppedListeners: Array<(id: string) => void> = [];
 
+  /** Evictions so far, of any session: a page-in that saw one happen while it read starts over (pageIn). */
+  private evictions = 0;
+
   constructor(
     private store: JournalStore,
     /** The sessions in memory (the dispatcher finds their calls through it too). */
@@ -85,18 +89,28 @@ export class SessionManager {
     return this.resident.arrive(id, () => this.pageIn(id));
   }
 
-  /** Reads a session's head and session.created record and makes it resident. */
+  /**
+   * Reads a session's head and session.created record and makes it resident. An eviction while it
+   * reads (a node of several lost the session and took it again: another node may have written it
+   * in between) makes the head it read stale, so it reads again: a session run from a stale head
+   * would write sequences the journal already has.
+   */
   private async pageIn(id: string): Promise<Entry> {
-    const head = await this.store.head(id);
-    if (head === undefined) throw new BrainRuntimeError("not_found", `no session ${id}`);
-    if (head.deleted) throw new BrainRuntimeError("conflict", `session ${id} is deleted`);
-    const created = await this.createdOf(id);
-    // Created meanwhile by another path (recovery of this very session): that one is the session.
-    const there = this.resident.get(id);
-    if (there !== undefined) return there;
-    const entry = this.attach(SessionState.fromHead(head, created, this.store));
-    this.pageOut(id);
-    return entry;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const epoch = this.evictions;
+      const head = await this.store.head(id);
+      if (head === undefined) throw new BrainRuntimeError("not_found", `no session ${id}`);
+      if (head.deleted) throw new BrainRuntimeError("conflict", `session ${id} is deleted`);
+      const created = await this.createdOf(id);
+      // Created meanwhile by another path (recovery of this very session): that one is the session.
+      const there = this.resident.get(id);
+      if (there !== undefined) return there;
+      if (this.evictions !== epoch) continue;
+      const entry = this.attach(SessionState.fromHead(head, created, this.store));
+      this.pageOut(id);
+      return entry;
+    }
+    throw new BrainRuntimeError("unavailable", `session ${id} is changing hands between nodes; retry`, undefined, true);
   }
 
   private async createdOf(id: string): Promise<SessionCreatedRecord["data"]> {
@@ -174,6 +188,7 @@ export class SessionManager {
    * write was fenced, or this node's lease expired). Its open calls are that node's to end.
    */
   evict(id: string): void {
+    this.evictions += 1;
     const e = this.resident.get(id);
     for (const call of e?.calls.open() ?? []) this.dispatcher.abandon(call);
     this.drop(id, "this node stopped running the session (another node holds its lease now, or this node lost it)");
@@ -280,8 +295,13 @@ export class SessionManager {
       if (records[0]?.type !== "session.created") continue;
       const state = SessionState.fromRecords(id, records, this.store);
       if (state.deleted) continue;
-      recovered.push(this.attach(state));
-      pending.push(...endOpenWork(state, records));
+      const entry = this.attach(state);
+      recovered.push(entry);
+      const waiting = waitingFor(state, records);
+      pending.push(...endOpenWork(state, records, waiting));
+      // Calls awaiting approval go on waiting (nothing of them was sent), and so does their turn.
+      const held = waiting.calls.flatMap((r) => this.dispatcher.restore(state, r, entry.loop) ?? []);
+      if (waiting.resumed !== undefined) entry.loop.resume(waiting.resumed, held.filter((c) => c.info.activation === waiting.resumed));
     }
     await Promise.all(pending);
     // Recovery records are not observations for a later wake.
@@ -395,6 +415,28 @@ export class SessionManager {
     e.loop.skipAdmitted();
     await turn;
     return { cancelled: await ended };
+  }
+
+  /**
+   * Decides the approval the call with tool.call_started `sequence` awaits, as `decidedBy` (the
+   * request's authenticated principal). `not_found` when no call has that sequence; `conflict` when it
+   * awaits no decision (decided, ended, or its tool needs none); `digest_mismatch` for another input.
+   * Answers once tool.approval_decided is committed; an approved call is dispatched then, once.
+   */
+  async decide(id: string, sequence: number, body: ApprovalRequest, decidedBy: Decider): Promise<ApprovalResponse> {
+    const e = await this.entry(id);
+    if (e.state.deletedAdmitted) throw new BrainRuntimeError("conflict", `session ${id} is deleted`);
+    const callId = callIdOf(id, sequence);
+    const call = e.calls.get(callId);
+    if (call === undefined) {
+      const started = await e.state.callStarted(callId);
+      if (started === undefined) throw new BrainRuntimeError("not_found", `no call ${callId} in session ${id}`);
+      if (started.data.approval === undefined) throw new BrainRuntimeError("conflict", `call ${callId} awaits no approval: its tool ${started.data.tool} is not placed with approval`, { state: "no_approval" });
+      throw new BrainRuntimeError("conflict", `call ${callId} already ended; it can no longer be decided`, { state: "ended" });
+    }
+    const decision = { decision: body.decision, inputDigest: body.inputDigest, decidedBy, ...(body.reason !== undefined ? { reason: body.reason } : {}) };
+    const at = await this.dispatcher.decide(call, decision);
+    return { callId, decision: body.decision, decidedBy, sequence: at };
   }
 
   async delete(id: string): Promise<Session> {

@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto";
 import { BrainRuntimeError } from "../errors.ts";
 import type { Route } from "../http/routes.ts";
 import { sendError } from "../http/respond.ts";
+import { tokensEqual } from "../credentials/secret.ts";
 
 /**
  * The session viewer at /ui: a login form, the page shell and its static assets (plain HTML, CSS
@@ -14,8 +15,13 @@ import { sendError } from "../http/respond.ts";
  * The credential (an API key or the operator token) is posted once by the login form and kept
  * server-side; the browser holds only an opaque id in an HttpOnly, SameSite=Strict cookie. For GET
  * requests under /v1/sessions that carry that cookie and no Authorization header, this route fills
- * in `Authorization: Bearer <credential>` and lets the API handle the request as usual: the cookie
- * is never accepted for anything that changes state.
+ * in `Authorization: Bearer <credential>` and lets the API handle the request as usual.
+ *
+ * The page also acts on sessions through the same API (send a message, cancel a call or a turn,
+ * delete, decide an approval: `ACTIONS`). Such a request is bridged only when it also carries the
+ * login's own anti-forgery token (`x-brain-csrf`, given to the page in its HTML and never in a
+ * cookie) and, when the browser sends one, an Origin of this server: another site can neither read
+ * the token nor send the header without a CORS preflight this server never answers.
  */
 
 export const UI_COOKIE = "brain_ui";
@@ -33,6 +39,13 @@ const SECURITY_HEADERS = {
 const MAX_LOGIN_BODY = 16 * 1024;
 const DEFAULT_TTL_MS = 12 * 60 * 60 * 1000;
 const MAX_LOGINS = 10_000;
+/** What the page may do with a login (method and path), each answered by the ordinary API. */
+const ACTIONS: ReadonlyArray<readonly [string, RegExp]> = [
+  ["POST", /^\/v1\/sessions\/[^/]+\/(?:messages|cancel|calls\/[^/]+\/approval)$/],
+  ["DELETE", /^\/v1\/sessions\/[^/]+$/],
+];
+/** The header the page sends its login's anti-forgery token in. */
+export const CSRF_HEADER = "x-brain-csrf";
 /** Where a login may send the browser back to: the list or one session's page. */
 const PAGE = /^\/ui(?:\/sessions\/[^/?#]+)?$/;
 
@@ -52,6 +65,8 @@ export interface UiOptions {
 interface Login {
   credential: string;
   expiresAt: number;
+  /** The anti-forgery token the page sends with every action (CSRF_HEADER); in the page's HTML only. */
+  csrf: string;
 }
 
 /** The /ui routes and the cookie bridge; goes in the server's `open` route list (it authorizes its requests itself). */
@@ -105,6 +120,20 @@ export function uiRoute(opts: UiOptions): Route {
       if (login !== undefined) req.headers.authorization = `Bearer ${login.credential}`;
       return false;
     }
+    // Its actions: the cookie and the login's anti-forgery token, from this server's own page.
+    if (req.headers.authorization === undefined && ACTIONS.some(([m, re]) => m === method && re.test(path.replace(/\/+$/, "")))) {
+      const login = loginOf(req);
+      if (login === undefined) return false; // the API answers 401
+      try {
+        sameOrigin(req);
+        if (!tokensEqual(String(req.headers[CSRF_HEADER] ?? ""), login.csrf)) throw new BrainRuntimeError("forbidden", `an action from the page needs the login's ${CSRF_HEADER} header (reload the page)`);
+      } catch (e) {
+        sendError(res, e);
+        return true;
+      }
+      req.headers.authorization = `Bearer ${login.credential}`;
+      return false;
+    }
     if (path !== "/ui" && !path.startsWith("/ui/")) return false;
     try {
       const bare = path.replace(/\/+$/, "") || "/";
@@ -128,7 +157,7 @@ export function uiRoute(opts: UiOptions): Route {
           return true;
         }
         const id = randomBytes(32).toString("base64url");
-        logins.set(id, { credential, expiresAt: Date.now() + ttl });
+        logins.set(id, { credential, expiresAt: Date.now() + ttl, csrf: randomBytes(32).toString("base64url") });
         if (logins.size > MAX_LOGINS) logins.delete(logins.keys().next().value!);
         res.writeHead(303, { ...SECURITY_HEADERS, location: next, "cache-control": "no-store", "set-cookie": `${UI_COOKIE}=${id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${Math.floor(ttl / 1000)}`, "content-length": 0 });
         res.end();
@@ -155,8 +184,9 @@ export function uiRoute(opts: UiOptions): Route {
       }
       if (PAGE.test(bare)) {
         if (method !== "GET") throw new BrainRuntimeError("not_found", `no route ${method} ${path}`);
-        if (loginOf(req) === undefined) loginPage(res, 200, bare);
-        else page(res, 200, asset("app.html").toString("utf8"));
+        const login = loginOf(req);
+        if (login === undefined) loginPage(res, 200, bare);
+        else page(res, 200, asset("app.html").toString("utf8").replace("{{csrf}}", login.csrf));
         return true;
       }
       throw new BrainRuntimeError("not_found", `no route ${method} ${path}`);
@@ -175,7 +205,7 @@ function cookie(req: IncomingMessage, name: string): string | undefined {
   return undefined;
 }
 
-/** A form post from another site (login or logout CSRF) is refused; browsers send Origin with every POST. */
+/** A form post or an action from another site (CSRF) is refused; browsers send Origin with every POST and DELETE. */
 function sameOrigin(req: IncomingMessage): void {
   const origin = req.headers.origin;
   if (origin === undefined) return;

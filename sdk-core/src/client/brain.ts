@@ -9,6 +9,7 @@ import { isComponent } from "../component.ts";
 import { ensureAdmitted, forgetAdmission } from "./components.ts";
 import { ensurePackage, forgetPackage } from "./packages.ts";
 import { checkedHost } from "./host-identity.ts";
+import type { ApprovalHandler } from "./approvals.ts";
 
 /** Where the client's Brain is and who it is there; each falls back to its environment variable. */
 export interface BrainOptions {
@@ -38,6 +39,12 @@ export interface CreateSessionOptions {
   system?: string;
   /** Default relative deadline of each tool call, in ms; absent or 0 = unlimited. */
   deadlineMs?: number;
+  /**
+   * Decides the session's calls that await approval (tools placed with `approval: "always"`), as
+   * `session.onApprovalRequest(handler)` does, from the session's creation until it is deleted or
+   * the client closed.
+   */
+  onApprovalRequest?: ApprovalHandler;
 }
 
 /** One page of `brain.sessions.list`: newest first, filtered by what the token may see. */
@@ -53,7 +60,7 @@ export interface ListSessionsOptions {
 /** The sessions API of a client: create, reattach, and list (a page, or every session page by page). */
 export interface SessionsApi {
   create(o: CreateSessionOptions): Promise<Session>;
-  get(id: string, o?: { tools?: PlacedToolSpec[] }): Promise<Session>;
+  get(id: string, o?: { tools?: PlacedToolSpec[]; onApprovalRequest?: ApprovalHandler }): Promise<Session>;
   /** One page: `{ sessions, next }`; pass `next` as `cursor` for the following page (absent on the last one). */
   list(o?: ListSessionsOptions): Promise<SessionList>;
   /** Every session the token may see, newest first, fetched a page (`limit`) at a time as the loop asks. */
@@ -91,6 +98,8 @@ export class BrainClient {
   private readonly http: HttpClient;
   private readonly connection: HostConnection;
   private readonly tokenValue: string | undefined;
+  /** Aborted by close(): sessions' approval hooks stop with the client. */
+  private readonly closing = new AbortController();
 
   constructor(private readonly platform: Platform, opts: BrainOptions = {}) {
     this.url = brainUrl(opts.url ?? platform.env("BRAIN_URL") ?? "http://127.0.0.1:3210", opts.url !== undefined ? "url" : "BRAIN_URL");
@@ -173,7 +182,8 @@ export class BrainClient {
     } else {
       throw new SdkError("unsupported", `tool ${spec.tool.name}: brainEnv runs component(url) and descriptor implementations; a packaged run tool needs brainEnv({ name, runtime: "node" | "deno" })`);
     }
-    return { contract, options: spec.options as Record<string, unknown>, placement };
+    const approval = spec.approval ?? spec.tool.approval;
+    return approval === undefined ? { contract, options: spec.options as Record<string, unknown>, placement } : { contract, options: spec.options as Record<string, unknown>, placement, approval };
   }
 
   private isMine(t: PlacedTool): boolean {
@@ -209,14 +219,14 @@ export class BrainClient {
       view = await post();
     }
     this.connection.addSession(view.id, mine);
-    return new Session(view.id, this.http, () => this.connection.releaseSession(view.id));
+    return this.handle(view.id, o.onApprovalRequest);
   }
 
   /**
    * Opens a handle on an existing session. With `tools`, restores their handlers on this host:
    * they must be exactly the session's tools placed on this host, with identical schemas.
    */
-  private async get(id: string, o: { tools?: PlacedToolSpec[] } = {}): Promise<Session> {
+  private async get(id: string, o: { tools?: PlacedToolSpec[]; onApprovalRequest?: ApprovalHandler } = {}): Promise<Session> {
     const view = await this.http.request<SessionView>("GET", `/v1/sessions/${encodeURIComponent(id)}`);
     if (o.tools) {
       const original = view.tools.filter((t) => this.isMine(t));
@@ -243,7 +253,14 @@ export class BrainClient {
       await this.connection.register(given.map((g) => g.contract));
       this.connection.addSession(id, given.map((g) => g.spec));
     }
-    return new Session(id, this.http, () => this.connection.releaseSession(id));
+    return this.handle(id, o.onApprovalRequest);
+  }
+
+  /** A handle on session `id`, with its approval hook when one is given. */
+  private handle(id: string, onApprovalRequest: ApprovalHandler | undefined): Session {
+    const session = new Session(id, this.http, () => this.connection.releaseSession(id), this.closing.signal);
+    if (onApprovalRequest !== undefined) session.onApprovalRequest(onApprovalRequest);
+    return session;
   }
 
   private list(o: ListSessionsOptions = {}): Promise<SessionList> {
@@ -283,6 +300,7 @@ export class BrainClient {
     if (typeof waitMs !== "number" || !Number.isFinite(waitMs) || waitMs < 0) {
       throw new TypeError(`brain.close({ waitMs }): a finite number of milliseconds ≥ 0 (a bound), got ${String(waitMs)}`);
     }
+    this.closing.abort();
     await this.connection.close(waitMs);
   }
 }

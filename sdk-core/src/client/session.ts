@@ -1,7 +1,8 @@
-import type { JournalRecord, SendMessageResponse, CancelResponse, EventsResponse, Session as SessionView } from "@aexhq/brain-protocol";
+import type { ApprovalRequest, ApprovalResponse, JournalRecord, SendMessageResponse, CancelResponse, EventsResponse, Session as SessionView } from "@aexhq/brain-protocol";
 import type { HttpClient } from "./http.ts";
 import { ProtocolError, SdkError } from "../errors.ts";
 import { AnswerReader, describeFailures, failedCalls, isQuiet, mayQuiet, type TurnAnswer } from "./answers.ts";
+import { answerOf, checkedRequest, pendingApprovalOf, type ApprovalHandler, type ApprovalHookOptions, type PendingApproval } from "./approvals.ts";
 
 /** Options of `Session.send`. */
 export interface SendOptions {
@@ -108,6 +109,8 @@ export class Session implements AsyncIterable<TurnAnswer> {
     readonly id: string,
     private readonly http: HttpClient,
     private readonly release: () => void,
+    /** Aborted by `brain.close()`: the client's approval hooks stop with it. */
+    private readonly closing?: AbortSignal,
   ) {}
 
   /**
@@ -324,6 +327,99 @@ export class Session implements AsyncIterable<TurnAnswer> {
   async cancel(opts: { callId?: string } = {}): Promise<string[]> {
     const res = await this.http.request<CancelResponse>("POST", `/v1/sessions/${encodeURIComponent(this.id)}/cancel`, opts.callId ? { callId: opts.callId } : {});
     return res.cancelled;
+  }
+
+  /**
+   * The calls of this session that await a person's approval now (the view's `pendingApprovals`,
+   * each read from its `tool.call_started`), oldest first.
+   */
+  async pendingApprovals(opts: WaitOptions = {}): Promise<PendingApproval[]> {
+    const view = await this.view(opts.signal);
+    return this.approvalsOf(view, opts.signal);
+  }
+
+  private async approvalsOf(view: SessionView, signal: AbortSignal | undefined): Promise<PendingApproval[]> {
+    const out: PendingApproval[] = [];
+    for (const callId of view.pendingApprovals ?? []) {
+      const sequence = Number(callId.slice(callId.lastIndexOf(":") + 1));
+      const page = await this.http.request<EventsResponse>("GET", `/v1/sessions/${encodeURIComponent(this.id)}/events?after=${sequence - 1}`, undefined, signal ? { signal } : undefined);
+      const started = page.records[0];
+      if (started?.type !== "tool.call_started" || started.data.callId !== callId) continue;
+      const pending = await pendingApprovalOf(this.id, started);
+      if (pending !== undefined) out.push(pending);
+    }
+    return out.sort((a, b) => a.sequence - b.sequence);
+  }
+
+  /**
+   * Approves a call that awaits approval: Brain journals the decision (with this client's key as who
+   * decided, and the digest of the input in `request`), then dispatches the call once. Rejects with
+   * a ProtocolError `conflict` when the call awaits no decision any more (decided already: `details`
+   * say by whom; or it ended: timed out, cancelled), `digest_mismatch` when `request` is not the
+   * call's input.
+   */
+  approve(request: PendingApproval, opts: { reason?: string } = {}): Promise<ApprovalResponse> {
+    return this.decide(checkedRequest(request, "session.approve(request)"), "approve", opts.reason);
+  }
+
+  /**
+   * Denies a call that awaits approval: it ends `error` `approval_denied` without being dispatched,
+   * and the model reads who denied it and `reason`. Rejects as `approve` does.
+   */
+  deny(request: PendingApproval, reason?: string): Promise<ApprovalResponse> {
+    if (reason !== undefined && typeof reason !== "string") throw new TypeError(`session.deny(request, reason): reason must be a string, got ${typeof reason}`);
+    return this.decide(checkedRequest(request, "session.deny(request, reason)"), "deny", reason);
+  }
+
+  private decide(request: PendingApproval, decision: "approve" | "deny", reason: string | undefined): Promise<ApprovalResponse> {
+    if (request.sessionId !== this.id) throw new TypeError(`call ${request.callId} is a call of session ${request.sessionId}, not of ${this.id}`);
+    const body: ApprovalRequest = { decision, inputDigest: request.inputDigest, ...(reason !== undefined ? { reason } : {}) };
+    return this.http.request<ApprovalResponse>("POST", `/v1/sessions/${encodeURIComponent(this.id)}/calls/${request.sequence}/approval`, body);
+  }
+
+  /**
+   * Calls `handler` once for every call of this session that awaits approval: those waiting now, and
+   * each new one as it is journaled (the session's event stream), until the returned function is
+   * called, `opts.signal` aborts, the session is deleted or the client is closed. The handler's
+   * answer is journaled as this client's decision (`"approve"`, `"deny"`, `{ decision, reason }`); an
+   * answer of nothing leaves the call waiting for someone else or for its deadline. A decision made
+   * elsewhere first is not an error (the hook's is refused `conflict` and dropped).
+   */
+  onApprovalRequest(handler: ApprovalHandler, opts: ApprovalHookOptions = {}): () => void {
+    if (typeof handler !== "function") throw new TypeError("session.onApprovalRequest(handler): handler must be a function");
+    const stop = new AbortController();
+    const abort = () => stop.abort();
+    for (const s of [opts.signal, this.closing]) {
+      if (s?.aborted) stop.abort();
+      else s?.addEventListener("abort", abort, { once: true });
+    }
+    const report = opts.onError ?? ((e: unknown, r?: PendingApproval) => console.error(`brain: onApprovalRequest${r ? ` (call ${r.callId})` : ""}: ${e instanceof Error ? e.message : String(e)}`));
+    const ask = async (request: PendingApproval) => {
+      try {
+        const answer = answerOf(await handler(request));
+        if (answer === undefined || stop.signal.aborted) return;
+        await this.decide(request, answer.decision, answer.reason);
+      } catch (e) {
+        if (e instanceof ProtocolError && e.code === "conflict") return; // decided elsewhere first, or the call ended
+        report(e, request);
+      }
+    };
+    void (async () => {
+      const view = await this.view(stop.signal);
+      // Those waiting now, then every new one: the stream starts where the view was read.
+      for (const request of await this.approvalsOf(view, stop.signal)) void ask(request);
+      for await (const r of this.events({ after: view.lastSequence, follow: true, signal: stop.signal })) {
+        if (r.type !== "tool.call_started" || r.data.approval === undefined) continue;
+        const request = await pendingApprovalOf(this.id, r).catch((e: unknown) => void report(e));
+        if (request !== undefined) void ask(request);
+      }
+    })().catch((e: unknown) => {
+      if (!stop.signal.aborted) report(e);
+    }).finally(() => {
+      opts.signal?.removeEventListener("abort", abort);
+      this.closing?.removeEventListener("abort", abort);
+    });
+    return abort;
   }
 
   /** Deletes the session and releases its handlers. */

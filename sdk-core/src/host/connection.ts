@@ -1,7 +1,7 @@
 import {
   PROTOCOL, LIMITS, routeHostFrame,
   type HostFrameHandler, type ToolContract, type InvokeFrame, type CancelFrame, type CommittedFrame, type RejectedFrame,
-  type ModelResultFrame, type ErrorFrame, type RegisteredFrame, type ModelResult, type EnvironmentResultFrame, type EnvironmentAnswer,
+  type ModelResultFrame, type ErrorFrame, type ErrorInfo, type RegisteredFrame, type ModelResult, type EnvironmentResultFrame, type EnvironmentAnswer,
 } from "@aexhq/brain-protocol";
 import type { Platform, WebSocketLike } from "../platform.ts";
 import type { PlacedToolSpec } from "../tool.ts";
@@ -51,6 +51,14 @@ export class HostConnection implements HostFrameHandler {
   private closeDone: Promise<void> | undefined;
   /** How many WebSockets this client opened (one, plus one per reconnection). */
   connections = 0;
+  /** The runtime's timings from `registered` (liveness, the resend window); the defaults until then. */
+  private hostTimeoutMs: number = LIMITS.defaultHostTimeoutMs;
+  private leaseMs: number = LIMITS.defaultLeaseMs;
+  /** When the runtime was last heard from on the current connection (any frame). */
+  private heardAt = 0;
+  private liveness: ReturnType<typeof setInterval> | undefined;
+  /** Some connection of this client registered: a later 4401/4409 stops a client that was working. */
+  private registeredOnce = false;
 
   constructor(
     private readonly platform: Platform,
@@ -162,29 +170,104 @@ export class HostConnection implements HostFrameHandler {
       const ws = this.platform.connectWebSocket(this.wsUrl);
       this.ws = ws;
       this.connections++;
+      // A connection attempt with no `registered` within registerTimeoutMs (a runtime, or a proxy,
+      // that accepts TCP and never upgrades) is abandoned and retried, never awaited forever.
+      const attempt = setTimeout(() => this.abandon(ws, `no registered frame within ${LIMITS.registerTimeoutMs} ms of connecting`), LIMITS.registerTimeoutMs);
+      this.platform.unrefTimer?.(attempt);
       ws.onopen = () => {
         opened = true;
         this.held = undefined;
         this.hold();
         this.watchIdleExit();
         this.watchMainDone();
-        this.sendRegister().then(() => { this.backoffMs = 50; resolve(); }, reject);
+        this.sendRegister().then(() => {
+          clearTimeout(attempt);
+          this.registeredOnce = true;
+          this.backoffMs = 50;
+          this.watchLiveness(ws);
+          resolve();
+        }, reject);
       };
       ws.onmessage = (ev) => {
+        this.heardAt = Date.now();
         const error = routeHostFrame(typeof ev.data === "string" ? ev.data : String(ev.data), this);
         if (error) console.warn(`brain: ignored a bad frame from the runtime: ${error.code}: ${error.message}`);
       };
       ws.onerror = () => undefined; // onclose follows and decides
       ws.onclose = (ev) => {
-        if (this.ws === ws) this.ws = undefined;
+        clearTimeout(attempt);
+        if (this.ws === ws) {
+          this.ws = undefined;
+          this.stopLiveness();
+        }
         this.ready = undefined;
         this.sent.clear();
-        this.lost(new SdkError("connection_lost", `the host connection closed (${ev.code}${ev.reason ? `: ${ev.reason}` : ""})`));
-        if (!opened) reject(this.fatal ?? new SdkError("connection_failed", `could not reach Brain at ${this.brainUrl}: its host channel ${this.wsUrl} closed (${ev.code}) before opening; is the server running at that address?`));
-        if (!this.closed && !this.fatal) this.scheduleReconnect();
+        this.lost(this.fatal ?? new SdkError("connection_lost", `the host connection closed (${ev.code}${ev.reason ? `: ${ev.reason}` : ""})`));
+        if (!opened) reject(this.fatal ?? new SdkError("connection_failed", `could not reach Brain at ${this.brainUrl}: its host channel ${this.wsUrl} closed (${ev.code}${ev.reason ? `: ${ev.reason}` : ""}) before opening; is the server running at that address?`));
+        else if (this.fatal) reject(this.fatal);
+        if (this.fatal) this.stopped(this.fatal);
+        else if (!this.closed) this.scheduleReconnect();
       };
     });
     return this.ready;
+  }
+
+  /**
+   * Drops a connection that cannot be waited for (a silent runtime, an upgrade that never comes):
+   * at once, without a closing handshake, then on as after any loss (its calls end, reconnect).
+   */
+  private abandon(ws: WebSocketLike, why: string): void {
+    const onclose = ws.onclose;
+    ws.onclose = ws.onmessage = ws.onopen = null;
+    ws.onerror = () => undefined;
+    try {
+      if (ws.terminate) ws.terminate();
+      else ws.close();
+    } catch {
+      // Closing a socket that is already failing: the loss is handled below all the same.
+    }
+    onclose?.({ code: 1006, reason: why });
+  }
+
+  /**
+   * Liveness (PROTOCOL.md, "Reconnecting, liveness"): with nothing heard for a third of the
+   * runtime's hostTimeoutMs the host pings; with nothing heard for all of it the runtime is silent
+   * and the connection is dropped and made again.
+   */
+  private watchLiveness(ws: WebSocketLike): void {
+    this.stopLiveness();
+    this.heardAt = Date.now();
+    const third = Math.max(10, Math.floor(this.hostTimeoutMs / 3));
+    let nonce = 0;
+    this.liveness = setInterval(() => {
+      if (this.ws !== ws) return this.stopLiveness();
+      const quiet = Date.now() - this.heardAt;
+      if (quiet >= this.hostTimeoutMs) {
+        this.stopLiveness();
+        return this.abandon(ws, `the runtime was silent for ${quiet} ms (hostTimeoutMs ${this.hostTimeoutMs})`);
+      }
+      if (quiet >= third && ws.readyState === OPEN) ws.send(JSON.stringify({ type: "ping", nonce: `live-${++nonce}` }));
+    }, third);
+    this.platform.unrefTimer?.(this.liveness);
+  }
+
+  private stopLiveness(): void {
+    if (this.liveness !== undefined) clearInterval(this.liveness);
+    this.liveness = undefined;
+  }
+
+  /**
+   * 4401 / 4409: the client stops for good (no reconnection). One serving tools (`serve`) has no
+   * caller to tell, so its process must not go on looking healthy: the error becomes an unhandled
+   * rejection, which ends Node and Deno with status 1 (PROTOCOL.md, "when to stop").
+   */
+  private stopped(error: Error): void {
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    // Before any registration the caller's own await (serve, register, create) rejects with it instead.
+    if (!this.registeredOnce || this.closed) return;
+    console.error(`brain: the host connection stopped for good: ${error.message}`);
+    if (this.shared.size > 0) void Promise.reject(error);
   }
 
   private scheduleReconnect(): void {
@@ -214,8 +297,34 @@ export class HostConnection implements HostFrameHandler {
     for (const c of tools) this.sent.add(c.digest);
   }
 
-  /** Sends a frame with a fresh ref and awaits its answer. */
-  request(frame: Record<string, unknown> & { type: string }): Promise<Answer> {
+  /**
+   * Sends a frame with a fresh ref and awaits its answer. A frame about a call answered
+   * `unavailable` is sent again by the resend rule (PROTOCOL.md, "Resending after `unavailable`"):
+   * a new ref each time, resendBackoffMs doubling to resendMaxBackoffMs, until another answer, the
+   * call's deadline or (no deadline) 3 × leaseMs; then the call is treated as ended `unknown`.
+   */
+  async request(frame: Record<string, unknown> & { type: string }): Promise<Answer> {
+    const callId = typeof frame.callId === "string" ? frame.callId : undefined;
+    if (callId === undefined) return this.sendOnce(frame);
+    let wait: number = LIMITS.resendBackoffMs;
+    let giveUpAt: number | undefined;
+    for (;;) {
+      try {
+        return await this.sendOnce(frame);
+      } catch (e) {
+        if (!(e instanceof ProtocolError) || e.code !== "unavailable") throw e;
+        giveUpAt ??= this.running.get(callId)?.deadlineAt ?? Date.now() + 3 * this.leaseMs;
+        if (Date.now() + wait > giveUpAt) {
+          this.running.get(callId)?.end("unknown", `the runtime stayed unavailable for it (${e.message})`);
+          throw e;
+        }
+        await new Promise((r) => setTimeout(r, wait));
+        wait = Math.min(wait * 2, LIMITS.resendMaxBackoffMs);
+      }
+    }
+  }
+
+  private sendOnce(frame: Record<string, unknown> & { type: string }): Promise<Answer> {
     const ws = this.ws;
     if (!ws || ws.readyState !== OPEN) return Promise.reject(new SdkError("connection_lost", "the host connection is not open"));
     const ref = this.nextRef++;
@@ -243,6 +352,8 @@ export class HostConnection implements HostFrameHandler {
   // ---- frames from the runtime (called by the generated router) ----
 
   registered(f: RegisteredFrame): void {
+    this.hostTimeoutMs = f.hostTimeoutMs;
+    this.leaseMs = f.leaseMs;
     this.settle(f.ref, (p) => p.resolve({ digests: f.digests }));
   }
 
@@ -251,14 +362,22 @@ export class HostConnection implements HostFrameHandler {
   }
 
   rejected(f: RejectedFrame): void {
+    this.over(f.callId, f.error);
     this.settle(f.ref, (p) => p.reject(new ProtocolError(f.error)));
   }
 
+  /** A refusal with `final: true`: the call is over whatever the code says; its local work stops. */
+  private over(callId: string, error: ErrorInfo | undefined): void {
+    if (error?.final === true) this.running.get(callId)?.end("unknown", `the runtime answered that the call is over (${error.code}: ${error.message})`);
+  }
+
   modelResult(f: ModelResultFrame): void {
+    this.over(f.callId, f.error);
     this.settle(f.ref, (p) => (f.result ? p.resolve({ result: f.result }) : p.reject(new ProtocolError(f.error ?? { code: "internal", message: "model_result without result or error" }))));
   }
 
   environmentResult(f: EnvironmentResultFrame): void {
+    this.over(f.callId, f.error);
     this.settle(f.ref, (p) => (f.result ? p.resolve({ environment: f.result }) : p.reject(new ProtocolError(f.error ?? { code: "internal", message: "environment_result without result or error" }))));
   }
 
@@ -322,6 +441,7 @@ export class HostConnection implements HostFrameHandler {
     this.unsubscribeMainDone?.();
     this.unsubscribeMainDone = undefined;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.stopLiveness();
     this.hold();
     if (this.ws?.readyState === OPEN) {
       if (waitMs > 0) await this.until(() => this.running.size === 0, waitMs);

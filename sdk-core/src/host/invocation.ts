@@ -84,6 +84,11 @@ export class Invocation {
     return this.frame.callId;
   }
 
+  /** The call's deadline (ms since the epoch), or null. */
+  get deadlineAt(): number | null {
+    return this.frame.deadlineAt;
+  }
+
   /** Aborts local work; the runtime has already decided the call's fate. */
   end(reason: EndReason, why: string = ENDED[reason]): void {
     if (this.ended) return;
@@ -138,7 +143,14 @@ export class Invocation {
       return;
     }
     if (this.closed) return;
-    if (returned !== undefined) await this.emitResult(returned).catch(() => undefined);
+    if (returned !== undefined) {
+      try {
+        await this.emitResult(returned);
+      } catch (e) {
+        // The returned value is the call's one result: refused here for size, the call must still end.
+        if (tooLarge(e)) return this.finalize(refusedLocally(e));
+      }
+    }
     if (this.closed) return;
     await this.enqueue(() => this.channel.request({ type: "returned", callId: this.callId })).catch(() => undefined);
   }
@@ -208,8 +220,13 @@ export class Invocation {
     this.refuseIfClosed("emitResult");
     const outcome = await this.enqueue(() => toOutcome(value, this.spec.tool.output));
     if (outcome.status !== "ok") this.closed = true; // a non-success outcome terminates the execution
-    const answer = await this.enqueue(() => this.channel.request({ type: "emit_result", callId: this.callId, outcome, ...content(opts) }));
-    if (outcome.status !== "ok") this.onDone();
+    const answer = await this.enqueue(() => this.channel.request({ type: "emit_result", callId: this.callId, outcome, ...content(opts) })).catch(async (e: unknown) => {
+      // A non-success result ends the call: refused here for size, it is ended with a small finish instead.
+      if (outcome.status !== "ok" && tooLarge(e)) await this.enqueue(() => this.channel.request({ type: "finish", callId: this.callId, outcome: refusedLocally(e) })).catch(() => undefined);
+      throw e;
+    }).finally(() => {
+      if (outcome.status !== "ok") this.onDone();
+    });
     return answer.sequence!;
   }
 
@@ -230,7 +247,12 @@ export class Invocation {
   private async sendFinish(outcome: Outcome | undefined, opts: { content?: string } | undefined): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     try {
-      await this.enqueue(() => this.channel.request({ type: "finish", callId: this.callId, ...(outcome ? { outcome } : {}), ...content(opts) }));
+      await this.enqueue(() => this.channel.request({ type: "finish", callId: this.callId, ...(outcome ? { outcome } : {}), ...content(opts) })).catch(async (e: unknown) => {
+        // A finish refused here for size would leave the call open until its deadline: end it with a small one.
+        if (!tooLarge(e)) throw e;
+        await this.enqueue(() => this.channel.request({ type: "finish", callId: this.callId, outcome: refusedLocally(e) })).catch(() => undefined);
+        throw e;
+      });
     } finally {
       this.onDone();
     }
@@ -279,6 +301,16 @@ export class Invocation {
     const answer = await this.channel.request({ type: "model_request", callId: this.callId, request });
     return answer.result!;
   }
+}
+
+/** A frame the SDK refused to send for its size (over maxFrameBytes): the runtime never saw it. */
+function tooLarge(e: unknown): boolean {
+  return e instanceof SdkError && e.code === "frame_too_large";
+}
+
+/** The small outcome that ends a call whose own end was refused locally (PROTOCOL.md, "A frame the host refuses itself"). */
+function refusedLocally(e: unknown): Outcome {
+  return { status: "error", error: { code: "invalid_output", message: `the call's result could not be sent (frame_too_large: ${(e as Error).message})` } };
 }
 
 function content(opts: { content?: string } | undefined): { content?: string } {

@@ -26,7 +26,9 @@ function h(tag, attrs, ...kids) {
     else if (k === "style") el.style.cssText = v;
     else el.setAttribute(k, v === true ? "" : String(v));
   }
-  for (const kid of kids.flat()) if (kid !== undefined && kid !== null && kid !== false) el.append(kid instanceof Node ? kid : String(kid));
+  // Deeply: a fact's value may be a list holding lists ([badge, [" ", tag]]); one level left
+  // "[object HTMLSpanElement]" in the text.
+  for (const kid of kids.flat(Infinity)) if (kid !== undefined && kid !== null && kid !== false) el.append(kid instanceof Node ? kid : String(kid));
   return el;
 }
 
@@ -133,6 +135,60 @@ async function api(path) {
   return body;
 }
 
+/** The login's anti-forgery token: the server puts it in the page's HTML, and bridges an action only with it. */
+const CSRF = document.querySelector('meta[name="brain-csrf"]')?.getAttribute("content") ?? "";
+
+/**
+ * One action through the ordinary API (POST or DELETE under /v1/sessions/…), with the login cookie
+ * and its anti-forgery token; resolves with the JSON answer, rejects with an ApiError.
+ */
+async function act(method, path, body, headers = {}) {
+  const res = await fetch(path, {
+    method,
+    credentials: "same-origin",
+    headers: { accept: "application/json", "x-brain-csrf": CSRF, ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers },
+    body: body !== undefined ? JSON.stringify(body) : undefined,
+  });
+  if (res.status === 401) {
+    location.reload();
+    throw new ApiError(401, "unauthorized", "signed out");
+  }
+  const answer = await res.json().catch(() => ({}));
+  if (!res.ok) throw new ApiError(res.status, answer?.error?.code ?? "error", answer?.error?.message ?? res.statusText);
+  return answer;
+}
+
+/** A modal confirmation (a <dialog>): resolves true when the person confirms. Focus returns where it was. */
+function confirmAction(question, confirmLabel) {
+  return new Promise((resolve) => {
+    const before = document.activeElement;
+    const keep = h("button", { type: "button", id: "confirm-keep", value: "keep" }, "Keep");
+    const yes = h("button", { type: "button", id: "confirm-yes", class: "danger", value: "yes" }, confirmLabel);
+    const dialog = h("dialog", { id: "confirm", "aria-labelledby": "confirm-q" }, h("p", { id: "confirm-q" }, question), h("div", { class: "dialog-buttons" }, keep, yes));
+    const done = (ok) => {
+      dialog.close();
+      dialog.remove();
+      before?.focus?.();
+      resolve(ok);
+    };
+    keep.addEventListener("click", () => done(false));
+    yes.addEventListener("click", () => done(true));
+    dialog.addEventListener("cancel", (e) => {
+      e.preventDefault();
+      done(false);
+    });
+    document.body.append(dialog);
+    dialog.showModal();
+    keep.focus();
+  });
+}
+
+/** Who made a decision, as its record says. */
+function deciderLabel(by) {
+  if (!by) return "—";
+  return by.kind === "operator" ? "the operator" : `key ${by.name ?? by.keyId} (${by.keyId})`;
+}
+
 // ---------------------------------------------------------------- routing
 
 function navigate(href) {
@@ -199,15 +255,19 @@ async function showList() {
   const table = h(
     "table",
     { class: "sessions", "aria-describedby": "list-note" },
-    h("thead", {}, h("tr", {}, ...["Session", "State", "Model", "Created", "Last activity", "Open calls"].map((c, i) => h("th", { scope: "col", class: i === 5 ? "num" : undefined }, c)))),
+    h("thead", {}, h("tr", {}, ...["Session", "State", "Model", "Created", "Last activity", "Open calls", "Approvals"].map((c, i) => h("th", { scope: "col", class: i >= 5 ? "num" : undefined }, c)))),
     tbody,
   );
   // The first page now; each press of More reads the next one (GET /v1/sessions?cursor=<next>) and appends it.
   const more = h("button", { type: "button", id: "more", hidden: true, onclick: () => void load() }, "More");
   const count = h("span", { class: "muted", id: "list-count", role: "status" });
   const failure = h("div");
+  // Sessions (of the pages shown) with calls waiting for a person, above the list.
+  const waitingList = h("ul");
+  const waiting = h("section", { id: "waiting", class: "approvals", "aria-label": "Sessions waiting for approval", hidden: true }, h("h2", {}, "Waiting for approval"), waitingList);
   main.replaceChildren(
     h("h1", {}, "Sessions"),
+    waiting,
     h("div", { class: "toolbar" }, h("label", { for: "state-filter" }, "State"), filter, h("button", { type: "button", onclick: () => route() }, "Refresh"), h("span", { id: "list-note", class: "muted" }, "Newest first.")),
     table,
     failure,
@@ -233,10 +293,17 @@ async function showList() {
     }
     if (!alive) return;
     failure.replaceChildren();
-    for (const s of page.sessions) tbody.append(sessionRow(s));
+    for (const s of page.sessions) {
+      tbody.append(sessionRow(s));
+      const n = s.pendingApprovals?.length ?? 0;
+      if (n > 0) {
+        waitingList.append(h("li", { dataset: { waiting: s.id } }, h("a", { href: `/ui/sessions/${encodeURIComponent(s.id)}`, "data-nav": true, class: "mono" }, s.id), ` · ${plural(n, "call")} waiting · ${modelLabel(s.model)}`));
+        waiting.hidden = false;
+      }
+    }
     shown += page.sessions.length;
     next = page.next;
-    if (shown === 0) tbody.append(h("tr", {}, h("td", { colspan: "6", class: "muted" }, status ? `No ${status} sessions.` : "No sessions yet.")));
+    if (shown === 0) tbody.append(h("tr", {}, h("td", { colspan: "7", class: "muted" }, status ? `No ${status} sessions.` : "No sessions yet.")));
     more.hidden = next === undefined;
     more.disabled = false;
     count.textContent = next === undefined ? `${plural(shown, "session")}, all shown` : `${plural(shown, "session")} shown`;
@@ -264,6 +331,7 @@ function sessionRow(s) {
     h("td", { title: s.createdAt }, fmtTime(Date.parse(s.createdAt))),
     last,
     h("td", { class: "num" }, String(s.openCalls.length)),
+    h("td", { class: "num", dataset: { approvals: s.id } }, (s.pendingApprovals?.length ?? 0) > 0 ? badge("approval", `${s.pendingApprovals.length} waiting`) : "0"),
   );
 }
 
@@ -306,6 +374,13 @@ class Timeline {
     this.lastSeq = 0;
     this.deleted = false;
     this.changed = new Set();
+    /** Turns so far of each activation: a wake is the activation's next turn. */
+    this.turnCounts = new Map();
+    /**
+     * Observations committed since the last turn start (a model-asked call's result, or its end when
+     * that tells something new: not ok, or ok without any result): what a wake turn was woken by.
+     */
+    this.observed = [];
   }
 
   push(item) {
@@ -329,17 +404,21 @@ class Timeline {
         this.push({ kind: "session", seq: r.sequence, at: r.at, data: d });
         break;
       case "message.user": {
-        const turn = this.push({ kind: "turn", seq: r.sequence, at: r.at, activation: d.activation, text: d.text, status: "running" });
+        this.turnCounts.set(d.activation, 1);
+        const turn = this.push({ kind: "turn", seq: r.sequence, at: r.at, activation: d.activation, n: 1, text: d.text, status: "running" });
         this.turns.set(d.activation, turn);
         break;
       }
       case "turn.started": {
         let turn = this.turns.get(d.activation);
         if (d.cause === "wake" || !turn || turn.status !== "running") {
-          turn = this.push({ kind: "turn", seq: r.sequence, at: r.at, activation: d.activation, wake: true, status: "running" });
+          const n = (this.turnCounts.get(d.activation) ?? 0) + 1;
+          this.turnCounts.set(d.activation, n);
+          turn = this.push({ kind: "turn", seq: r.sequence, at: r.at, activation: d.activation, n, wake: true, wokenBy: this.observed, status: "running" });
           this.turns.set(d.activation, turn);
         } else this.touch(turn);
         turn.cause = d.cause;
+        this.observed = [];
         break;
       }
       case "turn.completed":
@@ -390,7 +469,17 @@ class Timeline {
       }
       case "tool.call_started": {
         const c = this.push({ kind: "tool", seq: r.sequence, at: r.at, callId: d.callId, tool: d.tool, modelCallId: d.modelCallId, origin: d.origin, input: d.input, placement: d.placement, activation: d.activation, deadlineAt: d.deadlineAt, status: "running", events: 0, results: 0, life: [{ type: "intent", seq: r.sequence, at: r.at }] });
+        // A call of a tool placed with approval waits for a decision before anything is sent.
+        if (d.approval) c.approval = { inputDigest: d.approval.inputDigest };
         this.calls.set(d.callId, c);
+        break;
+      }
+      case "tool.approval_decided": {
+        const c = this.calls.get(d.callId);
+        if (!c?.approval) return void this.push({ kind: "other", seq: r.sequence, at: r.at, type: r.type, data: d });
+        Object.assign(c.approval, { decision: d.decision, decidedBy: d.decidedBy, reason: d.reason, at: r.at, seq: r.sequence });
+        c.life.push({ type: "decision", seq: r.sequence, at: r.at, decision: d.decision, decidedBy: d.decidedBy, reason: d.reason });
+        this.touch(c);
         break;
       }
       case "tool.event":
@@ -405,12 +494,14 @@ class Timeline {
         } else if (r.type === "tool.result") {
           c.results++;
           c.life.push({ type: "result", seq: r.sequence, at: r.at, outcome: d.outcome, content: d.content });
+          if (!c.origin) this.observed.push({ tool: c.tool, callId: c.callId, what: "result" });
         } else if (r.type === "tool.returned") {
           c.returned = r.at;
           c.life.push({ type: "returned", seq: r.sequence, at: r.at });
         } else {
           Object.assign(c, { status: d.status, error: d.error, message: d.message, endAt: r.at });
           c.life.push({ type: "finished", seq: r.sequence, at: r.at, status: d.status, error: d.error, message: d.message });
+          if (!c.origin && (d.status !== "ok" || c.results === 0)) this.observed.push({ tool: c.tool, callId: c.callId, what: d.status === "ok" ? "finish" : d.status });
         }
         this.touch(c);
         break;
@@ -447,15 +538,41 @@ class Timeline {
     for (const c of this.calls.values()) if (c.status === "running") n++;
     return n;
   }
+  /** Calls waiting for a decision (open, asked for approval, not decided), oldest first. */
+  get pendingApprovals() {
+    const out = [];
+    for (const c of this.calls.values()) if (awaitingApproval(c)) out.push(c);
+    return out;
+  }
   get running() {
     for (const t of this.turns.values()) if (t.status === "running") return true;
     return false;
   }
 }
 
+/** Whether a call waits for a person: asked for approval, not decided, not ended. */
+function awaitingApproval(c) {
+  return c.status === "running" && c.approval !== undefined && c.approval.decision === undefined;
+}
+
 function callStatusText(c) {
   if (c.status === "error") return `error · ${c.error?.code ?? "error"}`;
+  if (awaitingApproval(c)) return "awaiting approval";
   return c.status;
+}
+
+/** What woke a wake turn: the observations committed since the turn before it started. */
+function wokenByText(turn) {
+  const seen = turn.wokenBy ?? [];
+  if (seen.length === 0) return "woken";
+  const one = (o) => (o.what === "result" ? `${o.tool}'s result` : o.what === "finish" ? `${o.tool} finishing without a result` : `${o.tool} ending ${o.what}`);
+  const named = seen.slice(0, 2).map(one).join(" and ");
+  return `woken by ${named}${seen.length > 2 ? ` and ${seen.length - 2} more` : ""}`;
+}
+
+/** A turn's name: the activation it belongs to, and for a wake, which of its turns it is. */
+function turnName(t) {
+  return t.wake ? `Turn ${t.activation} · wake ${t.n - 1}` : `Turn ${t.activation}`;
 }
 
 /** The compact row of one item: [seq, icon, what, right side]. */
@@ -466,11 +583,13 @@ function rowParts(item) {
     case "turn":
       return [
         "▶",
-        item.wake ? `Turn ${item.activation} (woken by a background result)` : `Turn ${item.activation}: “${item.text}”`,
+        item.wake ? `${turnName(item)}: ${wokenByText(item)}` : `${turnName(item)}: “${item.text}”`,
         [item.endAt ? h("span", { class: "muted" }, fmtDur(item.endAt - item.at)) : null, badge(item.status === "completed" ? "completed" : item.status, item.status)],
       ];
-    case "turnEnd":
-      return ["■", item.status === "completed" ? `Turn ${item.activation} answered: “${item.text}”` : `Turn ${item.activation} failed: ${item.error?.code}: ${item.error?.message}`, [badge(item.status)]];
+    case "turnEnd": {
+      const name = item.turn ? turnName(item.turn) : `Turn ${item.activation}`;
+      return ["■", item.status === "completed" ? `${name} answered: “${item.text}”` : `${name} failed: ${item.error?.code}: ${item.error?.message}`, [badge(item.status)]];
+    }
     case "model": {
       const calls = item.result?.toolCalls?.map((t) => t.name) ?? [];
       const what = item.status === "pending" ? "waiting for the model" : item.error ? `${item.error.code}: ${item.error.message}` : calls.length ? `asks for ${calls.length > 3 ? `${calls.slice(0, 3).join(", ")} +${calls.length - 3}` : calls.join(", ")}` : `answers “${item.result?.text ?? ""}”`;
@@ -495,7 +614,7 @@ function rowParts(item) {
           item.background ? h("span", { class: "badge bg-tag", title: "still running after its turn ended" }, "background") : null,
           item.status === "running" && typeof item.deadlineAt === "number" ? deadlineEl(item.deadlineAt) : null,
           item.endAt ? h("span", { class: "muted" }, fmtDur(item.endAt - item.at)) : null,
-          badge(item.status, callStatusText(item)),
+          badge(awaitingApproval(item) ? "approval" : item.status, callStatusText(item)),
         ],
       ];
     }
@@ -525,8 +644,8 @@ function detailOf(item, timeline) {
     case "turnEnd": {
       const t = item.kind === "turn" ? item : item.turn ?? item;
       return [
-        h("h2", {}, `Turn ${t.activation}`),
-        facts([["State", badge(t.status)], ["Started", fmtTime(t.at)], t.endAt && ["Ended", fmtTime(t.endAt)], t.endAt && ["Duration", fmtDur(t.endAt - t.at)], ["Cause", t.wake ? "a background result (wake)" : "a user message"]]),
+        h("h2", {}, turnName(t)),
+        facts([["State", badge(t.status)], ["Started", fmtTime(t.at)], t.endAt && ["Ended", fmtTime(t.endAt)], t.endAt && ["Duration", fmtDur(t.endAt - t.at)], ["Cause", t.wake ? `${wokenByText(t)} (a wake: the activation's turn ${t.n})` : "a user message"]]),
         t.text !== undefined ? [h("h2", {}, "User message"), payload(t.text, key("text"), "user message")] : null,
         t.answer !== undefined ? [h("h2", {}, "Answer"), payload(t.answer, key("answer"), "answer")] : null,
         t.error ? [h("h2", {}, "Error"), payload(t.error, key("error"), "error")] : null,
@@ -585,7 +704,12 @@ function toolDetail(c, facts, key) {
   const life = h("ol", { class: "life", "aria-label": "The call's life" });
   const step = (cls, title, at, seq, ...body) => life.append(h("li", { class: cls }, h("div", { class: "life-head" }, h("strong", {}, title), h("span", { class: "t" }, `#${seq} · ${fmtTime(at)} · +${fmtDur(at - c.at)}`)), ...body));
   for (const s of c.life) {
-    if (s.type === "intent") step("ok", `Intent committed, sent to ${placementLabel(c.placement)}`, s.at, s.seq, h("div", { class: "help" }, "The runtime sends the invoke once, right after this commit; it is never re-sent."));
+    if (s.type === "intent" && c.approval) step("ok", "Intent committed, awaiting approval", s.at, s.seq, h("div", { class: "help" }, `Nothing is sent until a person approves this call with this input (digest ${c.approval.inputDigest.slice(0, 16)}…).`));
+    else if (s.type === "intent") step("ok", `Intent committed, sent to ${placementLabel(c.placement)}`, s.at, s.seq, h("div", { class: "help" }, "The runtime sends the invoke once, right after this commit; it is never re-sent."));
+    else if (s.type === "decision") {
+      const approved = s.decision === "approve";
+      step(approved ? "ok" : "bad", `${approved ? "Approved" : "Denied"} by ${deciderLabel(s.decidedBy)}${approved ? `, sent to ${placementLabel(c.placement)}` : ""}`, s.at, s.seq, s.reason ? h("div", {}, `Reason: ${s.reason}`) : null, approved ? h("div", { class: "help" }, "The runtime sends the invoke once, right after this commit; it is never re-sent.") : null);
+    }
     else if (s.type === "event") step("", `Event “${s.kind}”`, s.at, s.seq, payload(s.data, key(`event-${s.seq}`), `event ${s.kind}`));
     else if (s.type === "result") step(s.outcome?.status === "ok" ? "ok" : "bad", `Result · ${s.outcome?.status ?? "?"}`, s.at, s.seq, payload(s.outcome, key(`result-${s.seq}`), "result outcome"), s.content !== undefined ? [h("div", { class: "help" }, "content (what the model reads):"), payload(s.content, key(`content-${s.seq}`), "result content")] : null);
     else if (s.type === "returned") step("", "Returned", s.at, s.seq, h("div", { class: "help" }, c.status === "running" ? "run() ended without finishing: the call continues in the background." : "run() ended before the call finished."));
@@ -595,14 +719,16 @@ function toolDetail(c, facts, key) {
       step(s.status === "error" ? "bad" : s.status === "ok" ? "ok" : "", `${what} · ${state}`, s.at, s.seq, payload(s.request, key(`env-${s.seq}`), "environment request"), s.error ? payload(s.error, key(`env-error-${s.seq}`), "error") : null);
     } else if (s.type === "finished") step(s.status === "ok" ? "ok" : "bad", `Finished · ${s.status}${s.error ? ` · ${s.error.code}` : ""}`, s.at, s.seq, s.message ? h("div", {}, s.message) : null, s.error ? payload(s.error, key(`error-${s.seq}`), "error") : null);
   }
-  if (c.status === "running") life.append(h("li", { class: "open" }, h("div", { class: "life-head" }, h("strong", {}, "Open"), typeof c.deadlineAt === "number" ? deadlineEl(c.deadlineAt) : h("span", { class: "muted" }, "no deadline"))));
+  if (c.status === "running") life.append(h("li", { class: "open" }, h("div", { class: "life-head" }, h("strong", {}, awaitingApproval(c) ? "Waiting for a decision" : "Open"), typeof c.deadlineAt === "number" ? deadlineEl(c.deadlineAt) : h("span", { class: "muted" }, "no deadline"))));
   return [
     h("h2", {}, `Tool call ${c.tool}`),
+    awaitingApproval(c) ? approvalControls(c) : c.status === "running" ? h("div", { class: "actions" }, h("button", { type: "button", class: "danger", dataset: { cancelCall: c.callId } }, "Cancel this call")) : null,
     facts([
       ["State", [badge(c.status, callStatusText(c)), c.background ? [" ", h("span", { class: "badge bg-tag" }, "background")] : null]],
       ["Call id", h("span", { class: "mono" }, c.callId)],
       c.origin ? ["Started by", [h("span", { class: "mono" }, c.origin), " (ctx.environments.call: a nested call, not the model's)"]] : ["Model call id", h("span", { class: "mono" }, c.modelCallId)],
       ["Runs on", placementLabel(c.placement)],
+      c.approval && ["Approval", c.approval.decision ? `${c.approval.decision === "approve" ? "approved" : "denied"} by ${deciderLabel(c.approval.decidedBy)}${c.approval.reason ? `: ${c.approval.reason}` : ""}` : c.status === "running" ? "awaiting a decision" : `never decided (the call ended ${c.status})`],
       ["Turn", String(c.activation)],
       ["Trace", traceEl(c.callId)],
       ["Started", fmtTime(c.at)],
@@ -616,6 +742,27 @@ function toolDetail(c, facts, key) {
     life,
     c.modelCalls?.length ? [h("h2", {}, "Its model calls (ctx.model)"), h("ul", {}, ...c.modelCalls.map((m) => h("li", {}, `#${m.seq} · ${m.status}${m.usage ? ` · ${m.usage.inputTokens} in / ${m.usage.outputTokens} out` : ""}${m.endAt ? ` · ${fmtDur(m.endAt - m.at)}` : ""}`)))] : null,
   ];
+}
+
+/** Reasons typed for calls awaiting approval, kept across redraws of the panels that show them. */
+const reasons = new Map();
+
+/**
+ * Approve and Deny for one call awaiting approval, with an optional reason (journaled; for a denial
+ * the model reads it). The clicks are handled by the session page (data-approve / data-deny).
+ */
+function approvalControls(c) {
+  const id = `reason-${c.seq}`;
+  const reason = h("input", { type: "text", id, class: "reason", placeholder: "Reason (optional; the model reads a denial's)", value: reasons.get(c.callId) ?? "", dataset: { reasonFor: c.callId } });
+  reason.addEventListener("input", () => reasons.set(c.callId, reason.value));
+  return h(
+    "div",
+    { class: "approval", dataset: { approvalFor: c.callId } },
+    h("label", { for: id, class: "sr-only" }, `Reason for ${c.tool} (${c.callId})`),
+    reason,
+    h("button", { type: "button", class: "approve", dataset: { approve: c.callId } }, "Approve"),
+    h("button", { type: "button", class: "danger", dataset: { deny: c.callId } }, "Deny"),
+  );
 }
 
 /** The session page: summary, the virtualised timeline (a listbox) and the selected row's details. */
@@ -634,12 +781,37 @@ class TimelineView {
     this.space = h("div", { class: "rows-space" });
     this.rows = h("div", { class: "rows", id: "timeline", role: "listbox", tabindex: "0", "aria-label": "Timeline: turns, model calls and tool calls in journal order" }, this.space);
     this.detail = h("section", { class: "detail", id: "detail", tabindex: "-1", "aria-label": "Details", "aria-live": "polite" }, h("p", { class: "muted" }, "Select a row to see its details."), h("p", { class: "help" }, h("kbd", {}, "↑"), " ", h("kbd", {}, "↓"), " move, ", h("kbd", {}, "Enter"), " opens the details, ", h("kbd", {}, "Esc"), " comes back, ", h("kbd", {}, "Home"), "/", h("kbd", {}, "End"), " jump."));
+    // Acting on the session: every action goes through the API with the login's credential.
+    this.message = h("input", { type: "text", id: "message", name: "message", autocomplete: "off", placeholder: "Send a message to the session" });
+    this.sendButton = h("button", { type: "submit", id: "send" }, "Send");
+    this.cancelTurnButton = h("button", { type: "button", id: "cancel-turn", class: "danger", disabled: true, onclick: () => void this.cancelTurn() }, "Cancel turn");
+    this.deleteButton = h("button", { type: "button", id: "delete-session", class: "danger", onclick: () => void this.deleteSession() }, "Delete session");
+    this.actionStatus = h("p", { id: "action-status", class: "action-status", role: "status" });
+    this.actions = h(
+      "form",
+      { class: "session-actions", id: "session-actions", onsubmit: (e) => {
+        e.preventDefault();
+        void this.sendMessage();
+      } },
+      h("label", { for: "message", class: "sr-only" }, "Message"),
+      this.message,
+      this.sendButton,
+      this.cancelTurnButton,
+      this.deleteButton,
+    );
+    this.approvals = h("section", { id: "approvals", class: "approvals", "aria-label": "Calls waiting for approval", hidden: true });
+    this.approvalsShown = "";
     this.el = h(
       "div",
       {},
       h("div", { class: "summary" }, h("h1", {}, session.id), this.status, h("span", {}, modelLabel(session.model)), h("span", { class: "muted" }, `created ${fmtTime(Date.parse(session.createdAt))}`), this.counts, h("label", {}, this.follow, " follow new records"), this.live),
+      this.actions,
+      this.actionStatus,
+      this.approvals,
       h("div", { class: "split" }, this.rows, this.detail),
     );
+    // Approve, deny and cancel buttons live in the approvals panel and in a call's details.
+    for (const where of [this.approvals, this.detail]) where.addEventListener("click", (e) => void this.onAction(e));
     this.rows.addEventListener("scroll", () => this.schedule());
     this.rows.addEventListener("keydown", (e) => this.key(e));
     this.rows.addEventListener("click", (e) => {
@@ -721,7 +893,7 @@ class TimelineView {
             role: "option",
             "aria-selected": String(i === this.selected),
             style: `top:${i * ROW_H}px`,
-            dataset: { row: String(i), kind: item.kind, seq: String(item.seq), call: item.callId, status: item.status },
+            dataset: { row: String(i), kind: item.kind, seq: String(item.seq), call: item.callId, status: item.status, approval: item.approval ? item.approval.decision ?? "pending" : undefined },
           },
           h("span", { class: "seq" }, `#${item.seq}`),
           h("span", { class: "kind", "aria-hidden": "true" }, icon),
@@ -737,6 +909,9 @@ class TimelineView {
     const state = t.deleted ? "deleted" : t.running ? "running" : "idle";
     this.status.replaceChildren(badge(state));
     this.counts.textContent = `${plural(t.records, "record")} · ${plural(t.calls.size, "tool call")} · ${plural(t.openCalls, "open call")}`;
+    this.cancelTurnButton.disabled = state !== "running";
+    for (const el of [this.message, this.sendButton, this.deleteButton]) el.disabled = t.deleted;
+    this.drawApprovals();
     // The selected item's details follow its new records.
     const sel = items[this.selected];
     if (sel && sel.version !== this.shownVersion) this.showDetail();
@@ -745,6 +920,95 @@ class TimelineView {
       this.firstScreen = true;
       performance.mark("brain:first-screen", { detail: { rows: rows.length, items: n } });
     }
+  }
+
+  /** The calls waiting for approval, at the top of the page; drawn again only when that list changes. */
+  drawApprovals() {
+    const pending = this.t.pendingApprovals;
+    const key = pending.map((c) => c.callId).join(" ");
+    if (key === this.approvalsShown) return;
+    this.approvalsShown = key;
+    this.approvals.hidden = pending.length === 0;
+    if (pending.length === 0) return void this.approvals.replaceChildren();
+    this.approvals.replaceChildren(
+      h("h2", {}, `${plural(pending.length, "call")} waiting for approval`),
+      h(
+        "ul",
+        {},
+        ...pending.map((c) =>
+          h(
+            "li",
+            { dataset: { pending: c.callId } },
+            h("div", { class: "approval-head" }, h("strong", {}, c.tool), " ", h("a", { href: "#", class: "mono", dataset: { open: String(c.index) } }, c.callId), typeof c.deadlineAt === "number" ? [" · ", deadlineEl(c.deadlineAt)] : null),
+            payload(c.input, `${c.seq}:pending-input`, `input of ${c.callId}`),
+            approvalControls(c),
+          ),
+        ),
+      ),
+    );
+  }
+
+  /** Approve, deny, cancel a call, or open a call from the approvals panel. */
+  async onAction(e) {
+    const el = e.target.closest?.("[data-approve], [data-deny], [data-cancel-call], [data-open]");
+    if (!el) return;
+    e.preventDefault();
+    const { approve, deny, cancelCall, open } = el.dataset;
+    if (open !== undefined) return this.select(Number(open), true);
+    if (cancelCall !== undefined) {
+      if (!(await confirmAction(`Cancel call ${cancelCall}? It ends cancelled and its host is told to stop.`, "Cancel the call"))) return;
+      return this.run(el, "Cancelled", () => act("POST", `${this.path}/cancel`, { callId: cancelCall }));
+    }
+    const callId = approve ?? deny;
+    const c = this.t.calls.get(callId);
+    if (!c?.approval) return;
+    const reason = (reasons.get(callId) ?? "").trim();
+    const decision = approve !== undefined ? "approve" : "deny";
+    const body = { decision, inputDigest: c.approval.inputDigest, ...(reason ? { reason } : {}) };
+    const sequence = callId.slice(callId.lastIndexOf(":") + 1);
+    await this.run(el, decision === "approve" ? `Approved ${callId}` : `Denied ${callId}`, () => act("POST", `${this.path}/calls/${sequence}/approval`, body));
+    reasons.delete(callId);
+  }
+
+  get path() {
+    return `/v1/sessions/${encodeURIComponent(this.session.id)}`;
+  }
+
+  /** Runs one action with its button disabled, and says how it went (the timeline shows its records). */
+  async run(button, done, action) {
+    button.disabled = true;
+    this.actionStatus.className = "action-status";
+    this.actionStatus.textContent = "…";
+    try {
+      await action();
+      this.actionStatus.textContent = `${done}.`;
+      return true;
+    } catch (err) {
+      this.actionStatus.className = "action-status err";
+      this.actionStatus.textContent = `${err.message} (${err.status} ${err.code})`;
+      return false;
+    } finally {
+      button.disabled = false;
+      this.schedule();
+    }
+  }
+
+  async sendMessage() {
+    const text = this.message.value;
+    if (text.trim() === "") return;
+    // One key per message typed: a resent request (a double click, a retry) never starts a second turn.
+    const key = crypto.randomUUID();
+    if (await this.run(this.sendButton, "Message sent", () => act("POST", `${this.path}/messages`, { text }, { "idempotency-key": key }))) this.message.value = "";
+  }
+
+  async cancelTurn() {
+    if (!(await confirmAction("Cancel the running turn? Its open calls end cancelled.", "Cancel the turn"))) return;
+    await this.run(this.cancelTurnButton, "Turn cancelled", () => act("POST", `${this.path}/cancel`, {}));
+  }
+
+  async deleteSession() {
+    if (!(await confirmAction(`Delete session ${this.session.id}? Its open calls and turn are cancelled, and nothing more can be sent to it.`, "Delete the session"))) return;
+    await this.run(this.deleteButton, "Session deleted", () => act("DELETE", this.path));
   }
 
   select(i, focusDetail = false) {
