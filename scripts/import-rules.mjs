@@ -293,7 +293,7 @@ function consoleUses(rel, source) {
   visit(source);
   return found;
 }
-export const RUNTIME_LAYERS = [RUNTIME_FLOOR, "telemetry", "journal", "credentials", "models", "dispatch", "hosts", "agentloop", "sessions", "http", "ui", "environments", "cluster"];
+export const RUNTIME_LAYERS = [RUNTIME_FLOOR, "telemetry", "limits", "journal", "credentials", "models", "dispatch", "hosts", "agentloop", "sessions", "http", "ui", "environments", "cluster"];
 const RUNTIME_SRC = "runtime/src/";
 const layerName = (layer) => (Array.isArray(layer) ? layer.join(" + ") : layer);
 

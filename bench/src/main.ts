@@ -1,4 +1,4 @@
-// npm run bench [-- --quick | --soak | --nodes] [-- --only=7,8,13]: every figure beside a baseline measured in the same run.
+// npm run bench [-- --quick | --soak | --nodes] [-- --only=7,8,13,15]: every figure beside a baseline measured in the same run.
 import { writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { availableParallelism } from "node:os";
@@ -14,6 +14,7 @@ import { componentTools } from "./components.ts";
 import { journalGrowth } from "./growth.ts";
 import { historyAtRest } from "./history.ts";
 import { listingBench } from "./listing.ts";
+import { tenantLimits } from "./tenant-limits.ts";
 import { soak } from "./soak.ts";
 import { nodesBench } from "./nodes.ts";
 import { tracingCost } from "./tracing.ts";
@@ -58,6 +59,7 @@ export async function runBench(cfg: BenchConfig, opts: { log?: (s: string) => vo
   if (want("13")) add(await listingBench(cfg, log));
   if (want("14")) add(await recordMemory(cfg, log));
   if (want("15")) add(await tracingCost(cfg, log));
+  if (want("16")) add(await tenantLimits(cfg, log));
   report.durationS = round((Date.now() - t0) / 1000, 1);
   return report;
 }

@@ -27,6 +27,11 @@ export const SERVE_FLAGS: readonly ServeFlag[] = [
   { flag: "--max-stream-ms", variable: "BRAIN_MAX_STREAM_MS", value: "<ms>", help: "the longest one SSE event stream lasts (default 600000)" },
   { flag: "--host-timeout-ms", variable: "BRAIN_HOST_TIMEOUT_MS", value: "<ms>", help: "a host answering no ping for this long is closed, its calls end unknown (default 6000)" },
   { flag: "--resident-sessions", variable: "BRAIN_RESIDENT_SESSIONS", value: "<n>", help: "settled sessions kept in memory (default 256)" },
+  { flag: "--key-max-sessions", variable: "BRAIN_KEY_MAX_SESSIONS", value: "<n>", help: "default limit of every API key: sessions open (all nodes); unset = unlimited" },
+  { flag: "--key-max-calls-in-flight", variable: "BRAIN_KEY_MAX_CALLS_IN_FLIGHT", value: "<n>", help: "default limit of every API key: tool calls in flight (per node)" },
+  { flag: "--key-max-streams", variable: "BRAIN_KEY_MAX_STREAMS", value: "<n>", help: "default limit of every API key: SSE event streams open (per node)" },
+  { flag: "--key-max-requests-per-second", variable: "BRAIN_KEY_MAX_REQUESTS_PER_SECOND", value: "<n>", help: "default limit of every API key: HTTP requests per second (per node)" },
+  { flag: "--key-max-journal-bytes", variable: "BRAIN_KEY_MAX_JOURNAL_BYTES", value: "<n>", help: "default limit of every API key: journal bytes of one session" },
   { flag: "--workspace-root", variable: "BRAIN_WORKSPACE_ROOT", value: "<dir>", help: "root of session workspaces for brainEnv filesystem grants" },
   { flag: "--component-memory-mb", variable: "BRAIN_COMPONENT_MEMORY_MB", value: "<n>", help: "JS heap and wasm memory cap of each component worker (default 256, at least 16)" },
   { flag: "--component-telemetry", variable: "BRAIN_COMPONENT_TELEMETRY", help: "log components' telemetry lines" },
@@ -139,9 +144,12 @@ Commands:
   keys create <name>    create an API key on the running server (printed once)
   keys list             list the API keys
   keys revoke <id>      revoke an API key
+  keys limits <id> [<limit>=<n>|none ...]
+                        set or show an API key's limits (brain keys --help)
   help                  this help
 
 Examples:
   brain serve --port 3211 --data-dir ./data
   brain serve --journal memory --port 0
-  BRAIN_TOKEN=$(cat .brain/operator.token) brain keys create billing-app`;
+  BRAIN_TOKEN=$(cat .brain/operator.token) brain keys create billing-app
+  brain keys limits 0123456789ab sessions=20 requestsPerSecond=50`;

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
+import type { KeyLimits } from "@aexhq/brain-protocol";
 import type { BrainOptions } from "./server.ts";
 import { BrainRuntimeError } from "./errors.ts";
 import { MAX_STREAM_MS } from "./http/sse.ts";
@@ -140,6 +141,7 @@ export function environmentDefaults(env: NodeJS.ProcessEnv = process.env): Envir
     tracing: tracingFromEnv(env),
     metricsListen: metricsListen(env.BRAIN_METRICS_LISTEN),
     traceUrl: env.BRAIN_TRACE_URL ? traceUrl(env.BRAIN_TRACE_URL) : undefined,
+    keyLimits: keyLimitsFromEnv(env),
   };
 }
 
@@ -219,6 +221,29 @@ function keyValues(text: string | undefined, name: string): Record<string, strin
   return out;
 }
 
+/** The variable of each server-wide default key limit (`brain serve --key-max-*` sets the same). */
+export const KEY_LIMIT_VARIABLES: Readonly<Record<keyof KeyLimits, string>> = {
+  sessions: "BRAIN_KEY_MAX_SESSIONS",
+  callsInFlight: "BRAIN_KEY_MAX_CALLS_IN_FLIGHT",
+  streams: "BRAIN_KEY_MAX_STREAMS",
+  requestsPerSecond: "BRAIN_KEY_MAX_REQUESTS_PER_SECOND",
+  journalBytes: "BRAIN_KEY_MAX_JOURNAL_BYTES",
+};
+
+/** The server-wide default limits of API keys (BRAIN_KEY_MAX_*): each a non-negative integer (the rate at least 1); unset or empty: unlimited. */
+export function keyLimitsFromEnv(env: NodeJS.ProcessEnv): KeyLimits {
+  const out: KeyLimits = {};
+  for (const [name, variable] of Object.entries(KEY_LIMIT_VARIABLES) as Array<[keyof KeyLimits, string]>) {
+    const text = env[variable];
+    if (text === undefined || text.trim() === "") continue;
+    const value = Number(text);
+    const least = name === "requestsPerSecond" ? 1 : 0;
+    if (!/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(value) || value < least) throw new BrainRuntimeError("invalid_request", `${variable} must be an integer of at least ${least}, got ${JSON.stringify(text)}`);
+    out[name] = value;
+  }
+  return out;
+}
+
 export interface EnvironmentDefaults {
   models: ModelSettings;
   workspaceRoot: string | undefined;
@@ -231,6 +256,8 @@ export interface EnvironmentDefaults {
   tracing: TracingSettings | undefined;
   metricsListen: { host: string; port: number } | undefined;
   traceUrl: string | undefined;
+  /** Server-wide default limits of API keys (BRAIN_KEY_MAX_*); empty: unlimited. */
+  keyLimits: KeyLimits;
 }
 
 /** The operator token in `<dataDir>/operator.token`, created once with mode 0600. */

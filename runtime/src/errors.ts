@@ -19,6 +19,8 @@ const STATUS: Record<string, number> = {
   conflict: 409,
   host_unavailable: 409,
   body_too_large: 413,
+  // An API key at one of its tenant limits (limits/): answered with Retry-After (http/respond.ts).
+  limit_exceeded: 429,
   internal: 500,
   // The session's model provider failed (its key, its load, its reply): a bad gateway, never a bug here.
   provider_error: 502,

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { WebSocketServer } from "ws";
 import { LIMITS } from "@aexhq/brain-protocol";
-import type { Placement } from "@aexhq/brain-protocol";
+import type { KeyLimits, Placement } from "@aexhq/brain-protocol";
 import type { JournalStore } from "./journal/store.ts";
 import { MemoryStore } from "./journal/memory.ts";
 import { SqliteStore } from "./journal/sqlite.ts";
@@ -34,6 +34,7 @@ import { hostsRoute } from "./environments/host-route.ts";
 import { uiRoute } from "./ui/routes.ts";
 import { authorizeSession } from "./http/session-access.ts";
 import { KeyRing } from "./credentials/keys.ts";
+import { TenantGate } from "./limits/tenant-gate.ts";
 import type { Principal } from "./credentials/keys.ts";
 import { Redactor } from "./redact.ts";
 import { BrainRuntimeError } from "./errors.ts";
@@ -134,6 +135,11 @@ export interface BrainOptions {
   componentMemoryMb?: number;
   /** Log components' telemetry lines (BRAIN_COMPONENT_TELEMETRY). */
   componentTelemetry?: boolean;
+  /**
+   * Server-wide default limits of every API key that sets no value of its own (BRAIN_KEY_MAX_*;
+   * docs/keys-and-limits.md); default none (unlimited). The operator token is never limited.
+   */
+  keyLimits?: KeyLimits;
   /** Brain-managed hosts: the node and deno binaries (BRAIN_NODE, BRAIN_DENO), the PATH they are looked up on, and whether their stderr is logged (BRAIN_MANAGED_HOST_LOG). */
   managedHosts?: Partial<EnvironmentSettings["managedHosts"]>;
   /**
@@ -207,6 +213,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
     logger.info("tracing: spans are exported", { exporter: defaults.tracing.exporter, endpoint: defaults.tracing.url, serviceName: defaults.tracing.serviceName });
   }
   const keys = await KeyRing.load(store, token, redactor, logger);
+  keys.defaultLimits = { ...(opts.keyLimits ?? defaults.keyLimits) };
   const registry = await HostRegistry.load(store, redactor);
   const hostConnections = new HostConnections();
   // Filled below: host placements first, then what the plugins provide.
@@ -229,8 +236,10 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   );
   store.observeCommits?.((records, startedAt, seconds, error) => telemetry.commit(store.kind, records, startedAt, seconds, error));
   const dispatcher = new Dispatcher(environments, residency, pastCallsIn(store), logger, telemetry);
+  dispatcher.callsLimit = (owner) => keys.limitsOf(owner)?.callsInFlight;
   const limits = { maxEmittedBytes: opts.maxEmittedBytes ?? LIMITS.defaultMaxEmittedBytes, maxModelCalls: opts.maxModelCalls ?? LIMITS.defaultMaxModelCalls };
-  const sessions = new SessionManager(store, residency, dispatcher, limits, models, redactor, logger);
+  const sessions = new SessionManager(store, residency, dispatcher, limits, models, redactor, logger, keys);
+  const tenants = new TenantGate(keys, store);
   // Assigned once the server listens.
   let url = "";
   let relay: HostRelay | undefined;
@@ -324,10 +333,11 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   // on the node that revoked it at once, on the others when their credentials refresh (every third
   // of BRAIN_LEASE_MS) finds it revoked.
   const stopRevoking = keys.onRevoked((keyId) => {
+    tenants.forget(keyId);
     streams.endKey(keyId, "the API key of this stream was revoked");
     hostEnv.disconnect(registry.ownedBy(keyId), `the API key ${keyId} was revoked`);
   });
-  const deps: RouteDeps = { keys, redactor, telemetry, sessions, store, streams, maxStreamMs, extra, open, maxWaitMs: opts.maxWaitMs ?? DEFAULT_MAX_WAIT_MS };
+  const deps: RouteDeps = { keys, redactor, telemetry, sessions, store, streams, tenants, maxStreamMs, extra, open, maxWaitMs: opts.maxWaitMs ?? DEFAULT_MAX_WAIT_MS };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     observeRequest(telemetry, req, res);
     if (cluster === undefined) void handle(req, res, deps);

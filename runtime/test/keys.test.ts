@@ -215,6 +215,18 @@ test("brain keys create / list / revoke talk to the running server with the oper
     assert.is(listed.code, 0);
     const id = key.split("_")[1]!;
     assert.match(listed.stdout, new RegExp(`^${id}  \\S+  active  billing$`, "m"));
+    // Limits (issue 32): set, cleared with none, shown in the list; a bad one is refused.
+    const limited = await cli(["keys", "limits", id, "sessions=3", "requestsPerSecond=20"], env);
+    assert.is(limited.code, 0, limited.stderr);
+    assert.match(limited.stdout, new RegExp(`^${id} \\(billing\\): sessions=3 requestsPerSecond=20$`, "m"));
+    assert.equal((await api(brain, "GET", "/v1/keys")).body.keys[0].limits, { sessions: 3, requestsPerSecond: 20 });
+    assert.match((await cli(["keys", "list"], env)).stdout, new RegExp(`^${id}  \\S+  active  billing  limits: sessions=3 requestsPerSecond=20$`, "m"));
+    assert.match((await cli(["keys", "limits", id, "requestsPerSecond=none"], env)).stdout, /: sessions=3\n/);
+    assert.match((await cli(["keys", "limits", id], env)).stdout, /set on the key: sessions=3/);
+    assert.is((await cli(["keys", "limits", id, "tokens=3"], env)).code, 2, "an unknown limit is a usage error");
+    const zero = await cli(["keys", "limits", id, "requestsPerSecond=0"], env);
+    assert.is(zero.code, 1);
+    assert.match(zero.stderr, /400 invalid_request/);
     assert.is((await cli(["keys", "revoke", id], env)).code, 0);
     assert.match((await cli(["keys", "list"], env)).stdout, /revoked .* billing/);
     assert.is((await api(as(brain, key), "GET", "/v1/sessions")).status, 401);

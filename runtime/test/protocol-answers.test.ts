@@ -181,6 +181,22 @@ for (const t of ["emit", "emit_result", "finish"] as const) {
   });
 }
 
+test("emit in a session of an API key at its journal-bytes limit: rejected limit_exceeded, and the call goes on", async () => {
+  const key = (await api(brain, "POST", "/v1/keys", { name: "journal-bytes" })).body;
+  assert.is((await api(brain, "PATCH", `/v1/keys/${key.id}`, { limits: { journalBytes: 1 } })).status, 200);
+  const keyed = { url: brain.url, token: key.key as string };
+  const host = track(await TestHost.register(keyed, [tool]));
+  const created = await api(keyed, "POST", "/v1/sessions", { model: { provider: "scripted", script: toolCall }, tools: [placed(tool, host.hostId)] });
+  // The session's own session.created record is over one byte: the message is refused too; the
+  // operator lifts the limit for the message, then sets it again.
+  await api(brain, "PATCH", `/v1/keys/${key.id}`, { limits: { journalBytes: null } });
+  await api(keyed, "POST", `/v1/sessions/${created.body.id}/messages`, { text: "go" });
+  const { callId } = await host.invoke();
+  await api(brain, "PATCH", `/v1/keys/${key.id}`, { limits: { journalBytes: 1 } });
+  expectAnswer("emit", await send(host, FRAME.emit(callId)), "rejected", "limit_exceeded");
+  expectAnswer("finish", await send(host, FRAME.finish(callId)), "committed");
+});
+
 test("model_request on an open call: model_result with the model's answer", async () => {
   const { host, callId } = await openCall(brain, [toolCall[0]!, { text: "for the tool" }, { text: "done" }]);
   const answer = await send(host, FRAME.model_request(callId));

@@ -1,4 +1,4 @@
-import type { ErrorInfo } from "@aexhq/brain-protocol";
+import type { ErrorInfo, LimitExceededDetails } from "@aexhq/brain-protocol";
 
 /**
  * Every error the SDK raises. `code` is stable: either a protocol code from the contract
@@ -39,6 +39,40 @@ export class ProtocolError extends BrainError {
       ...(this.details !== undefined ? { details: this.details } : {}),
     };
   }
+}
+
+/**
+ * `limit_exceeded`: the API key the SDK speaks with is at one of the limits the operator set for it
+ * (HTTP 429; a `rejected` answer to an `emit` over the session's journal-bytes limit). `limit` says
+ * which (sessions, callsInFlight, streams, requestsPerSecond, journalBytes), `max` its value,
+ * `current` the key's use; `retryAfterMs` when to try again (the request rate's wait, else the
+ * server's Retry-After). A tool call refused over callsInFlight is no exception: its outcome is
+ * error/`limit_exceeded` and the model sees it.
+ */
+export class LimitExceededError extends ProtocolError {
+  override name = "LimitExceededError";
+  readonly limit: LimitExceededDetails["limit"];
+  readonly max: number;
+  readonly current: number;
+  readonly retryAfterMs: number | undefined;
+  constructor(info: ErrorInfo, status?: number, retryAfterMs?: number) {
+    super(info, status);
+    const details = (info.details ?? {}) as Partial<LimitExceededDetails>;
+    this.limit = details.limit ?? "requestsPerSecond";
+    this.max = details.max ?? 0;
+    this.current = details.current ?? 0;
+    this.retryAfterMs = details.retryAfterMs ?? retryAfterMs;
+  }
+}
+
+/**
+ * The error a runtime's ErrorInfo describes: a LimitExceededError for `limit_exceeded`, else a
+ * ProtocolError. `retryAfter` is an HTTP answer's Retry-After header (seconds), if any.
+ */
+export function protocolError(info: ErrorInfo, status?: number, retryAfter?: string | null): ProtocolError {
+  if (info.code !== "limit_exceeded") return new ProtocolError(info, status);
+  const seconds = retryAfter == null ? NaN : Number(retryAfter);
+  return new LimitExceededError(info, status, Number.isFinite(seconds) ? seconds * 1000 : undefined);
 }
 
 /** Local SDK failures: the connection closed, a reattachment mismatch, an unsupported feature. */

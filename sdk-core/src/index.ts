@@ -26,7 +26,7 @@ export { Session } from "./client/session.ts";
 export type { SendOptions, WaitOptions } from "./client/session.ts";
 export type { TurnAnswer, ToolFailure } from "./client/answers.ts";
 export type { PendingApproval, ApprovalAnswer, ApprovalHandler, ApprovalHookOptions } from "./client/approvals.ts";
-export { BrainError, ProtocolError, SdkError } from "./errors.ts";
+export { BrainError, LimitExceededError, ProtocolError, SdkError } from "./errors.ts";
 export { toOutcome } from "./outcome.ts";
 export type { Platform, WebSocketLike, PackageUpload } from "./platform.ts";
 // Packing an installed package for brainEnv({ runtime }); each SDK binds it to its file system.

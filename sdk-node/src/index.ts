@@ -9,7 +9,7 @@
 import { BrainClient, type BrainOptions } from "@aexhq/brain-core";
 import { nodePlatform } from "./platform.ts";
 
-export { tool, hostEnv, brainEnv, httpEnv, httpTools, component, Session, BrainError, ProtocolError, SdkError, toOutcome } from "@aexhq/brain-core";
+export { tool, hostEnv, brainEnv, httpEnv, httpTools, component, Session, BrainError, LimitExceededError, ProtocolError, SdkError, toOutcome } from "@aexhq/brain-core";
 export type {
   ToolDefinition, ToolFactory, PlacedToolSpec, ExecutableReference, DeclaredTool, ToolOutput, RunResult, OutputOf, Environment, HostEnvironment, BrainEnvironment, HttpEnvironment, HttpToolsOptions, Component,
   ToolContext, EnvironmentControl, BrainOptions, CloseOptions, CreateSessionOptions, SendOptions, WaitOptions, TurnAnswer, ToolFailure, ListSessionsOptions, SessionsApi, SessionView, SessionList, Outcome, JournalRecord, ModelRequest, ModelResult, ModelConfig, ErrorInfo,

@@ -141,6 +141,16 @@ export class NodeJournal implements JournalStore {
     return this.pg.listSessions(query);
   }
 
+  /** Every node's open sessions of the key, from the database (a key's sessions-open limit holds across nodes). */
+  countOpenSessions(owner: string): Promise<number> {
+    return this.pg.countOpenSessions(owner);
+  }
+
+  /** From the database: a session is written by the node holding its lease, which asks when it pages the session in. */
+  journalBytes(sessionId: string, through: number): Promise<number> {
+    return this.pg.journalBytes(sessionId, through);
+  }
+
   /** API keys and host registrations, as every node wrote them. */
   async loadCredentials(): Promise<void> {
     const [keys, hosts] = await Promise.all([this.pg.loadKeys(), this.pg.loadHosts()]);

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import type { ApiKey, CreatedApiKey, Decider } from "@aexhq/brain-protocol";
+import type { ApiKey, CreatedApiKey, Decider, KeyLimits, UpdateKeyRequest } from "@aexhq/brain-protocol";
 import type { KeyRow, RecordStore, RegistryStore } from "../journal/store.ts";
 import { BrainRuntimeError } from "../errors.ts";
 import { tokensEqual } from "./secret.ts";
@@ -7,6 +7,7 @@ import type { Redactor } from "../redact.ts";
 import { messageOf, stderrLogger } from "../logger.ts";
 import type { Logger } from "../logger.ts";
 import { PendingWrites } from "../journal/pending-writes.ts";
+import { effectiveLimits, patchLimits } from "../limits/key-limits.ts";
 
 /** Who a request or a host connection speaks for: the operator, or one application's API key. */
 export type Principal = { kind: "operator" } | { kind: "key"; keyId: string };
@@ -34,6 +35,11 @@ export class KeyRing {
   private keys = new Map<string, KeyRow>();
   private revokedListeners = new Set<(keyId: string) => void>();
   private writes = new PendingWrites();
+  /**
+   * The server-wide default limits (BRAIN_KEY_MAX_*), for every key that sets no value of its own;
+   * empty: unlimited. The operator token is never limited.
+   */
+  defaultLimits: KeyLimits = {};
 
   private constructor(
     private store: RegistryStore & Pick<RecordStore, "flush">,
@@ -116,11 +122,35 @@ export class KeyRing {
     this.writes.add(this.store.saveKey(row));
     this.keys.set(keyId, row);
     this.redactor?.add(`bk_${keyId}_${secret}`);
-    return { ...view(row), key: `bk_${keyId}_${secret}` } as CreatedApiKey;
+    const { id, name: label, createdAt } = this.view(row);
+    return { id, name: label, createdAt, key: `bk_${keyId}_${secret}` };
   }
 
   list(): ApiKey[] {
-    return [...this.keys.values()].sort((a, b) => a.createdAt - b.createdAt).map(view);
+    return [...this.keys.values()].sort((a, b) => a.createdAt - b.createdAt).map((row) => this.view(row));
+  }
+
+  /**
+   * The limits that apply to what `owner` (an API key's id) does: its own, else the defaults;
+   * undefined for the operator (no owner), who is never limited. A key this node does not know yet
+   * (issued through another node a moment ago) gets the defaults.
+   */
+  limitsOf(owner: string | undefined): KeyLimits | undefined {
+    if (owner === undefined) return undefined;
+    return effectiveLimits(this.keys.get(owner)?.limits, this.defaultLimits);
+  }
+
+  /** Changes a key's own limits (PATCH /v1/keys/:id); a revoked key's too (harmless, it is refused anyway). */
+  setLimits(keyId: string, patch: UpdateKeyRequest["limits"]): ApiKey {
+    const row = this.keys.get(keyId);
+    if (row === undefined) throw new BrainRuntimeError("not_found", `no key ${keyId}`);
+    const limits = patchLimits(row.limits, patch);
+    const changed: KeyRow = { ...row };
+    if (Object.keys(limits).length > 0) changed.limits = limits;
+    else delete changed.limits;
+    this.writes.add(this.store.saveKey(changed));
+    this.keys.set(keyId, changed);
+    return this.view(changed);
   }
 
   /**
@@ -136,12 +166,14 @@ export class KeyRing {
       this.keys.set(keyId, revoked);
       this.revoked(keyId);
     }
-    return view(this.keys.get(keyId)!);
+    return this.view(this.keys.get(keyId)!);
   }
-}
 
-function view(row: KeyRow): ApiKey {
-  const k: ApiKey = { id: row.keyId, name: row.name, createdAt: new Date(row.createdAt).toISOString() };
-  if (row.revokedAt !== undefined) k.revokedAt = new Date(row.revokedAt).toISOString();
-  return k;
+  private view(row: KeyRow): ApiKey {
+    const k: ApiKey = { id: row.keyId, name: row.name, createdAt: new Date(row.createdAt).toISOString() };
+    if (row.revokedAt !== undefined) k.revokedAt = new Date(row.revokedAt).toISOString();
+    if (row.limits !== undefined) k.limits = { ...row.limits };
+    k.effectiveLimits = effectiveLimits(row.limits, this.defaultLimits);
+    return k;
+  }
 }

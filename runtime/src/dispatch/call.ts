@@ -147,6 +147,20 @@ export class ToolCall implements CallSink {
     if (this.terminal !== undefined) throw new CallRejectedError("call_finished", `call ${this.callId} already finished (${this.terminal})`);
   }
 
+  /**
+   * A session of a key at its journal-bytes limit journals no more events: the emit is refused
+   * (`rejected` limit_exceeded, the call goes on); its results and finish are always journaled, so
+   * no call is left open by the limit.
+   */
+  private withinJournalBytes(): void {
+    try {
+      this.session.checkJournalBytes(`emit of call ${this.callId} refused`);
+    } catch (e) {
+      if (e instanceof BrainRuntimeError) throw CallRejectedError.of(e.toInfo(), e);
+      throw e;
+    }
+  }
+
   /** Over budget: the emission is refused and the call ends as error/budget_exceeded (decided: both). */
   private charge(bytes: number): void {
     const budget = this.allowance.budget;
@@ -158,6 +172,7 @@ export class ToolCall implements CallSink {
 
   async emit(kind: string, data: unknown): Promise<number> {
     this.guard();
+    this.withinJournalBytes();
     this.charge(utf8Bytes(JSON.stringify(data)));
     const { committed } = this.session.append("tool.event", { callId: this.callId, kind, data: data as never });
     const r = await committed.catch((e: unknown) => this.uncommitted("tool.event", e));

@@ -4,6 +4,8 @@ import type { JournalRecord, Placement, PlacedTool, TerminalStatus } from "@aexh
 import type { Environment, EnvironmentControlHandler } from "./environment.ts";
 import type { SessionState, RecordData } from "../journal/session.ts";
 import { toErrorInfo } from "../errors.ts";
+import type { BrainRuntimeError } from "../errors.ts";
+import { limitExceeded } from "../limits/key-limits.ts";
 import type { ModelProvider } from "../models/provider.ts";
 import { ToolCall } from "./call.ts";
 import type { ApprovalDecision, CallInfo, CallServices, CommitKind } from "./call.ts";
@@ -74,6 +76,10 @@ export interface CallDirectory {
  */
 export class Dispatcher {
   private closing = false;
+  /** Calls in flight here per API key (the owner of their session): started and their finish not committed. */
+  private inFlight = new Map<string, Set<string>>();
+  /** A key's calls-in-flight limit (limits/); unset: nothing is limited. */
+  callsLimit: ((owner: string) => number | undefined) | undefined;
   /** Shared by every call: Environment control once a plugin installs it. */
   private services: CallServices;
 
@@ -115,6 +121,7 @@ export class Dispatcher {
    * with the digest of its input and waits, its deadline running, for `decide`.
    */
   start(session: SessionState, activation: number, requests: CallRequest[], owner: CallOwner): ToolCall[] {
+    const key = session.created.owner;
     return requests.map((req) => {
       const data: RecordData<"tool.call_started"> = {
         callId: callIdOf(session.id, session.nextSequence),
@@ -140,8 +147,12 @@ export class Dispatcher {
         deadlineAt: req.deadlineAt,
         ...(data.approval !== undefined ? { approval: data.approval } : {}),
       });
+      // Over its key's calls-in-flight limit the call is journaled and ends error/limit_exceeded at
+      // once, never reaching its tool: the model (and the journal's reader) learns why.
+      const refused = this.admitCall(key, call.callId);
       committed.then(
         () => {
+          if (refused !== undefined) return void call.terminate("error", { error: refused.toInfo() });
           this.arm(call);
           if (!call.awaitingApproval) void this.dispatch(call);
         },
@@ -212,7 +223,10 @@ export class Dispatcher {
   private hold(session: SessionState, owner: CallOwner, info: CallInfo): ToolCall {
     const call: ToolCall = new ToolCall(info, session, owner.calls.allowance(info.activation), this.services, owner, (c, kind, r) => {
       owner.committed(c, kind, r.status);
-      if (kind === "finished") owner.calls.forget(c);
+      if (kind === "finished") {
+        owner.calls.forget(c);
+        this.landed(session.created.owner, c.callId);
+      }
     });
     owner.calls.add(call);
     if (this.telemetry?.tracing) call.span = this.callSpan(call, session.id, info, owner);
@@ -226,6 +240,29 @@ export class Dispatcher {
       const message = call.awaitingApproval ? "the call's deadline passed while it awaited approval" : "the call's deadline passed";
       void call.terminate("timeout", { message });
     });
+  }
+
+  /** Counts a call of `key` in flight, or answers the refusal when the key is at its limit. */
+  private admitCall(key: string | undefined, callId: string): BrainRuntimeError | undefined {
+    if (key === undefined) return undefined;
+    const max = this.callsLimit?.(key);
+    let calls = this.inFlight.get(key);
+    if (max !== undefined && (calls?.size ?? 0) >= max) return limitExceeded("callsInFlight", max, calls?.size ?? 0, `tool call ${callId} not started`);
+    if (calls === undefined) this.inFlight.set(key, (calls = new Set()));
+    calls.add(callId);
+    return undefined;
+  }
+
+  /** A call of `key` is no longer in flight here (its finish committed, or it was let go of). */
+  private landed(key: string | undefined, callId: string): void {
+    if (key === undefined) return;
+    const calls = this.inFlight.get(key);
+    if (calls?.delete(callId) && calls.size === 0) this.inFlight.delete(key);
+  }
+
+  /** Calls of the key in flight on this node (tests and the bench look). */
+  callsInFlight(key: string): number {
+    return this.inFlight.get(key)?.size ?? 0;
   }
 
   private async dispatch(call: ToolCall): Promise<void> {
@@ -258,6 +295,7 @@ export class Dispatcher {
     call.span?.end();
     call.disarm?.();
     call.owner.calls.forget(call);
+    this.landed(call.owner.calls.session.created.owner, call.callId);
     call.handle?.stop("unknown");
   }
 

@@ -2,6 +2,7 @@ import type { ServerResponse } from "node:http";
 import type { ErrorBody } from "@aexhq/brain-protocol";
 import { BrainRuntimeError, toErrorInfo } from "../errors.ts";
 import type { Redactor } from "../redact.ts";
+import { retryAfterMs } from "../limits/key-limits.ts";
 
 /**
  * Answers `body` as JSON with `status` (and extra `headers`). Harmless on a response already
@@ -21,5 +22,7 @@ export function sendError(res: ServerResponse, e: unknown, redactor?: Redactor):
   const status = e instanceof BrainRuntimeError ? e.status : 500;
   const info = toErrorInfo(e);
   const body: ErrorBody = { error: redactor === undefined ? info : redactor.redact(info) };
-  sendJson(res, status, body);
+  // A key at one of its limits is told when to come back (whole seconds, at least 1).
+  const headers = e instanceof BrainRuntimeError && e.code === "limit_exceeded" ? { "retry-after": String(Math.max(1, Math.ceil(retryAfterMs(e) / 1000))) } : undefined;
+  sendJson(res, status, body, headers);
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { PROTOCOL } from "@aexhq/brain-protocol";
-import type { ApprovalRequest, CancelRequest, CreateKeyRequest, CreatedApiKey, KeyList, CreateSessionRequest, EventsResponse, HealthResponse, SendMessageRequest, SendMessageResponse } from "@aexhq/brain-protocol";
+import type { ApprovalRequest, CancelRequest, CreateKeyRequest, CreatedApiKey, KeyList, CreateSessionRequest, EventsResponse, HealthResponse, SendMessageRequest, SendMessageResponse, UpdateKeyRequest } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
 import type { MessageAdmission, SessionManager } from "../sessions/manager.ts";
 import type { TurnEnd } from "../agentloop/loop.ts";
@@ -17,6 +17,7 @@ import { streamEvents } from "./sse.ts";
 import type { OpenStreams } from "./sse.ts";
 import { listQuery, listSessions } from "./sessions-list.ts";
 import { authorizeSession } from "./session-access.ts";
+import type { TenantGate } from "../limits/tenant-gate.ts";
 
 export const VERSION = "0.2.0";
 
@@ -33,6 +34,8 @@ export interface RouteDeps {
   sessions: SessionManager;
   /** Open SSE streams under the key that opened each: a revoked key's end at once, all end on shutdown. */
   streams: OpenStreams;
+  /** API keys' request rate, sessions open and SSE streams (limits/tenant-gate.ts). */
+  tenants: TenantGate;
   /** How long one SSE stream lasts at most (BRAIN_MAX_STREAM_MS); default DEFAULT_MAX_STREAM_MS. */
   maxStreamMs?: number;
   /** Listing pages come from the store's index (http/sessions-list.ts). */
@@ -75,13 +78,15 @@ export async function handle(req: IncomingMessage, res: ServerResponse, deps: Ro
     }
     for (const route of deps.open) if (await route(req, res, url)) return;
     const principal = authorize(req, deps.keys);
+    deps.tenants.request(ownerOf(principal));
     if (path === "/v1/keys" || path.startsWith("/v1/keys/")) return await keysRoute(req, res, method, path, principal, deps);
     for (const route of deps.extra) if (await route(req, res, url, principal)) return;
     const s = deps.sessions;
     if (path === "/v1/sessions") {
       if (method === "POST") {
         const body = await readValid<CreateSessionRequest>(req, "CreateSessionRequest", explainUnsupported);
-        return sendJson(res, 201, await s.create(body, ownerOf(principal)));
+        const owner = ownerOf(principal);
+        return sendJson(res, 201, await deps.tenants.session(owner, () => s.create(body, owner)));
       }
       if (method === "GET") return sendJson(res, 200, await listSessions(deps.store, s, listQuery(url.searchParams, principal)));
       throw methodNotAllowed(method, path);
@@ -137,9 +142,13 @@ export async function handle(req: IncomingMessage, res: ServerResponse, deps: Ro
     }
     if (sub === "events" && method === "GET") {
       const follow = (req.headers.accept ?? "").includes("text/event-stream");
+      // Refused before the session is read or paged in: a key at its streams limit costs nothing more.
+      if (follow) deps.tenants.stream(ownerOf(principal), deps.streams.count(ownerOf(principal)));
       const state = await s.journal(id, { expand: parseExpand(url.searchParams.getAll("expand")), follow });
       const after = parseAfter(url.searchParams.get("after") ?? req.headers["last-event-id"]?.toString());
       if (follow) {
+        // Again: streams opened while the session was read count too (this check and the add are one tick).
+        deps.tenants.stream(ownerOf(principal), deps.streams.count(ownerOf(principal)));
         // Last-Event-ID (a reconnecting EventSource) wins over ?after.
         const resume = req.headers["last-event-id"] !== undefined ? parseAfter(req.headers["last-event-id"].toString()) : after;
         const end = streamEvents(res, state, resume, { maxMs: deps.maxStreamMs });
@@ -188,7 +197,7 @@ function stoppedBeforeCommit(id: string): BrainRuntimeError {
   return new BrainRuntimeError("unavailable", `this node stopped running session ${id} (it lost its lease) before the message was journaled; nothing was written: send it again with the same Idempotency-Key`, undefined, true);
 }
 
-/** POST /v1/keys, GET /v1/keys, DELETE /v1/keys/:id: the operator token only (an API key gets 403). */
+/** POST /v1/keys, GET /v1/keys, PATCH and DELETE /v1/keys/:id: the operator token only (an API key gets 403). */
 async function keysRoute(req: IncomingMessage, res: ServerResponse, method: string, path: string, principal: Principal, deps: RouteDeps): Promise<void> {
   if (principal.kind !== "operator") throw new BrainRuntimeError("forbidden", "only the operator token administers API keys");
   if (path === "/v1/keys") {
@@ -205,6 +214,12 @@ async function keysRoute(req: IncomingMessage, res: ServerResponse, method: stri
     throw methodNotAllowed(method, path);
   }
   const m = /^\/v1\/keys\/([0-9a-f]{12})$/.exec(path);
+  if (m && method === "PATCH") {
+    const body = await readValid<UpdateKeyRequest>(req, "UpdateKeyRequest");
+    const changed = deps.keys.setLimits(m[1]!, body.limits);
+    await deps.keys.saved();
+    return sendJson(res, 200, changed);
+  }
   if (!m || method !== "DELETE") throw new BrainRuntimeError("not_found", `no route ${method} ${path}`);
   // Its streams and hosts here end inside revoke() (KeyRing.onRevoked); other nodes' at their next credentials refresh.
   const revoked = deps.keys.revoke(m[1]!);

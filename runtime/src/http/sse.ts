@@ -92,6 +92,11 @@ export class OpenStreams {
     };
   }
 
+  /** Streams open under the key (undefined: the operator token's). */
+  count(keyId: string | undefined): number {
+    return this.byKey.get(keyId)?.size ?? 0;
+  }
+
   /** Ends every stream the key opened; returns how many. */
   endKey(keyId: string, why: string): number {
     const set = this.byKey.get(keyId);

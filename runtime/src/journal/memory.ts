@@ -1,6 +1,6 @@
 import type { JournalRecord, SessionCreatedRecord } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
-import { BatchingStore, pageOf } from "./store.ts";
+import { BatchingStore, dataBytes, pageOf } from "./store.ts";
 import type { HostRow, KeyRow, KeyedMessage, ListPosition, ListQuery, ListedSession, SessionPage } from "./store.ts";
 import { advanceHead, hasOpenWork, headStatus, listingOrder, newHead } from "./head.ts";
 import type { SessionHead } from "./head.ts";
@@ -72,6 +72,16 @@ export class MemoryStore extends BatchingStore {
     this.stats.rowsRead += out.length;
     return out;
   }
+  async countOpenSessions(owner: string): Promise<number> {
+    let n = 0;
+    for (const h of this.owned.get(owner) ?? []) if (!h.deleted) n += 1;
+    return n;
+  }
+
+  async journalBytes(sessionId: string, through: number): Promise<number> {
+    return dataBytes(await this.read(sessionId, 0, through));
+  }
+
   async findMessage(sessionId: string, key: string): Promise<KeyedMessage | undefined> {
     const sequence = this.messageKeys.get(sessionId)?.get(key);
     if (sequence === undefined) return undefined;

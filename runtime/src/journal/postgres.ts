@@ -1,5 +1,5 @@
 import pg from "pg";
-import type { JournalRecord, SessionCreatedRecord } from "@aexhq/brain-protocol";
+import type { JournalRecord, KeyLimits, SessionCreatedRecord } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
 import { storeError } from "./pg-errors.ts";
 import { deepFreeze } from "./freeze.ts";
@@ -112,6 +112,8 @@ const MIGRATIONS: string[] = [
      SELECT session_id, owner, created_at, CASE WHEN deleted THEN 2 WHEN turn_open THEN 1 ELSE 0 END FROM sessions;
    CREATE INDEX session_listing_all ON session_listing (state, created_at, session_id COLLATE "C");
    CREATE INDEX session_listing_owner ON session_listing (owner, state, created_at, session_id COLLATE "C");`,
+  // Tenant limits (issue 32): the limits the operator set on a key itself, as a JSON object (KeyLimits).
+  `ALTER TABLE keys ADD COLUMN limits TEXT;`,
 ];
 
 /**
@@ -591,15 +593,29 @@ export class PostgresStore {
   }
 
   async saveKey(row: KeyRow): Promise<void> {
+    // A revocation is for good: a node writing a key's limits from a row read before another node
+    // revoked it keeps the revocation.
     await this.readers.query(
-      "INSERT INTO keys (key_id, name, hash, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (key_id) DO UPDATE SET revoked_at = EXCLUDED.revoked_at",
-      [row.keyId, row.name, row.hash, row.createdAt, row.revokedAt ?? null],
+      "INSERT INTO keys (key_id, name, hash, created_at, revoked_at, limits) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (key_id) DO UPDATE SET revoked_at = coalesce(keys.revoked_at, EXCLUDED.revoked_at), limits = EXCLUDED.limits",
+      [row.keyId, row.name, row.hash, row.createdAt, row.revokedAt ?? null, row.limits === undefined ? null : JSON.stringify(row.limits)],
     );
   }
 
   async loadKeys(): Promise<KeyRow[]> {
-    const { rows } = await this.readers.query<{ key_id: string; name: string; hash: string; created_at: string; revoked_at: string | null }>("SELECT * FROM keys");
-    return rows.map((r) => ({ keyId: r.key_id, name: r.name, hash: r.hash, createdAt: Number(r.created_at), ...(r.revoked_at === null ? {} : { revokedAt: Number(r.revoked_at) }) }));
+    const { rows } = await this.readers.query<{ key_id: string; name: string; hash: string; created_at: string; revoked_at: string | null; limits: string | null }>("SELECT * FROM keys");
+    return rows.map((r) => ({ keyId: r.key_id, name: r.name, hash: r.hash, createdAt: Number(r.created_at), ...(r.revoked_at === null ? {} : { revokedAt: Number(r.revoked_at) }), ...(r.limits === null ? {} : { limits: JSON.parse(r.limits) as KeyLimits }) }));
+  }
+
+  /** Every node's sessions of the owner, from the owner listing index (state 2: deleted). */
+  async countOpenSessions(owner: string): Promise<number> {
+    const { rows } = await this.readers.query<{ n: string }>({ name: "brain_count_open", text: "SELECT count(*) AS n FROM session_listing WHERE owner = $1 AND state <> 2", values: [owner] });
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /** By the journal's primary key (session_id, sequence): only that session's rows. */
+  async journalBytes(sessionId: string, through: number): Promise<number> {
+    const { rows } = await this.readers.query<{ n: string | null }>({ name: "brain_journal_bytes", text: "SELECT sum(octet_length(data)) AS n FROM journal WHERE session_id = $1 AND sequence <= $2", values: [sessionId, through] });
+    return Number(rows[0]?.n ?? 0);
   }
 
   /** Resolves once everything appended so far is committed (or failed). */

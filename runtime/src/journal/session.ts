@@ -1,5 +1,7 @@
 import type { JournalRecord, SessionCreatedRecord, Session } from "@aexhq/brain-protocol";
 import type { JournalStore, KeyedMessage } from "./store.ts";
+import { dataBytes } from "./store.ts";
+import { limitExceeded } from "../limits/key-limits.ts";
 import type { SessionHead } from "./head.ts";
 import { headStatus } from "./head.ts";
 import { BrainRuntimeError } from "../errors.ts";
@@ -51,6 +53,15 @@ export class SessionState {
   readonly keysInFlight = new Map<string, KeyedMessage & { committed: Promise<unknown> }>();
   private listeners = new Set<(r: JournalRecord) => void>();
   private redactor: Redactor | undefined;
+  /**
+   * The session's journal bytes (the `data` of its records as stored), counted once its key has a
+   * journal-bytes limit: `base` is the store's sum through `through` (undefined while it is read),
+   * `since` what was committed after that. Sessions of unlimited keys never count.
+   */
+  private bytes: { base: number | undefined; since: number; through: number } | undefined;
+  private bytesLoading: Promise<void> | undefined;
+  /** The journal-bytes limit of the key that owns this session, asked at each check (the operator may change it). */
+  private bytesLimit: (() => number | undefined) | undefined;
 
   private constructor(
     readonly id: string,
@@ -165,6 +176,50 @@ export class SessionState {
     return { sequence: record.sequence, committed };
   }
 
+  /**
+   * Limits this session's journal bytes with `limit` (read at each check). The count is read from
+   * the store (every node's writes of it before this node took it) and kept up to date at each commit.
+   */
+  limitBytes(limit: () => number | undefined): void {
+    this.bytesLimit = limit;
+    if (limit() !== undefined) void this.journalBytesReady();
+  }
+
+  /**
+   * Once the journal-bytes count is known (read from the store the first time): a promise while it
+   * is read, undefined when there is nothing to wait for (known already, or the session is not limited),
+   * so a caller that need not wait keeps acting in the same tick.
+   */
+  journalBytesReady(): Promise<void> | undefined {
+    if (this.bytesLimit?.() === undefined) return undefined;
+    if (this.bytes === undefined) {
+      const through = this.committedThrough;
+      const counted: { base: number | undefined; since: number; through: number } = { base: through === 0 ? 0 : undefined, since: 0, through };
+      this.bytes = counted;
+      if (counted.base === undefined) {
+        this.bytesLoading = this.store.journalBytes(this.id, through).then(
+          (n) => void (counted.base = n),
+          // A failed read is tried again at the next check; meanwhile nothing is refused.
+          () => void (this.bytes === counted && (this.bytes = undefined)),
+        ).finally(() => (this.bytesLoading = undefined));
+      }
+    }
+    return this.bytesLoading;
+  }
+
+  /**
+   * Throws `limit_exceeded` when the session's journal holds its key's journal-bytes limit or more
+   * (`what` is refused: a message, an emit). Synchronous: a count still being read refuses nothing.
+   */
+  checkJournalBytes(what: string): void {
+    const max = this.bytesLimit?.();
+    if (max === undefined) return;
+    if (this.bytes === undefined) return void this.journalBytesReady();
+    if (this.bytes.base === undefined) return;
+    const current = this.bytes.base + this.bytes.since;
+    if (current >= max) throw limitExceeded("journalBytes", max, current, `${what} (session ${this.id})`);
+  }
+
   /** Called for every committed record, in order. */
   onCommit(listener: (r: JournalRecord) => void): () => void {
     this.listeners.add(listener);
@@ -178,6 +233,7 @@ export class SessionState {
 
   private observe(r: JournalRecord): void {
     this.committedThrough = r.sequence;
+    if (this.bytes !== undefined && r.sequence > this.bytes.through) this.bytes.since += dataBytes([r]);
     if (r.type === "tool.call_started") {
       this.openCalls.add(r.data.callId);
       if (r.data.origin !== undefined) (this.nested ??= new Set()).add(r.data.callId);

@@ -1,8 +1,8 @@
 import { Worker } from "node:worker_threads";
 import Database from "better-sqlite3";
-import type { JournalRecord, SessionCreatedRecord } from "@aexhq/brain-protocol";
+import type { JournalRecord, KeyLimits, SessionCreatedRecord } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
-import { BatchingStore, pageOf } from "./store.ts";
+import { BatchingStore, dataBytes, pageOf } from "./store.ts";
 import type { HostRow, KeyRow, KeyedMessage, ListQuery, ListedSession, SessionPage } from "./store.ts";
 import { advanceHead, hasOpenWork, headStatus, listingOrder, newHead } from "./head.ts";
 import type { HeadStatus, SessionHead } from "./head.ts";
@@ -136,7 +136,8 @@ export class SqliteStore extends BatchingStore {
         name TEXT NOT NULL,
         hash TEXT NOT NULL,
         created_at INTEGER NOT NULL,
-        revoked_at INTEGER
+        revoked_at INTEGER,
+        limits TEXT
       );
     `);
     this.addColumns();
@@ -167,7 +168,7 @@ export class SqliteStore extends BatchingStore {
 
   /** Columns added since a table was first created (owners came with API keys). */
   private addColumns(): void {
-    for (const [table, column] of [["sessions", "owner"], ["hosts", "owner"]] as const) {
+    for (const [table, column] of [["sessions", "owner"], ["hosts", "owner"], ["keys", "limits"]] as const) {
       const columns = this.db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>;
       if (!columns.some((c) => c.name === column)) this.db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} TEXT`);
     }
@@ -475,13 +476,33 @@ export class SqliteStore extends BatchingStore {
 
   async saveKey(row: KeyRow): Promise<void> {
     this.db
-      .prepare("INSERT INTO keys (key_id, name, hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(key_id) DO UPDATE SET revoked_at = excluded.revoked_at")
-      .run(row.keyId, row.name, row.hash, row.createdAt, row.revokedAt ?? null);
+      .prepare("INSERT INTO keys (key_id, name, hash, created_at, revoked_at, limits) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(key_id) DO UPDATE SET revoked_at = coalesce(keys.revoked_at, excluded.revoked_at), limits = excluded.limits")
+      .run(row.keyId, row.name, row.hash, row.createdAt, row.revokedAt ?? null, row.limits === undefined ? null : JSON.stringify(row.limits));
   }
 
   async loadKeys(): Promise<KeyRow[]> {
-    const rows = this.db.prepare("SELECT key_id, name, hash, created_at, revoked_at FROM keys").all() as Array<{ key_id: string; name: string; hash: string; created_at: number; revoked_at: number | null }>;
-    return rows.map((r) => ({ keyId: r.key_id, name: r.name, hash: r.hash, createdAt: r.created_at, ...(r.revoked_at === null ? {} : { revokedAt: r.revoked_at }) }));
+    const rows = this.db.prepare("SELECT key_id, name, hash, created_at, revoked_at, limits FROM keys").all() as Array<{ key_id: string; name: string; hash: string; created_at: number; revoked_at: number | null; limits: string | null }>;
+    return rows.map((r) => ({ keyId: r.key_id, name: r.name, hash: r.hash, createdAt: r.created_at, ...(r.revoked_at === null ? {} : { revokedAt: r.revoked_at }), ...(r.limits === null ? {} : { limits: JSON.parse(r.limits) as KeyLimits }) }));
+  }
+
+  /**
+   * The directory's count (the owner listing index) corrected by the heads changed in memory since
+   * its last write: each such head counts as it is now, its directory row (if any) as it was.
+   */
+  async countOpenSessions(owner: string): Promise<number> {
+    let n = (this.db.prepare("SELECT count(*) AS n FROM sessions WHERE owner = ? AND state <> 2").get(owner) as { n: number }).n;
+    for (const e of this.entries.values()) {
+      if (!e.dirty || e.head.owner !== owner) continue;
+      const row = this.selectDirectory.get(e.head.sessionId) as DirectoryRow | undefined;
+      if (row !== undefined && row.deleted === 0) n -= 1;
+      if (!e.head.deleted && e.head.createdAt !== 0) n += 1;
+    }
+    return n;
+  }
+
+  /** Walks the session's own rows (its chain, as `read` does): the journal has no index by session to sum over. */
+  async journalBytes(sessionId: string, through: number): Promise<number> {
+    return dataBytes(await this.read(sessionId, 0, through));
   }
 }
 

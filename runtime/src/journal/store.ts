@@ -1,4 +1,4 @@
-import type { JournalRecord, SessionCreatedRecord, ToolContract } from "@aexhq/brain-protocol";
+import type { JournalRecord, KeyLimits, SessionCreatedRecord, ToolContract } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
 import { deepFreeze } from "./freeze.ts";
 import type { HeadStatus, SessionHead } from "./head.ts";
@@ -21,6 +21,8 @@ export interface KeyRow {
   hash: string;
   createdAt: number;
   revokedAt?: number;
+  /** The limits the operator set on this key itself (PATCH /v1/keys/:id); absent: the defaults apply. */
+  limits?: KeyLimits;
 }
 
 /** Counters a test can read to check group commits and what reads touch. */
@@ -105,6 +107,16 @@ export interface RecordStore {
    * session.created commit is acknowledged, and with its state as of its last acknowledged commit.
    */
   listSessions(query: ListQuery): Promise<SessionPage>;
+  /**
+   * Sessions `owner` (an API key) has open: created (session.created committed) and not deleted, as
+   * of the last acknowledged commits (a key's sessions-open limit; all nodes' on PostgreSQL).
+   */
+  countOpenSessions(owner: string): Promise<number>;
+  /**
+   * UTF-8 bytes of the `data` of one session's committed records with sequence <= `through`, as
+   * stored (compact JSON): what a session-journal-bytes limit counts. Reads only that session's rows.
+   */
+  journalBytes(sessionId: string, through: number): Promise<number>;
   /** Resolves once everything appended so far is committed. */
   flush(): Promise<void>;
   /**
@@ -222,9 +234,18 @@ export abstract class BatchingStore implements JournalStore {
   abstract findMessage(sessionId: string, key: string): Promise<KeyedMessage | undefined>;
   abstract openWork(): Promise<string[]>;
   abstract listSessions(query: ListQuery): Promise<SessionPage>;
+  abstract countOpenSessions(owner: string): Promise<number>;
+  abstract journalBytes(sessionId: string, through: number): Promise<number>;
   abstract saveHost(row: HostRow): Promise<void>;
   abstract deleteHost(hostId: string): Promise<void>;
   abstract loadHosts(): Promise<HostRow[]>;
   abstract saveKey(row: KeyRow): Promise<void>;
   abstract loadKeys(): Promise<KeyRow[]>;
+}
+
+/** UTF-8 bytes of the records' `data` as compact JSON: what a store holds of each, and what a session's journal-bytes limit counts. */
+export function dataBytes(records: readonly JournalRecord[]): number {
+  let n = 0;
+  for (const r of records) n += Buffer.byteLength(JSON.stringify(r.data), "utf8");
+  return n;
 }

@@ -24,6 +24,7 @@ import type { Residency, Resident } from "./residency.ts";
 import { messageOf } from "../logger.ts";
 import type { Logger } from "../logger.ts";
 import type { Span } from "../telemetry/telemetry.ts";
+import type { LimitsSource } from "../limits/tenant-gate.ts";
 
 type Entry = Resident;
 
@@ -72,6 +73,8 @@ export class SessionManager {
     private redactor: Redactor = new Redactor(),
     /** Where failures the sessions survive are logged (an Environment's session hook); default the dispatcher's. */
     private logger: Logger = dispatcher.logger,
+    /** The limits of the API key owning a session (its journal bytes); none: unlimited. */
+    private tenants?: LimitsSource,
   ) {}
 
   /**
@@ -206,6 +209,9 @@ export class SessionManager {
 
   private attach(state: SessionState): Entry {
     state.redactWith(this.redactor);
+    const owner = state.created.owner;
+    const tenants = this.tenants;
+    if (owner !== undefined && tenants !== undefined) state.limitBytes(() => tenants.limitsOf(owner)?.journalBytes);
     const provider = providerFor(state.created.model, this.models);
     const calls = new SessionCalls(state, this.limits);
     const entry = { state, loop: new Agentloop(state, this.dispatcher, provider, calls, this.conversations, this.logger), calls, provider };
@@ -336,15 +342,27 @@ export class SessionManager {
    * store was read (it may be this key's, committed and gone from memory by now), the store is asked again.
    */
   async send(id: string, text: string, idempotencyKey?: string, parent?: Span): Promise<MessageAdmission> {
-    if (idempotencyKey === undefined) return this.admit(await this.entry(id), text, undefined, parent);
+    if (idempotencyKey === undefined) {
+      const counting = (await this.entry(id)).state.journalBytesReady();
+      if (counting !== undefined) await counting;
+      return this.admit(await this.entry(id), text, undefined, parent);
+    }
     if (!this.resident.has(id)) {
       // Not resident: nothing of it is in flight, and its committed keys are the store's. Asked
       // first, so a key of a deleted session is still answered (it would not page in).
       const found = await this.store.findMessage(id, idempotencyKey);
       if (found !== undefined) return this.replay(id, idempotencyKey, { ...found, committed: Promise.resolve() }, text);
     }
+    let counted = false;
     for (;;) {
       const e = await this.entry(id);
+      const counting = counted ? undefined : e.state.journalBytesReady();
+      if (counting !== undefined) {
+        // The session's journal bytes are read once; then the session is looked at again as it is now.
+        counted = true;
+        await counting;
+        continue;
+      }
       const seen = e.state.activation;
       const inFlight = e.state.keysInFlight.get(idempotencyKey);
       if (inFlight !== undefined) return this.replay(id, idempotencyKey, inFlight, text);
@@ -360,6 +378,8 @@ export class SessionManager {
 
   /** `parent`: the span of the request that sent the message (tracing on): the turn's span is its child. */
   private admit(e: Entry, text: string, key?: string, parent?: Span): MessageAdmission {
+    // A session of a key at its journal-bytes limit takes no new message (a replay above is still answered).
+    e.state.checkJournalBytes("message refused");
     const loop = e.loop;
     const m = loop.send(text, key, parent);
     if (key !== undefined) {

@@ -3,7 +3,7 @@ import type { Component } from "../component.ts";
 import type { Platform } from "../platform.ts";
 import { sha256Hex } from "../digest.ts";
 import { rawRequest } from "./http.ts";
-import { ProtocolError } from "../errors.ts";
+import { ProtocolError, protocolError } from "../errors.ts";
 
 /**
  * Makes sure the runtime has admitted the component's bytes and returns their digest. Upload is by
@@ -20,7 +20,7 @@ export async function ensureAdmitted(platform: Platform, base: string, token: st
     const put = await rawRequest(base, token, "PUT", path, bytes, "application/wasm");
     if (put.status !== 200 && put.status !== 201) {
       const error = (put.body as ErrorBody | undefined)?.error ?? { code: "internal", message: `component upload answered HTTP ${put.status}` };
-      throw new ProtocolError({ ...error, message: `component ${component.url.href} was refused: ${error.message}` }, put.status);
+      throw protocolError({ ...error, message: `component ${component.url.href} was refused: ${error.message}` }, put.status);
     }
   }
   component.admittedDigest = digest;

@@ -1,5 +1,5 @@
 import type { ErrorBody } from "@aexhq/brain-protocol";
-import { ProtocolError, SdkError } from "../errors.ts";
+import { ProtocolError, protocolError, SdkError } from "../errors.ts";
 import { fetchFailure } from "./fetch-failure.ts";
 
 /** JSON over fetch with the bearer token; every HTTP error becomes a ProtocolError with the runtime's code. */
@@ -35,7 +35,7 @@ export class HttpClient {
     }
     if (!res.ok) {
       const error = (parsed as ErrorBody | undefined)?.error;
-      throw new ProtocolError(error ?? { code: "internal", message: `${method} ${path}: HTTP ${res.status}` }, res.status);
+      throw protocolError(error ?? { code: "internal", message: `${method} ${path}: HTTP ${res.status}` }, res.status, res.headers.get("retry-after"));
     }
     return parsed as T;
   }
@@ -53,7 +53,7 @@ export class HttpClient {
     }
     if (!res.ok || !res.body) {
       const body = (await res.json().catch(() => undefined)) as ErrorBody | undefined;
-      throw new ProtocolError(body?.error ?? { code: "internal", message: `event stream: HTTP ${res.status}` }, res.status);
+      throw protocolError(body?.error ?? { code: "internal", message: `event stream: HTTP ${res.status}` }, res.status, res.headers.get("retry-after"));
     }
     return res.body;
   }

@@ -2,7 +2,7 @@ import type { ErrorBody } from "@aexhq/brain-protocol";
 import type { Platform, PackageUpload } from "../platform.ts";
 import type { ExecutableReference } from "../tool.ts";
 import { rawRequest } from "./http.ts";
-import { ProtocolError, SdkError } from "../errors.ts";
+import { ProtocolError, protocolError, SdkError } from "../errors.ts";
 
 /** Uploads built by this process, per platform and package@version (building one reads the installed package once). */
 const uploads = new WeakMap<Platform, Map<string, Promise<PackageUpload>>>();
@@ -55,7 +55,7 @@ async function admit(base: string, token: string, executable: ExecutableReferenc
     const put = await rawRequest(base, token, "PUT", path, upload.bytes, "application/gzip");
     if (put.status !== 200 && put.status !== 201) {
       const error = (put.body as ErrorBody | undefined)?.error ?? { code: "internal", message: `package upload answered HTTP ${put.status}` };
-      throw new ProtocolError({ ...error, message: `package ${executable.package}@${executable.version} was refused: ${error.message}` }, put.status);
+      throw protocolError({ ...error, message: `package ${executable.package}@${executable.version} was refused: ${error.message}` }, put.status);
     }
   }
   let set = admitted.get(upload.digest);

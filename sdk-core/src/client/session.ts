@@ -1,6 +1,6 @@
 import type { ApprovalRequest, ApprovalResponse, JournalRecord, SendMessageResponse, CancelResponse, EventsResponse, Session as SessionView } from "@aexhq/brain-protocol";
 import type { HttpClient } from "./http.ts";
-import { ProtocolError, SdkError } from "../errors.ts";
+import { ProtocolError, protocolError, SdkError } from "../errors.ts";
 import { AnswerReader, describeFailures, failedCalls, isQuiet, mayQuiet, type TurnAnswer } from "./answers.ts";
 import { answerOf, checkedRequest, pendingApprovalOf, type ApprovalHandler, type ApprovalHookOptions, type PendingApproval } from "./approvals.ts";
 
@@ -149,7 +149,7 @@ export class Session implements AsyncIterable<TurnAnswer> {
       backoff = RETRY_FIRST_MS;
       // The runtime's wait bound passed with the turn still running: ask again (the same key: the same turn).
       if (res.status === "started") continue;
-      if (res.status === "failed") throw new ProtocolError(res.error ?? { code: "internal", message: "the turn failed" });
+      if (res.status === "failed") throw protocolError(res.error ?? { code: "internal", message: "the turn failed" });
       const answer = res.text ?? "";
       if (opts.failOnToolError === true) await this.checkTools(res, answer);
       return answer;

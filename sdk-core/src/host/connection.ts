@@ -6,7 +6,7 @@ import {
 import type { Platform, WebSocketLike } from "../platform.ts";
 import type { PlacedToolSpec } from "../tool.ts";
 import { Invocation, type InvocationChannel } from "./invocation.ts";
-import { ProtocolError, SdkError } from "../errors.ts";
+import { ProtocolError, protocolError, SdkError } from "../errors.ts";
 
 interface Answer { sequence?: number; result?: ModelResult; environment?: EnvironmentAnswer; digests?: string[] }
 interface Pending { resolve(answer: Answer): void; reject(e: Error): void }
@@ -363,7 +363,7 @@ export class HostConnection implements HostFrameHandler {
 
   rejected(f: RejectedFrame): void {
     this.over(f.callId, f.error);
-    this.settle(f.ref, (p) => p.reject(new ProtocolError(f.error)));
+    this.settle(f.ref, (p) => p.reject(protocolError(f.error)));
   }
 
   /** A refusal with `final: true`: the call is over whatever the code says; its local work stops. */
@@ -373,16 +373,16 @@ export class HostConnection implements HostFrameHandler {
 
   modelResult(f: ModelResultFrame): void {
     this.over(f.callId, f.error);
-    this.settle(f.ref, (p) => (f.result ? p.resolve({ result: f.result }) : p.reject(new ProtocolError(f.error ?? { code: "internal", message: "model_result without result or error" }))));
+    this.settle(f.ref, (p) => (f.result ? p.resolve({ result: f.result }) : p.reject(protocolError(f.error ?? { code: "internal", message: "model_result without result or error" }))));
   }
 
   environmentResult(f: EnvironmentResultFrame): void {
     this.over(f.callId, f.error);
-    this.settle(f.ref, (p) => (f.result ? p.resolve({ environment: f.result }) : p.reject(new ProtocolError(f.error ?? { code: "internal", message: "environment_result without result or error" }))));
+    this.settle(f.ref, (p) => (f.result ? p.resolve({ environment: f.result }) : p.reject(protocolError(f.error ?? { code: "internal", message: "environment_result without result or error" }))));
   }
 
   error(f: ErrorFrame): void {
-    const error = new ProtocolError(f.error);
+    const error = protocolError(f.error);
     if (f.error.code === "unauthorized" || f.error.code === "replaced") this.fatal = error;
     if (f.ref !== undefined && this.pending.has(f.ref)) this.settle(f.ref, (p) => p.reject(error));
     else console.warn(`brain: runtime error: ${f.error.code}: ${f.error.message}`);

@@ -3,7 +3,7 @@ import type { ErrorInfo, HttpInvokeRequest, InvokeFrame } from "@aexhq/brain-pro
 import type { DeclaredTool, ToolFactory } from "../tool.ts";
 import { Invocation } from "../host/invocation.ts";
 import type { InvocationChannel } from "../host/invocation.ts";
-import { ProtocolError, SdkError } from "../errors.ts";
+import { ProtocolError, protocolError, SdkError } from "../errors.ts";
 import { deepFreeze } from "../freeze.ts";
 
 /** `httpTools(tools, options)`: which Brain the endpoint serves. */
@@ -132,7 +132,7 @@ class CallbackChannel implements InvocationChannel {
     });
     const answer = (await res.json().catch(() => undefined)) as { sequence?: number; error?: ErrorInfo } | undefined;
     if (!res.ok || typeof answer?.sequence !== "number") {
-      throw new ProtocolError(answer?.error ?? { code: "internal", message: `Brain answered HTTP ${res.status}` }, res.status);
+      throw protocolError(answer?.error ?? { code: "internal", message: `Brain answered HTTP ${res.status}` }, res.status);
     }
     return { sequence: answer.sequence };
   }
