@@ -320,6 +320,9 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
     await closeEnvironments();
     await store.flush();
     await store.close();
+    await stopTracing?.().catch(() => {
+      // Handled: the start failed with `e`, which is what the caller hears; no span is owed.
+    });
     throw e;
   }
   const internals: BrainInternals = { store, sessions, dispatcher, environments, hostTokens };

@@ -4,12 +4,14 @@ import { writeFileSync } from "node:fs";
 import { z } from "zod";
 import { context, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { SimpleSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { startBrain } from "@aexhq/brain-runtime";
-import { Brain, tool } from "../src/index.ts";
-import { callThenAnswer } from "./helpers/brain.mts";
+import { Brain, httpEnv, httpTools, tool } from "../src/index.ts";
+import { callThenAnswer, records } from "./helpers/brain.mts";
 import { OtlpReceiver } from "./helpers/otlp-receiver.mts";
 import type { ReceivedSpan } from "./helpers/otlp-receiver.mts";
 
@@ -108,6 +110,55 @@ test("one turn with a host tool call is one trace: request → turn → model ca
   }
   // The excerpt docs/observability.md shows, refreshed by BRAIN_TRACE_EXCERPT=<file>.
   if (process.env.BRAIN_TRACE_EXCERPT) writeFileSync(process.env.BRAIN_TRACE_EXCERPT, JSON.stringify(inTrace, null, 2));
+});
+
+test("a tool served over HTTP (httpTools) continues the trace too: the runtime sends the W3C traceparent header", async () => {
+  const runtimeSpans = new InMemorySpanExporter();
+  const appSpans = new InMemorySpanExporter();
+  const runtimeProvider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: runtimeSpans })] });
+  const appProvider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: appSpans })] });
+  const contextManager = new AsyncLocalStorageContextManager().enable();
+  trace.setGlobalTracerProvider(appProvider);
+  context.setGlobalContextManager(contextManager);
+  const lookup = tool({
+    name: "lookup", description: "Look up one record.", input: z.object({ id: z.string() }),
+    run: ({ id }, ctx) => trace.getTracer("app").startActiveSpan("database.get", async (span) => (span.end(), ctx.finish({ value: id }))),
+  });
+  let handler: (r: Request) => Promise<Response> = async () => new Response(null, { status: 503 });
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const response = await handler(new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers: req.headers as Record<string, string>, body: Buffer.concat(chunks) }));
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    res.end(Buffer.from(await response.arrayBuffer()));
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  const appUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/brain/tools`;
+  const runtime = await startBrain({ dataDir: ":memory:", port: 0, httpToolOrigins: [new URL(appUrl).origin], tracerProvider: runtimeProvider });
+  handler = httpTools([lookup], { brainUrl: runtime.url });
+  const brain = new Brain({ url: runtime.url, token: runtime.token });
+  try {
+    const session = await brain.sessions.create({ model: callThenAnswer([{ name: "lookup", input: { id: "9" } }], "found"), tools: [lookup({ env: httpEnv({ url: appUrl }) })] });
+    assert.is(await session.send("go"), "found");
+    const all = await records(session);
+    const finished = all.find((r) => r.type === "tool.finished") as { data: { status: string; error?: unknown } } | undefined;
+    assert.is(finished?.data.status, "ok", JSON.stringify(finished?.data));
+  } finally {
+    await brain.close();
+    await runtime.close();
+    await new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r())));
+    contextManager.disable();
+    trace.disable();
+    context.disable();
+  }
+  const call = runtimeSpans.getFinishedSpans().find((s) => s.name === "execute_tool lookup")!;
+  const user = appSpans.getFinishedSpans().find((s) => s.name === "database.get")!;
+  assert.ok(call && user, `runtime: ${runtimeSpans.getFinishedSpans().map((s) => s.name)}; app: ${appSpans.getFinishedSpans().map((s) => s.name)}`);
+  assert.is(call.attributes["brain.placement.kind"], "http");
+  assert.is(user.spanContext().traceId, call.spanContext().traceId);
+  assert.is(user.parentSpanContext?.spanId, call.spanContext().spanId);
+  await runtimeProvider.shutdown();
+  await appProvider.shutdown();
 });
 
 test.run();

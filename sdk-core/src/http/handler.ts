@@ -58,6 +58,9 @@ export function httpTools(tools: Array<ToolFactory<never> | DeclaredTool>, opts:
       return errorResponse(401, { code: "unauthorized", message: `Brain did not confirm call ${invoke.callId}: ${(e as Error).message}` });
     }
     const frame: InvokeFrame = { type: "invoke", callId: invoke.callId, sessionId: invoke.sessionId, sequence: invoke.sequence, tool: invoke.tool, digest: invoke.digest, input: invoke.input, options: invoke.options, deadlineAt: invoke.deadlineAt };
+    // The W3C traceparent header of a tracing runtime: run continues the call's trace, as on a host.
+    const traceparent = request.headers.get("traceparent");
+    if (traceparent !== null && /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/.test(traceparent)) frame.traceparent = traceparent;
     let done!: () => void;
     const ended = new Promise<void>((resolve) => (done = resolve));
     channel.onFinished = done;

@@ -43,14 +43,15 @@ export class HttpToolEnvironment implements Environment {
     const token = randomBytes(24).toString("base64url");
     const abort = new AbortController();
     this.open.set(call.callId, { token, sink, sequence: call.sequence, abort });
-    const { type: _, ...fields } = invokeFrame(call);
+    // The trace context travels as the standard `traceparent` header (post), not in the body's contract.
+    const { type: _, traceparent: _traceparent, ...fields } = invokeFrame(call);
     const request: HttpInvokeRequest = {
       protocol: PROTOCOL_HTTP,
       ...fields,
       callback: `${this.settings.publicUrl().replace(/\/+$/, "")}/v1/calls/${encodeURIComponent(call.callId)}/http`,
       token,
     };
-    void this.post(call.tool.placement.url, request, sink, abort.signal).finally(() => this.open.delete(call.callId));
+    void this.post(call.tool.placement.url, request, sink, abort.signal, call.traceparent).finally(() => this.open.delete(call.callId));
     return {
       stop: () => {
         this.open.delete(call.callId);
@@ -60,10 +61,12 @@ export class HttpToolEnvironment implements Environment {
   }
 
   /** Sends the invocation once; a failed request, or one that ends before the call finished, ends the call `tool_error`. */
-  private async post(url: string, request: HttpInvokeRequest, sink: CallSink, signal: AbortSignal): Promise<void> {
+  private async post(url: string, request: HttpInvokeRequest, sink: CallSink, signal: AbortSignal, traceparent: string | undefined): Promise<void> {
     let failure: string | undefined;
     try {
-      const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(request), signal });
+      // W3C Trace Context in its standard header: the application's SDK continues the call's trace (tracing on only).
+      const headers: Record<string, string> = traceparent === undefined ? { "content-type": "application/json" } : { "content-type": "application/json", traceparent };
+      const res = await fetch(url, { method: "POST", headers, body: JSON.stringify(request), signal });
       const text = await start(res, 300);
       if (!res.ok) failure = `the HTTP tool answered HTTP ${res.status}: ${text}`;
       else if (!sink.finished) failure = "the HTTP tool's request ended before the call finished (an HTTP tool finishes within its request)";

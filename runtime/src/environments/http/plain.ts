@@ -138,6 +138,8 @@ export class PlainHttpEnvironment implements Environment {
       [PLAIN_HEADERS.options]: optionsHeader(call.tool.options),
     };
     if (call.deadlineAt !== null) headers[PLAIN_HEADERS.deadlineAt] = String(call.deadlineAt);
+    // W3C Trace Context: an endpoint with OpenTelemetry continues the call's trace (tracing on only).
+    if (call.traceparent !== undefined) headers.traceparent = call.traceparent;
 
     let res: Response;
     try {
