@@ -7,7 +7,7 @@ import { join } from "node:path";
 import WebSocket from "ws";
 import { z } from "zod";
 import { startBrain, contractDigest } from "@aexhq/brain-runtime";
-import type { BrainInternals } from "@aexhq/brain-runtime";
+import type { BrainInternals, BrainOptions } from "@aexhq/brain-runtime";
 import { Brain, tool } from "@aexhq/brain";
 import type { PlacedTool, ToolContract } from "@aexhq/brain-protocol";
 
@@ -101,10 +101,10 @@ export async function createSession(url: string, token: string, tools: PlacedToo
   return body.id;
 }
 
-export async function startFixture(opts: { journal: JournalKind; host: HostKind; sessions: number; tools?: "echo" | "emitter" }): Promise<Fixture> {
+export async function startFixture(opts: { journal: JournalKind; host: HostKind; sessions: number; tools?: "echo" | "emitter"; brain?: BrainOptions }): Promise<Fixture> {
   const dir = opts.journal === "memory" ? undefined : mkdtempSync(join(tmpdir(), "brain-bench-"));
   // A large emission budget: thousands of calls share activation 0 here, and the budget is per activation.
-  const brain = await startBrain({ dataDir: dir ?? ":memory:", port: 0, maxEmittedBytes: 2 ** 40 });
+  const brain = await startBrain({ dataDir: dir ?? ":memory:", port: 0, maxEmittedBytes: 2 ** 40, ...opts.brain });
   const { internals } = brain;
   if (opts.journal === "sqlite-full") (internals.store as unknown as { db: { pragma(s: string): unknown } }).db.pragma("synchronous = FULL");
   let close: () => Promise<void>;

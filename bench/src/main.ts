@@ -17,6 +17,7 @@ import { listingBench } from "./listing.ts";
 import { tenantLimits } from "./tenant-limits.ts";
 import { soak } from "./soak.ts";
 import { nodesBench } from "./nodes.ts";
+import { tracingCost } from "./tracing.ts";
 import { printSection } from "./report.ts";
 import type { Report } from "./report.ts";
 import { round } from "./stats.ts";
@@ -57,7 +58,8 @@ export async function runBench(cfg: BenchConfig, opts: { log?: (s: string) => vo
   if (want("8")) add(await historyAtRest(cfg, log));
   if (want("13")) add(await listingBench(cfg, log));
   if (want("14")) add(await recordMemory(cfg, log));
-  if (want("15")) add(await tenantLimits(cfg, log));
+  if (want("15")) add(await tracingCost(cfg, log));
+  if (want("16")) add(await tenantLimits(cfg, log));
   report.durationS = round((Date.now() - t0) / 1000, 1);
   return report;
 }

@@ -1,4 +1,4 @@
-// Section 15 (issue 32): tenant limits. One API key sits at every one of its limits (sessions open,
+// Section 16 (issue 32): tenant limits. One API key sits at every one of its limits (sessions open,
 // calls in flight, SSE streams, journal bytes of a session) and keeps asking for more at its request
 // rate limit and beyond, from a child process; meanwhile another key's round trip (a user turn,
 // POST …/messages with wait: true) is measured against the same round trip while the noisy key is
@@ -37,7 +37,7 @@ async function api(url: string, token: string, method: string, path: string, bod
 
 export async function tenantLimits(cfg: BenchConfig, log: (s: string) => void): Promise<Section> {
   const workers = cfg.mode === "smoke" ? 2 : 8;
-  const s: Section = { id: "15", title: `15. Tenant limits (one key at its limits, asking ${OFFERED_PER_SECOND} req/s from a child process; another key's user turn; SQLite)`, figures: [], notes: [] };
+  const s: Section = { id: "16", title: `16. Tenant limits (one key at its limits, asking ${OFFERED_PER_SECOND} req/s from a child process; another key's user turn; SQLite)`, figures: [], notes: [] };
   const dataDir = mkdtempSync(join(tmpdir(), "brain-bench-limits-"));
   const brain = await startBrain({ dataDir, port: 0, token: TOKEN, models: {} });
   const streams: ClientRequest[] = [];

@@ -45,7 +45,10 @@ export const SERVE_FLAGS: readonly ServeFlag[] = [
   { flag: "--node-url", variable: "BRAIN_NODE_URL", value: "<url>", help: "several nodes: the URL other nodes reach this one at" },
   { flag: "--lease-ms", variable: "BRAIN_LEASE_MS", value: "<ms>", help: "several nodes: session and node lease length (default 10000)" },
   { flag: "--log-level", variable: "BRAIN_LOG_LEVEL", value: "<level>", help: "debug, info (default), warn or error" },
-  { flag: "--log-format", variable: "BRAIN_LOG_FORMAT", value: "<format>", help: "text (default) or json (one JSON object per line)" },
+  { flag: "--log-format", variable: "BRAIN_LOG_FORMAT", value: "<format>", help: "json (one JSON object per line; the default when stderr is not a terminal) or text" },
+  { flag: "--metrics-listen", variable: "BRAIN_METRICS_LISTEN", value: "<host:port>", help: "also serve GET /metrics here, without a token (on the API port it takes the operator token)" },
+  { flag: "--trace-url", variable: "BRAIN_TRACE_URL", value: "<url>", help: "a trace viewer's URL with {traceId} in it: the /ui call panel links each call's trace there" },
+  { flag: "--otlp-endpoint", variable: "OTEL_EXPORTER_OTLP_ENDPOINT", value: "<url>", help: "export traces over OTLP/HTTP to this collector (e.g. http://127.0.0.1:4318); see docs/observability.md" },
 ];
 
 /** A command line `brain serve` cannot take: exit code 2 and this message. */

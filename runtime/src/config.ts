@@ -12,6 +12,7 @@ import { modelSettingsFromEnv } from "./models/select.ts";
 import type { ModelSettings } from "./models/select.ts";
 import { LOG_LEVELS } from "./logger.ts";
 import type { LogLevel } from "./logger.ts";
+import type { TracingSettings } from "./telemetry/tracing-sdk.ts";
 
 /**
  * BRAIN_HTTP_ENVIRONMENTS: the operator's descriptor Environments as one JSON object,
@@ -136,9 +137,88 @@ export function environmentDefaults(env: NodeJS.ProcessEnv = process.env): Envir
     componentTelemetry: Boolean(env.BRAIN_COMPONENT_TELEMETRY),
     managedHosts: { node: env.BRAIN_NODE || process.execPath, deno: env.BRAIN_DENO || "deno", path: env.PATH ?? "/usr/bin:/bin", log: Boolean(env.BRAIN_MANAGED_HOST_LOG) },
     logLevel: level ? (level as LogLevel) : "info",
-    logJson: env.BRAIN_LOG_FORMAT === "json",
+    logJson: logJson(env.BRAIN_LOG_FORMAT),
+    tracing: tracingFromEnv(env),
+    metricsListen: metricsListen(env.BRAIN_METRICS_LISTEN),
+    traceUrl: env.BRAIN_TRACE_URL ? traceUrl(env.BRAIN_TRACE_URL) : undefined,
     keyLimits: keyLimitsFromEnv(env),
   };
+}
+
+/** BRAIN_LOG_FORMAT: json, text, or unset (JSON lines unless stderr is a terminal). */
+function logJson(format: string | undefined): boolean {
+  if (format === undefined || format === "") return !process.stderr.isTTY;
+  if (format === "json" || format === "text") return format === "json";
+  throw new BrainRuntimeError("invalid_request", `BRAIN_LOG_FORMAT must be json or text, got ${JSON.stringify(format)}`);
+}
+
+/** BRAIN_TRACE_URL: an http(s) URL template holding `{traceId}`. */
+function traceUrl(value: string): string {
+  if (!value.includes("{traceId}")) throw new BrainRuntimeError("invalid_request", `BRAIN_TRACE_URL must hold {traceId} where the trace id goes, got ${JSON.stringify(value)}`);
+  absoluteUrl("BRAIN_TRACE_URL", value.replace("{traceId}", "0"));
+  return value;
+}
+
+/** BRAIN_METRICS_LISTEN: `host:port` of a second listener serving only GET /metrics, without a token. */
+function metricsListen(value: string | undefined): { host: string; port: number } | undefined {
+  if (value === undefined || value === "") return undefined;
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\[\]]+)):(\d{1,5})$/.exec(value.trim());
+  const port = m === null ? NaN : Number(m[3]);
+  if (m === null || port > 65535) throw new BrainRuntimeError("invalid_request", `BRAIN_METRICS_LISTEN must be host:port (e.g. 127.0.0.1:9464), got ${JSON.stringify(value)}`);
+  return { host: m[1] ?? m[2]!, port };
+}
+
+/**
+ * Whether, and where, spans are exported: the standard OpenTelemetry variables
+ * (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/). Tracing is
+ * on when OTEL_TRACES_EXPORTER names `otlp` (or `console`), or when it is unset and an OTLP
+ * endpoint is set; OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none keep it off. Spans go as
+ * OTLP/HTTP with the JSON encoding (`http/json`; a collector's OTLP/HTTP receiver takes it).
+ */
+export function tracingFromEnv(env: NodeJS.ProcessEnv): TracingSettings | undefined {
+  if ((env.OTEL_SDK_DISABLED ?? "").trim().toLowerCase() === "true") return undefined;
+  const traced = env.OTEL_TRACES_EXPORTER === undefined || env.OTEL_TRACES_EXPORTER.trim() === "" ? undefined : env.OTEL_TRACES_EXPORTER.split(",").map((s) => s.trim().toLowerCase());
+  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (traced === undefined ? !endpoint : traced.includes("none") || traced.length === 0) return undefined;
+  for (const e of traced ?? []) if (e !== "otlp" && e !== "console") throw new BrainRuntimeError("invalid_request", `OTEL_TRACES_EXPORTER must be otlp, console or none, got ${JSON.stringify(env.OTEL_TRACES_EXPORTER)}`);
+  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL;
+  if (protocol !== undefined && protocol !== "http/json" && protocol !== "http/protobuf") throw new BrainRuntimeError("invalid_request", `OTEL_EXPORTER_OTLP_PROTOCOL: Brain exports traces over OTLP/HTTP (http/json), not ${JSON.stringify(protocol)}`);
+  const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+    ? absoluteUrl("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
+    : `${absoluteUrl("OTEL_EXPORTER_OTLP_ENDPOINT", env.OTEL_EXPORTER_OTLP_ENDPOINT || "http://localhost:4318").replace(/\/+$/, "")}/v1/traces`;
+  const settings: TracingSettings = { exporter: traced?.includes("otlp") === false ? "console" : "otlp", url, serviceName: env.OTEL_SERVICE_NAME || "brain-runtime" };
+  const headers = keyValues(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS || env.OTEL_EXPORTER_OTLP_HEADERS, "OTEL_EXPORTER_OTLP_HEADERS");
+  if (headers !== undefined) settings.headers = headers;
+  const attributes = keyValues(env.OTEL_RESOURCE_ATTRIBUTES, "OTEL_RESOURCE_ATTRIBUTES");
+  if (attributes !== undefined) settings.resourceAttributes = attributes;
+  const sampler = (env.OTEL_TRACES_SAMPLER || "parentbased_always_on").trim().toLowerCase();
+  const samplers = ["always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"];
+  if (!samplers.includes(sampler)) throw new BrainRuntimeError("invalid_request", `OTEL_TRACES_SAMPLER must be one of ${samplers.join(", ")}, got ${JSON.stringify(env.OTEL_TRACES_SAMPLER)}`);
+  settings.parentBased = sampler.startsWith("parentbased_");
+  if (sampler.endsWith("always_off")) settings.ratio = 0;
+  else if (sampler.endsWith("traceidratio")) {
+    const ratio = env.OTEL_TRACES_SAMPLER_ARG === undefined || env.OTEL_TRACES_SAMPLER_ARG === "" ? 1 : Number(env.OTEL_TRACES_SAMPLER_ARG);
+    if (!(ratio >= 0 && ratio <= 1)) throw new BrainRuntimeError("invalid_request", `OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1, got ${JSON.stringify(env.OTEL_TRACES_SAMPLER_ARG)}`);
+    settings.ratio = ratio;
+  }
+  return settings;
+}
+
+/** `key1=value1,key2=value2` (values percent-encoded), as the OTel variables spell lists; values never quoted in an error. */
+function keyValues(text: string | undefined, name: string): Record<string, string> | undefined {
+  if (text === undefined || text.trim() === "") return undefined;
+  const out: Record<string, string> = {};
+  for (const part of text.split(",")) {
+    const at = part.indexOf("=");
+    const key = at < 0 ? "" : part.slice(0, at).trim();
+    if (key === "") throw new BrainRuntimeError("invalid_request", `${name} must be key=value pairs separated by commas`);
+    try {
+      out[key] = decodeURIComponent(part.slice(at + 1).trim());
+    } catch {
+      throw new BrainRuntimeError("invalid_request", `${name}: the value of ${key} is not valid percent-encoding`);
+    }
+  }
+  return out;
 }
 
 /** The variable of each server-wide default key limit (`brain serve --key-max-*` sets the same). */
@@ -172,6 +252,10 @@ export interface EnvironmentDefaults {
   managedHosts: { node: string; deno: string; path: string; log: boolean };
   logLevel: LogLevel;
   logJson: boolean;
+  /** Undefined: tracing is off (the SDK is never loaded). */
+  tracing: TracingSettings | undefined;
+  metricsListen: { host: string; port: number } | undefined;
+  traceUrl: string | undefined;
   /** Server-wide default limits of API keys (BRAIN_KEY_MAX_*); empty: unlimited. */
   keyLimits: KeyLimits;
 }

@@ -37,6 +37,28 @@ export function stderrLogger(opts: { level?: LogLevel; json?: boolean; write?: (
   return { debug: entry("debug"), info: entry("info"), warn: entry("warn"), error: entry("error") };
 }
 
+/** What a scoped logger needs of the redactor (redact.ts): the server's secrets replaced in any value. */
+interface Redacting {
+  redact<T>(value: T): T;
+}
+
+/**
+ * The logger the runtime's parts are given: every entry carries `fields` (the node id), and its
+ * message and fields are cleared of the server's secrets (provider keys, API keys, host secrets,
+ * the operator token) before the underlying logger sees them, whatever a caller put in. An entry's
+ * own fields win over the scope's (a relayed call may name another node). With `level`, entries
+ * below it are dropped here.
+ */
+export function scopedLogger(logger: Logger, fields: LogFields, redactor: Redacting, level?: LogLevel): Logger {
+  // Below the level the entry is dropped before any redaction work (a debug entry costs nothing at info).
+  const min = level === undefined ? 0 : RANK[level];
+  const entry = (level: LogLevel) => (message: string, own?: LogFields) => {
+    if (RANK[level] < min) return;
+    logger[level](redactor.redact(message), redactor.redact(own === undefined ? { ...fields } : { ...fields, ...plainFields(own) }));
+  };
+  return { debug: entry("debug"), info: entry("info"), warn: entry("warn"), error: entry("error") };
+}
+
 /** Says nothing (tests that assert on output of their own). */
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 

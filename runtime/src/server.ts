@@ -32,6 +32,7 @@ import { requestUrl } from "./http/path.ts";
 import type { RouteDeps } from "./http/routes.ts";
 import { hostsRoute } from "./environments/host-route.ts";
 import { uiRoute } from "./ui/routes.ts";
+import { authorizeSession } from "./http/session-access.ts";
 import { KeyRing } from "./credentials/keys.ts";
 import { TenantGate } from "./limits/tenant-gate.ts";
 import type { Principal } from "./credentials/keys.ts";
@@ -42,8 +43,16 @@ import type { DescriptorEnvironmentConfig } from "./environments/descriptor/envi
 import { defaultEnvironments } from "./environments/defaults.ts";
 import type { BrainInternals, EnvironmentPlugin, EnvironmentSettings, PluginContext } from "./environments/plugin.ts";
 import { environmentDefaults } from "./config.ts";
-import { messageOf, stderrLogger } from "./logger.ts";
+import { messageOf, scopedLogger, stderrLogger } from "./logger.ts";
 import type { Logger } from "./logger.ts";
+import type { TracerProvider } from "@opentelemetry/api";
+import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import { Telemetry } from "./telemetry/telemetry.ts";
+import { startTracing } from "./telemetry/tracing-sdk.ts";
+import { routeOf } from "./telemetry/http-route.ts";
+import { parseTraceparent } from "./telemetry/traceparent.ts";
+import { listenForMetrics, metricsRoute } from "./http/metrics-route.ts";
+import { VERSION } from "./http/routes.ts";
 
 export { defaultEnvironments };
 export type { BrainInternals, EnvironmentPlugin, EnvironmentSettings, PluginContext };
@@ -60,7 +69,7 @@ export interface BrainOptions {
    * is then one node of several sharing that database (issue 20; runtime/README "Several nodes").
    */
   journal?: "sqlite" | "memory" | `postgres://${string}` | `postgresql://${string}`;
-  /** With a PostgreSQL journal: this node's id (BRAIN_NODE_ID); default a random one per start. */
+  /** This node's id, in every log entry; with a PostgreSQL journal also its id among the nodes (BRAIN_NODE_ID). Default a random one per start. */
   nodeId?: string;
   /**
    * With a PostgreSQL journal: how long a node keeps its sessions without renewing its lease
@@ -133,6 +142,19 @@ export interface BrainOptions {
   keyLimits?: KeyLimits;
   /** Brain-managed hosts: the node and deno binaries (BRAIN_NODE, BRAIN_DENO), the PATH they are looked up on, and whether their stderr is logged (BRAIN_MANAGED_HOST_LOG). */
   managedHosts?: Partial<EnvironmentSettings["managedHosts"]>;
+  /**
+   * Where the runtime's spans go: an application's own OpenTelemetry tracer provider. Default: one
+   * the runtime sets up from the OTEL_* variables when they ask for traces (docs/observability.md),
+   * else none (no span is made).
+   */
+  tracerProvider?: TracerProvider;
+  /**
+   * Where an operator's trace viewer shows a trace, with `{traceId}` in it (BRAIN_TRACE_URL, e.g.
+   * `http://jaeger:16686/trace/{traceId}`): the /ui call panel links each call's trace id there.
+   */
+  traceUrl?: string;
+  /** A second listener serving only `GET /metrics`, without a token (BRAIN_METRICS_LISTEN `host:port`); port 0 = any free port. */
+  metricsListen?: { host: string; port: number };
 }
 
 /** A running Brain runtime: where it listens, its operator token, and `close()` (flushes the journal). */
@@ -140,6 +162,8 @@ export interface BrainServer {
   /** http://HOST:PORT */
   url: string;
   token: string;
+  /** The metrics listener's URL (`…/metrics`), when `metricsListen` / BRAIN_METRICS_LISTEN asked for one. */
+  metricsUrl?: string;
   close(): Promise<void>;
 }
 
@@ -148,13 +172,16 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   const dataDir = opts.dataDir ?? "./.brain";
   // What the options leave out comes from the process environment, read in config.ts only.
   const defaults = environmentDefaults();
-  const logger = opts.logger ?? stderrLogger({ level: defaults.logLevel, json: defaults.logJson });
+  const nodeId = opts.nodeId ?? `node_${randomBytes(6).toString("hex")}`;
+  // The server's secrets, kept out of everything it journals, answers, logs and sends to hosts.
+  const redactor = new Redactor();
+  // Every entry names this node and is redacted, whichever logger it ends in (logger.ts scopedLogger).
+  const logger = scopedLogger(opts.logger ?? stderrLogger({ level: defaults.logLevel, json: defaults.logJson }), { nodeId }, redactor, opts.logger === undefined ? defaults.logLevel : undefined);
   const postgresUrl = typeof opts.journal === "string" && /^postgres(ql)?:\/\//.test(opts.journal) ? opts.journal : undefined;
   const memory = postgresUrl === undefined && (opts.journal === "memory" || dataDir === ":memory:");
   const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
   const maxStreamMs = opts.maxStreamMs ?? DEFAULT_MAX_STREAM_MS;
   if (!Number.isInteger(maxStreamMs) || maxStreamMs < 1 || maxStreamMs > MAX_STREAM_MS) throw new BrainRuntimeError("invalid_request", `maxStreamMs must be a positive integer (ms) up to ${MAX_STREAM_MS}, got ${maxStreamMs}`);
-  const nodeId = opts.nodeId ?? `node_${randomBytes(6).toString("hex")}`;
   let store: JournalStore;
   let nodeJournal: NodeJournal | undefined;
   // One node of several: every write proves this node's run and the session's lease token (the fence).
@@ -171,12 +198,20 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
     store = new SqliteStore(join(dataDir, "journal.sqlite"));
   }
   const token = opts.token ?? randomBytes(24).toString("base64url");
-  // The server's secrets, kept out of everything it journals, answers and sends to hosts.
-  const redactor = new Redactor();
   const models = opts.models ?? defaults.models;
   redactor.add(models.openai?.apiKey);
   redactor.add(models.anthropic?.apiKey);
   for (const env of Object.values(opts.descriptorEnvironments ?? {})) for (const value of Object.values(env.headers ?? {})) redactor.add(value);
+  // The collector's headers (an API key, usually) are secrets like the others.
+  for (const value of Object.values(defaults.tracing?.headers ?? {})) redactor.add(value);
+  let tracerProvider = opts.tracerProvider;
+  let stopTracing: (() => Promise<void>) | undefined;
+  if (tracerProvider === undefined && defaults.tracing !== undefined) {
+    const started = await startTracing(defaults.tracing, VERSION);
+    tracerProvider = started.provider;
+    stopTracing = started.shutdown;
+    logger.info("tracing: spans are exported", { exporter: defaults.tracing.exporter, endpoint: defaults.tracing.url, serviceName: defaults.tracing.serviceName });
+  }
   const keys = await KeyRing.load(store, token, redactor, logger);
   keys.defaultLimits = { ...(opts.keyLimits ?? defaults.keyLimits) };
   const registry = await HostRegistry.load(store, redactor);
@@ -185,7 +220,22 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   const environments = new Map<Placement["kind"], Environment>();
   // The sessions in memory; the dispatcher finds a call through its session there.
   const residency = new Residency(opts.residentSessions);
-  const dispatcher = new Dispatcher(environments, residency, pastCallsIn(store), logger);
+  const telemetry = new Telemetry(
+    {
+      openCalls: () => {
+        let n = 0;
+        for (const call of residency.calls()) if (!call.finishedCommitted) n++;
+        return n;
+      },
+      residentSessions: () => residency.size,
+      connectedHosts: () => hostConnections.size,
+    },
+    tracerProvider,
+    redactor,
+    VERSION,
+  );
+  store.observeCommits?.((records, startedAt, seconds, error) => telemetry.commit(store.kind, records, startedAt, seconds, error));
+  const dispatcher = new Dispatcher(environments, residency, pastCallsIn(store), logger, telemetry);
   dispatcher.callsLimit = (owner) => keys.limitsOf(owner)?.callsInFlight;
   const limits = { maxEmittedBytes: opts.maxEmittedBytes ?? LIMITS.defaultMaxEmittedBytes, maxModelCalls: opts.maxModelCalls ?? LIMITS.defaultMaxModelCalls };
   const sessions = new SessionManager(store, residency, dispatcher, limits, models, redactor, logger, keys);
@@ -196,7 +246,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   let cluster: ClusterNode | undefined;
   if (nodeJournal !== undefined) {
     const leases = new Leases(nodeJournal.pg.readers, nodeId, leaseMs, fence);
-    const node = new ClusterNode({ journal: nodeJournal, leases, sessions, keys, registry, logger });
+    const node = new ClusterNode({ journal: nodeJournal, leases, sessions, keys, registry, logger, metrics: telemetry.metrics });
     // What the node hears of: a write found the session's lease taken; a session left memory.
     nodeJournal.onLost((id) => node.lost(id));
     sessions.onDropped((id) => node.released(id));
@@ -209,9 +259,20 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   if (nodeJournal === undefined) await sessions.recover();
 
   const streams = new OpenStreams();
-  const extra: RouteDeps["extra"] = [hostsRoute(registry, hostEnv, sessions, store)];
+  const extra: RouteDeps["extra"] = [metricsRoute(telemetry.metrics), hostsRoute(registry, hostEnv, sessions, store)];
   // The session viewer (/ui) logs in with what the API accepts, and reads the API with it.
-  const open: RouteDeps["open"] = [uiRoute({ accepts: (credential) => keys.authenticate(credential) !== undefined })];
+  const traceUrl = opts.traceUrl ?? defaults.traceUrl;
+  const open: RouteDeps["open"] = [
+    uiRoute({
+      accepts: (credential) => keys.authenticate(credential) !== undefined,
+      traces: async (sessionId, credential) => {
+        const principal = keys.authenticate(credential);
+        if (principal === undefined) throw new BrainRuntimeError("unauthorized", "the login's credential is no longer accepted");
+        await authorizeSession(sessions, sessionId, principal);
+        return traceUrl === undefined ? { traces: telemetry.tracesOf(sessionId) } : { traces: telemetry.tracesOf(sessionId), url: traceUrl };
+      },
+    }),
+  ];
   const hostTokens = new Map<string, Principal>();
   const hostBindings = new Map<string, { sessionId: string; env: string }>();
   const settings: EnvironmentSettings = {
@@ -273,8 +334,9 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
     streams.endKey(keyId, "the API key of this stream was revoked");
     hostEnv.disconnect(registry.ownedBy(keyId), `the API key ${keyId} was revoked`);
   });
-  const deps: RouteDeps = { keys, redactor, sessions, store, streams, tenants, maxStreamMs, extra, open, maxWaitMs: opts.maxWaitMs ?? DEFAULT_MAX_WAIT_MS };
+  const deps: RouteDeps = { keys, redactor, telemetry, sessions, store, streams, tenants, maxStreamMs, extra, open, maxWaitMs: opts.maxWaitMs ?? DEFAULT_MAX_WAIT_MS };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    observeRequest(telemetry, req, res);
     if (cluster === undefined) void handle(req, res, deps);
     else void cluster.route(req, res, (request) => handle(request, res, deps));
   });
@@ -316,10 +378,12 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
         dispatcher,
         bindingOf: (hostId) => hostBindings.get(hostId),
         attach: (hostId, c) => {
+          logger.debug("a host connected", { hostId });
           hostEnv.attach(hostId, c);
           return relay?.linked(hostId);
         },
         detach: (c) => {
+          if (c.hostId !== undefined) logger.debug("a host disconnected", { hostId: c.hostId });
           hostEnv.detach(c);
           connections.delete(c);
           if (relay !== undefined && c.hostId !== undefined && hostEnv.connection(c.hostId) === undefined) void relay.unlinked(c.hostId).catch((e) => logger.warn("forgetting a host's link to this node failed; it is swept with the node's row", { hostId: c.hostId, error: messageOf(e) }));
@@ -338,6 +402,8 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   const host = opts.host ?? "127.0.0.1";
   url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
   await cluster?.start(opts.nodeUrl ?? url);
+  const metricsAt = opts.metricsListen ?? defaults.metricsListen;
+  const metricsListener = metricsAt === undefined ? undefined : await listenForMetrics(telemetry.metrics, metricsAt.host, metricsAt.port);
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -362,7 +428,43 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
       // After the last write: the lease ends now, so the other nodes take the open sessions at once.
       await cluster?.stop();
       await store.close();
+      await metricsListener?.close();
+      // Last: the spans of the shutdown's own commits are exported too (a failing collector is logged, never thrown).
+      await stopTracing?.().catch((e: unknown) => logger.warn("tracing: exporting the last spans failed", { error: messageOf(e) }));
     })());
 
-  return { url, token, close, internals };
+  return { url, token, close, internals, ...(metricsListener === undefined ? {} : { metricsUrl: metricsListener.url }) };
+}
+
+const METHODS = new Set(["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"]);
+
+/**
+ * Counts every request by method, route template and status when its answer ends, and (tracing
+ * on) gives it a server span, continuing the caller's trace when it sends a `traceparent`.
+ */
+function observeRequest(telemetry: Telemetry, req: IncomingMessage, res: ServerResponse): void {
+  const started = performance.now();
+  const method = METHODS.has(req.method ?? "") ? req.method! : "_OTHER";
+  let route: string;
+  try {
+    route = routeOf(requestUrl(req).pathname);
+  } catch {
+    // Handled: a target that is no URL is answered 400 by the route; its label is `other`.
+    route = "other";
+  }
+  const span = telemetry.tracing
+    ? telemetry.remoteChild(`${method} ${route}`, parseTraceparent(header(req.headers.traceparent)), { "http.request.method": method, "http.route": route }, SpanKind.SERVER)
+    : undefined;
+  telemetry.bindRequest(req, span);
+  res.once("close", () => {
+    telemetry.metrics.httpRequest(method, route, res.statusCode, (performance.now() - started) / 1000);
+    if (span === undefined) return;
+    span.setAttribute("http.response.status_code", res.statusCode);
+    if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+  });
+}
+
+function header(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }

@@ -362,6 +362,12 @@ test("SIGKILL the owner: after the lease a survivor ends its open call unknown e
   assert.is(ofType(end, "tool.call_started").length, 2);
   assert.is(ofType(end, "tool.finished").filter((f) => f.data.callId === first.callId).length, 1);
   assert.is(host.frames.filter((f) => f.type === "invoke").length, 0);
+  // The survivor's /metrics: its lease renewals, the takeover and its PostgreSQL group commits.
+  const metrics = await fetch(`${b.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } }).then((r) => r.text());
+  const sample = (name: string) => Number(new RegExp(`^${name.replace(/[{}"]/g, "\\$&")} (\\S+)$`, "m").exec(metrics)?.[1] ?? NaN);
+  assert.ok(sample(`brain_lease_renewals_total{outcome="ok"}`) > 0, "lease renewals are counted");
+  assert.ok(sample("brain_session_takeovers_total") >= 1, "the takeover is counted");
+  assert.is(sample(`brain_journal_commit_records_count{store="postgres"}`) > 0, true);
   await host.close();
 });
 

@@ -124,15 +124,16 @@ test("the runtime logs through the logger it is given", async () => {
   const { logger, lines } = collecting();
   let given: Logger | undefined;
   const probe: EnvironmentPlugin = { name: "probe", install: (ctx) => void (given = ctx.logger) };
-  const brain = await startBrain({ dataDir: ":memory:", port: 0, logger, environments: [probe] });
+  const brain = await startBrain({ dataDir: ":memory:", port: 0, logger, environments: [probe], nodeId: "node-a" });
   await brain.close();
   given!.warn("plugin says", { n: 1 });
-  assert.equal(lines.at(-1), { level: "warn", message: "plugin says", fields: { n: 1 } });
+  // Every entry names the node it comes from.
+  assert.equal(lines.at(-1), { level: "warn", message: "plugin says", fields: { nodeId: "node-a", n: 1 } });
 });
 
 test("a failure the runtime survives is logged, not dropped: a call's tool.finished the journal refuses", async () => {
   const { logger, lines } = collecting();
-  const brain = await startBrain({ dataDir: ":memory:", port: 0, logger });
+  const brain = await startBrain({ dataDir: ":memory:", port: 0, logger, nodeId: "node-b" });
   // The journal refuses tool.finished records (a full disk, a fenced node) and nothing else.
   const store = brain.internals.store;
   const append = store.append.bind(store);
@@ -150,7 +151,7 @@ test("a failure the runtime survives is logged, not dropped: a call's tool.finis
     const until = Date.now() + 5000;
     while (!lines.some((l) => l.fields?.record === "tool.finished") && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
     assert.equal(lines.filter((l) => l.fields?.record === "tool.finished"), [
-      { level: "warn", message: "a tool call's record was not committed to the journal", fields: { callId: invoke.callId, record: "tool.finished", error: "the disk is full" } },
+      { level: "warn", message: "a tool call's record was not committed to the journal", fields: { nodeId: "node-b", callId: invoke.callId, record: "tool.finished", error: "the disk is full" } },
     ]);
   } finally {
     await host.close();

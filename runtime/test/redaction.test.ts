@@ -9,7 +9,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { PlacedTool, ToolContract } from "@aexhq/brain-protocol";
-import { startBrain, contractDigest } from "../src/index.ts";
+import { startBrain, contractDigest, defaultEnvironments, stderrLogger } from "../src/index.ts";
+import type { EnvironmentPlugin, Logger } from "../src/index.ts";
 import { api, createSession, records, ofType } from "./helpers/brain.ts";
 import type { Brain } from "./helpers/brain.ts";
 import { contract, placed } from "./helpers/contract.ts";
@@ -42,8 +43,11 @@ function diskBytes(dir: string): string {
   return ["journal.sqlite", "journal.sqlite-wal"].map((f) => join(dir, f)).filter(existsSync).map((f) => readFileSync(f).toString("latin1")).join("");
 }
 
+/** An API key created during the run (its secret is one of the server's too). */
+let apiKey = "";
+
 function assertClean(where: string, text: string): void {
-  for (const secret of [PROVIDER_KEY, ENV_SECRET, OPERATOR, HOST_SECRET]) assert.not.ok(text.includes(secret), `${where} holds a secret (${secret.slice(0, 12)}…)`);
+  for (const secret of [PROVIDER_KEY, ENV_SECRET, OPERATOR, HOST_SECRET, ...(apiKey === "" ? [] : [apiKey])]) assert.not.ok(text.includes(secret), `${where} holds a secret (${secret.slice(0, 12)}…)`);
 }
 
 let provider: Awaited<ReturnType<typeof echoingServer>>;
@@ -51,6 +55,11 @@ let endpoint: Awaited<ReturnType<typeof echoingServer>>;
 let endpointStatus = 200;
 let dir: string;
 let brain: Brain;
+/** The run's log, as the default logger writes it (JSON lines, from debug up). */
+const logLines: string[] = [];
+/** The logger plugins are given (what every part of the runtime logs through). */
+let pluginLogger: Logger | undefined;
+const probe: EnvironmentPlugin = { name: "probe", install: (ctx) => void (pluginLogger = ctx.logger) };
 
 test.before(async () => {
   provider = await echoingServer(() => 401);
@@ -62,6 +71,8 @@ test.before(async () => {
     token: OPERATOR,
     models: { openai: { baseUrl: provider.url, apiKey: PROVIDER_KEY } },
     descriptorEnvironments: { api: { type: "http_json", baseUrl: endpoint.url, headers: { authorization: `Bearer ${ENV_SECRET}` } } },
+    logger: stderrLogger({ level: "debug", json: true, write: (line) => logLines.push(line) }),
+    environments: [...defaultEnvironments(), probe],
   });
 });
 
@@ -134,6 +145,43 @@ test("a host emitting the operator token and its own secret: the journal holds n
   const bytes = diskBytes(dir);
   assert.ok(bytes.length > 0);
   assertClean("the SQLite journal and WAL", bytes);
+});
+
+test("the log of the run holds no secret: JSON lines with the node, session and call ids, and [redacted] where a secret was", async () => {
+  const created = await api(brain, "POST", "/v1/keys", { name: "tenant" });
+  assert.is(created.status, 201);
+  apiKey = created.body.key;
+  const echo = contract("echo");
+  const host = await TestHost.register(brain, [echo], { hostId: "logged-host", secret: HOST_SECRET });
+  let callId = "";
+  try {
+    // A session under the API key whose call fails with the secrets in its message.
+    const s = await api(brain, "POST", "/v1/sessions", { model: { provider: "scripted", script: [{ toolCalls: [{ name: "echo", input: {} }] }, { text: "done" }] }, tools: [placed(echo, host.hostId)] }, { token: apiKey });
+    assert.is(s.status, 201);
+    const sent = api(brain, "POST", `/v1/sessions/${s.body.id}/messages`, { text: "go", wait: true }, { token: apiKey });
+    const invoke = await host.invoke();
+    callId = invoke.callId;
+    await host.request({ type: "finish", callId: invoke.callId, outcome: { status: "error", error: { code: "tool_error", message: `bad key ${apiKey}, secret ${HOST_SECRET}, token ${OPERATOR}` } } });
+    assert.is((await sent).body.status, "completed");
+  } finally {
+    await host.close();
+  }
+  // Whatever a part of the runtime (or a plugin) puts in an entry is redacted on the way out.
+  pluginLogger!.warn(`leaking ${PROVIDER_KEY}`, { header: `Bearer ${ENV_SECRET}`, nested: { apiKey, operator: OPERATOR }, error: new Error(`failed with ${HOST_SECRET}`) });
+  const log = logLines.join("\n");
+  assertClean("the log", log);
+  const entries = logLines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  for (const e of entries) {
+    assert.type(e.time, "string");
+    assert.ok(["debug", "info", "warn", "error"].includes(e.level as string));
+    assert.match(String(e.nodeId), /^node_[0-9a-f]{12}$/, "every entry names the node");
+  }
+  assert.ok(entries.some((e) => e.message === "a turn failed" && typeof e.sessionId === "string"), "the provider's refusal is logged with the session");
+  const ended = entries.find((e) => e.message === "a tool call ended without success" && e.callId === callId);
+  assert.ok(ended, "a failed call is logged with its call id");
+  assert.match(String(ended!.error), /\[redacted\]/);
+  const leaked = entries.find((e) => String(e.message).startsWith("leaking"))!;
+  assert.equal(leaked, { ...leaked, message: "leaking [redacted]", header: "[redacted]", nested: { apiKey: "[redacted]", operator: "[redacted]" }, error: { message: "failed with [redacted]" } });
 });
 
 test.run();

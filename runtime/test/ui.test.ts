@@ -15,6 +15,7 @@ import { api, createSession, records, waitFor } from "./helpers/brain.ts";
 import type { Brain } from "./helpers/brain.ts";
 import { contract, placed } from "./helpers/contract.ts";
 import { TestHost } from "./helpers/host.ts";
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 
 // Browser-side callbacks (page.evaluate, waitForFunction) run in the page; the runtime's
 // TypeScript program has no DOM library, so the few page globals they use are declared here.
@@ -220,6 +221,39 @@ test("a session: a finished tool call's outcome and its emitted event, opened fr
   const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
   assert.is.not(bg, "rgb(255, 255, 255)", "dark theme applied");
   await page.screenshot({ path: join(ARTIFACTS, "timeline-dark.png") });
+});
+
+test("with tracing on, a call's panel shows its trace id, linked to the operator's trace viewer (BRAIN_TRACE_URL)", async () => {
+  const exporter = new InMemorySpanExporter();
+  const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+  const traced = await startBrain({ dataDir: ":memory:", port: 0, tracerProvider: provider, traceUrl: "http://jaeger.example:16686/trace/{traceId}" });
+  const host = await TestHost.register(traced, [lookup]);
+  try {
+    const session = await createSession(traced, [placed(lookup, host.hostId)], [{ toolCalls: [{ name: "lookup", input: { id: "7" } }] }, { text: "done" }]);
+    const sent = api(traced, "POST", `/v1/sessions/${session.id}/messages`, { text: "go", wait: true });
+    const invoke = await host.invoke();
+    await host.request({ type: "finish", callId: invoke.callId, outcome: { status: "ok", value: 7 } });
+    assert.is((await sent).body.status, "completed");
+    const span = exporter.getFinishedSpans().find((s) => s.name === "execute_tool lookup")!;
+    const traceId = span.spanContext().traceId;
+    const page = await newPage();
+    await login(page, traced.token, `/ui/sessions/${session.id}`, traced);
+    await rowOf(page, invoke.callId).click();
+    const link = page.locator("#call-trace a");
+    await link.waitFor();
+    assert.is(await link.textContent(), traceId);
+    assert.is(await link.getAttribute("href"), `http://jaeger.example:16686/trace/${traceId}`);
+    // The list answers only for a session the login may see.
+    const other = await api(traced, "POST", "/v1/keys", { name: "other" });
+    const page2 = await newPage();
+    await login(page2, other.body.key, "/ui", traced);
+    const refused = await page2.evaluate(async (id) => (await fetch(`/ui/traces/${id}`)).status, session.id);
+    assert.is(refused, 404);
+  } finally {
+    await host.close();
+    await traced.close();
+    await provider.shutdown();
+  }
 });
 
 test("a call's Environment control operations are steps of its life: what it asked, done or refused with the code", async () => {

@@ -12,6 +12,8 @@ import { findTurnEnd, turnEndOf } from "./turn-end.ts";
 import type { TurnEnd } from "./turn-end.ts";
 import { messageOf } from "../logger.ts";
 import type { Logger } from "../logger.ts";
+import { SpanKind } from "../telemetry/telemetry.ts";
+import type { Span } from "../telemetry/telemetry.ts";
 
 export type { TurnEnd };
 
@@ -26,6 +28,11 @@ export class Agentloop implements CallOwner {
   private state: "idle" | "model" | "waiting" = "idle";
   /** Bumped at every turn start and cancellation, so stale async steps stop. */
   private turn = 0;
+  /**
+   * The turn whose end (turn.completed / turn.failed) is admitted and not committed yet: it is over,
+   * so a cancellation in that window must not admit a second end (a turn ends once).
+   */
+  private ending = 0;
   private activation = 0;
   private stepCalls: ToolCall[] = [];
   /** Observations with a sequence up to this were already given to the model (or deliberately skipped). */
@@ -38,6 +45,8 @@ export class Agentloop implements CallOwner {
   private stoppedWith: BrainRuntimeError | undefined;
   private wake: WakeBatcher;
   private abort: AbortController | undefined;
+  /** The running turn's span (tracing on): the parent of its model and tool calls' spans. */
+  turnSpan: Span | undefined;
 
   constructor(
     private session: SessionState,
@@ -70,12 +79,12 @@ export class Agentloop implements CallOwner {
    * Starts an activation: commits message.user (with the request's idempotency key, if any), then
    * turn.started, then the model call. Its end: `turnEnd(activation, sequence)`.
    */
-  send(text: string, idempotencyKey?: string): { activation: number; sequence: number; committed: Promise<unknown> } {
+  send(text: string, idempotencyKey?: string, parent?: Span): { activation: number; sequence: number; committed: Promise<unknown> } {
     if (this.session.deletedAdmitted) throw new BrainRuntimeError("conflict", `session ${this.session.id} is deleted`);
     if (this.running) throw new BrainRuntimeError("conflict", `session ${this.session.id} is running a turn; wait for it or cancel it`);
     const activation = ++this.session.activation;
     const m = this.session.append("message.user", idempotencyKey === undefined ? { text, activation } : { text, activation, idempotencyKey });
-    this.beginTurn(activation, "message");
+    this.beginTurn(activation, "message", parent);
     return { activation, sequence: m.sequence, committed: m.committed };
   }
 
@@ -134,13 +143,14 @@ export class Agentloop implements CallOwner {
 
   /** Cancels the running turn: admits turn.failed `cancelled`. */
   cancelTurn(message: string): Promise<unknown> | undefined {
-    if (!this.running) return undefined;
+    if (!this.running || this.ending === this.turn) return undefined;
     this.turn++;
     this.abort?.abort();
     const activation = this.activation;
     this.state = "idle";
     this.stepCalls = [];
     const error = { code: "cancelled", message };
+    this.endTurnSpan("cancelled", error);
     return this.session.append("turn.failed", { activation, error }).committed;
   }
 
@@ -160,15 +170,22 @@ export class Agentloop implements CallOwner {
     this.abort?.abort();
     this.wake.stop();
     this.state = "idle";
+    this.endTurnSpan("stopped");
     if (reason === undefined) return;
     this.stoppedWith = reason;
     for (const w of [...this.waiting]) w(reason);
   }
 
-  private beginTurn(activation: number, cause: "message" | "wake"): void {
+  private beginTurn(activation: number, cause: "message" | "wake", parent?: Span): void {
     this.state = "model";
     this.activation = activation;
     const turn = ++this.turn;
+    const telemetry = this.dispatcher.telemetry;
+    if (telemetry?.tracing) {
+      this.endTurnSpan("stopped");
+      this.turnSpan = telemetry.span("brain.turn", parent, { "brain.session.id": this.session.id, "brain.activation": activation, "brain.turn.cause": cause }, SpanKind.INTERNAL);
+      telemetry.turnStarted(this.session.id, this.turnSpan);
+    }
     // The model sees only committed records, so the request waits for message.user/turn.started.
     const started = this.session.append("turn.started", { activation, cause }).committed;
     void this.callModel(turn, started);
@@ -206,12 +223,14 @@ export class Agentloop implements CallOwner {
       this.fedThrough = through;
       const spec = { record: { conversation: { through } }, request: () => this.conversations.request(session, through) };
       this.abort = new AbortController();
-      const reply = await journaledModelCall(session, this.provider, spec, { budget: this.calls.allowance(activation).models, signal: this.abort.signal, logger: this.logger });
+      const reply = await journaledModelCall(session, this.provider, spec, { budget: this.calls.allowance(activation).models, signal: this.abort.signal, logger: this.logger, telemetry: this.dispatcher.telemetry, parent: this.turnSpan });
       if (!live() || reply.status === "interrupted") return;
       if (reply.status === "error") return await this.fail(turn, activation, reply.error);
       const calls = reply.result.toolCalls;
       if (calls.length === 0) {
+        this.ending = turn;
         await session.append("turn.completed", { activation, text: reply.result.text }).committed;
+        if (this.turn === turn) this.endTurnSpan("completed");
         return this.end(turn);
       }
       const requests: CallRequest[] = [];
@@ -235,8 +254,24 @@ export class Agentloop implements CallOwner {
   }
 
   private async fail(turn: number, activation: number, error: ErrorInfo): Promise<void> {
+    this.ending = turn;
     await this.session.append("turn.failed", { activation, error }).committed;
+    // The turn's end is the session's (its client reads it); the operator hears of it too.
+    this.logger.info("a turn failed", { sessionId: this.session.id, activation, code: error.code, error: error.message });
+    if (this.turn === turn) this.endTurnSpan("failed", error);
     this.end(turn);
+  }
+
+  /** Ends the running turn's span (if any) with how the turn ended. */
+  private endTurnSpan(status: "completed" | "failed" | "cancelled" | "stopped", error?: ErrorInfo): void {
+    const span = this.turnSpan;
+    if (span === undefined) return;
+    this.turnSpan = undefined;
+    const telemetry = this.dispatcher.telemetry!;
+    telemetry.turnEnded(this.session.id, span);
+    span.setAttribute("brain.turn.status", status);
+    if (error !== undefined) telemetry.fail(span, error.code, error.message);
+    span.end();
   }
 
   /** The turn's end is committed (waiting requests read it from the commit): the loop is idle. */

@@ -1,7 +1,7 @@
 import type { JournalRecord } from "@aexhq/brain-protocol";
 import type { SessionHead } from "../journal/head.ts";
 import type { PostgresStore } from "../journal/postgres.ts";
-import type { HostRow, JournalStore, KeyRow, KeyedMessage, ListQuery, SessionPage, StoreStats } from "../journal/store.ts";
+import type { CommitObserver, HostRow, JournalStore, KeyRow, KeyedMessage, ListQuery, SessionPage, StoreStats } from "../journal/store.ts";
 import type { NodeFence } from "./fence.ts";
 import { messageOf, stderrLogger } from "../logger.ts";
 import type { Logger } from "../logger.ts";
@@ -94,6 +94,10 @@ export class NodeJournal implements JournalStore {
     if (!this.held.has(sessionId) || this.fence.tokenOf(sessionId) !== token) return;
     this.release(sessionId);
     for (const listener of this.lostListeners) listener(sessionId);
+  }
+
+  observeCommits(observer: CommitObserver): void {
+    this.pg.observer = observer;
   }
 
   append(record: JournalRecord): Promise<void> {

@@ -10,6 +10,7 @@ import type { Leases } from "./leases.ts";
 import type { NodeJournal } from "./node-journal.ts";
 import { messageOf } from "../logger.ts";
 import type { Logger } from "../logger.ts";
+import type { Metrics } from "../telemetry/metrics.ts";
 
 /** Default lease time (BRAIN_LEASE_MS): how long a silent node keeps its sessions before others take them. */
 export const DEFAULT_LEASE_MS = 10_000;
@@ -41,6 +42,8 @@ export interface ClusterParts {
   sessions: SessionManager;
   keys: KeyRing;
   registry: HostRegistry;
+  /** Lease renewals and takeovers are counted here (GET /metrics). */
+  metrics?: Metrics;
 }
 
 /**
@@ -115,14 +118,18 @@ export class ClusterNode {
   private async renew(): Promise<void> {
     const sent = performance.now();
     try {
-      if (await this.parts.leases.renew()) this.renewedAt = sent;
-      else {
+      if (await this.parts.leases.renew()) {
+        this.renewedAt = sent;
+        this.parts.metrics?.leaseRenewal("ok");
+      } else {
+        this.parts.metrics?.leaseRenewal("expired");
         // Paused or cut off past the lease: another node may run these sessions now.
         this.letGoOfAll("this node's lease expired");
         await this.parts.leases.join(this.url);
         this.renewedAt = sent;
       }
     } catch (e) {
+      this.parts.metrics?.leaseRenewal("failed");
       this.parts.logger.warn("lease renewal failed", { error: messageOf(e) });
       if (!this.fresh) this.letGoOfAll("this node could not renew its lease");
     }
@@ -209,6 +216,7 @@ export class ClusterNode {
       // A stale run of this session (lost earlier) must not mix with the one loaded now.
       sessions.evict(id);
       journal.hold(id, token);
+      this.parts.metrics?.takeover();
       const head = await journal.head(id);
       if (head !== undefined && !head.deleted && (head.openCalls > 0 || head.openModelRequests > 0 || head.turnOpen)) {
         await sessions.recover([id]);

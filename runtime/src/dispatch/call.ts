@@ -11,6 +11,7 @@ import type { CallOwner } from "./dispatcher.ts";
 import { journaledModelCall } from "../models/journaled-call.ts";
 import { messageOf } from "../logger.ts";
 import type { Logger } from "../logger.ts";
+import type { Span, Telemetry } from "../telemetry/telemetry.ts";
 
 /** What a call may spend: its activation's budgets (one object per activation, shared by its calls). */
 export interface CallAllowance {
@@ -26,6 +27,8 @@ export interface CallServices {
   control: EnvironmentControlHandler | undefined;
   /** The runtime's logger: a record of a call the journal did not commit is logged here (once, by the call). */
   logger: Logger;
+  /** Metrics and spans (telemetry/): every call is counted when it finishes, and traced when tracing is on. */
+  telemetry: Telemetry | undefined;
 }
 
 export interface CallInfo {
@@ -65,6 +68,10 @@ export class ToolCall implements CallSink {
   private terminalDetail: { error?: ErrorInfo; message?: string } | undefined;
   /** Waiters for outcome() (a nested call's caller), created on the first. */
   private outcomeWaiters: Array<(o: Outcome) => void> | undefined;
+  /** performance.now() when tool.call_started was admitted: the duration metric's start. */
+  readonly startedAt = performance.now();
+  /** The call's span (telemetry.ts), when tracing is on; ends when tool.finished is committed. */
+  span: Span | undefined;
 
   constructor(
     readonly info: CallInfo,
@@ -86,7 +93,8 @@ export class ToolCall implements CallSink {
 
   invocation(): CallInvocation {
     const { callId, sequence, tool, input, deadlineAt } = this.info;
-    return { callId, sessionId: this.session.id, sequence, tool, input, deadlineAt };
+    const traceparent = this.services.telemetry?.traceparent(this.span);
+    return traceparent === undefined ? { callId, sessionId: this.session.id, sequence, tool, input, deadlineAt } : { callId, sessionId: this.session.id, sequence, tool, input, deadlineAt, traceparent };
   }
 
   private guard(): void {
@@ -183,7 +191,7 @@ export class ToolCall implements CallSink {
     (this.inFlight ??= new Set()).add(abort);
     try {
       const spec = { record: { request, origin: this.callId }, request: async () => request };
-      const out = await journaledModelCall(this.session, provider, spec, { origin: this.callId, budget: this.allowance.models, signal: abort.signal, logger: this.services.logger });
+      const out = await journaledModelCall(this.session, provider, spec, { origin: this.callId, budget: this.allowance.models, signal: abort.signal, logger: this.services.logger, telemetry: this.services.telemetry, parent: this.span });
       if (out.status === "ok") return out.result;
       if (out.status === "error") throw CallRejectedError.of(out.error);
       throw new CallRejectedError("call_finished", `call ${this.callId} ended (${this.terminal ?? "stopped"}) during its model call; the model call's outcome is unknown and it is not replayed`);
@@ -281,6 +289,7 @@ export class ToolCall implements CallSink {
     return committed.then((r) => {
       this.finishedCommitted = true;
       this.settled = true;
+      this.observeFinished(status, detail);
       this.onCommitted(this, "finished", { sequence: r.sequence, status });
       if (this.outcomeWaiters !== undefined) {
         const outcome = this.finalOutcome();
@@ -289,6 +298,20 @@ export class ToolCall implements CallSink {
       }
       return r.sequence;
     }, (e: unknown) => this.uncommitted("tool.finished", e));
+  }
+
+  /** Counts the call, and ends its span with the terminal status (telemetry: best-effort, after the commit). */
+  private observeFinished(status: TerminalStatus, detail: { error?: ErrorInfo; message?: string }): void {
+    if (status !== "ok") this.services.logger.debug("a tool call ended without success", { sessionId: this.session.id, callId: this.callId, tool: this.info.tool.contract.name, status, code: detail.error?.code, error: detail.error?.message ?? detail.message });
+    const telemetry = this.services.telemetry;
+    if (telemetry === undefined) return;
+    telemetry.metrics.toolCallFinished(this.info.tool.placement.kind, status, (performance.now() - this.startedAt) / 1000);
+    const span = this.span;
+    if (span === undefined) return;
+    span.setAttribute("brain.call.status", status);
+    if (status === "error") telemetry.fail(span, detail.error?.code ?? "tool_error", detail.error?.message);
+    else if (status !== "ok") telemetry.fail(span, status, detail.message);
+    span.end();
   }
 
   /**

@@ -11,6 +11,8 @@ import { armDeadline } from "./deadline.ts";
 import type { SessionCalls } from "./session-calls.ts";
 import { callIdOf } from "../journal/call-id.ts";
 import type { Logger } from "../logger.ts";
+import { SpanKind } from "../telemetry/telemetry.ts";
+import type { Span, Telemetry } from "../telemetry/telemetry.ts";
 
 export interface CallRequest {
   /** The model's id of the call; absent for a nested call. */
@@ -33,6 +35,8 @@ export interface CallOwner {
   readonly calls: SessionCalls;
   /** After each commit of one of its calls (an event, a result, returned, finished). */
   committed(call: ToolCall, kind: CommitKind, status?: TerminalStatus): void;
+  /** The span of the turn running now (tracing on): its calls' spans are its children. */
+  readonly turnSpan?: Span | undefined;
 }
 
 /** A call this process no longer holds (finished and forgotten, or from before a restart), as the journal knows it. */
@@ -84,8 +88,10 @@ export class Dispatcher {
     private pastCall: PastCallLookup,
     /** Where failures the dispatcher and its calls survive are logged (the runtime's one logger). */
     readonly logger: Logger,
+    /** Metrics and spans of calls, turns and model calls (the Agentloop reads it here too). */
+    readonly telemetry?: Telemetry,
   ) {
-    this.services = { control: undefined, logger };
+    this.services = { control: undefined, logger, telemetry };
   }
 
   /** ctx.environments for host calls; installed by environments/control/plugin.ts (undefined: `unsupported`). */
@@ -138,6 +144,7 @@ export class Dispatcher {
         },
       );
       owner.calls.add(call);
+      if (this.telemetry?.tracing) call.span = this.callSpan(call, session.id, req, owner);
       // Over its key's calls-in-flight limit the call is journaled and ends error/limit_exceeded at
       // once, never reaching its tool: the model (and the journal's reader) learns why.
       const refused = this.admitCall(key, callId);
@@ -172,6 +179,26 @@ export class Dispatcher {
     return this.inFlight.get(key)?.size ?? 0;
   }
 
+  /** A tool call's span: under its turn's, or under its caller's (a nested call); the attributes say where it runs. */
+  private callSpan(call: ToolCall, sessionId: string, req: CallRequest, owner: CallOwner): Span | undefined {
+    const placement = req.tool.placement as { kind: string; hostId?: string; env?: string; url?: string };
+    const attributes: Record<string, string | number> = {
+      "gen_ai.operation.name": "execute_tool",
+      "gen_ai.tool.name": req.tool.contract.name,
+      "brain.session.id": sessionId,
+      "brain.call.id": call.callId,
+      "brain.placement.kind": placement.kind,
+    };
+    if (req.modelCallId !== undefined) attributes["gen_ai.tool.call.id"] = req.modelCallId;
+    if (placement.hostId !== undefined) attributes["brain.host.id"] = placement.hostId;
+    if (placement.env !== undefined) attributes["brain.environment"] = placement.env;
+    if (req.deadlineAt !== null) attributes["brain.call.deadline_at"] = new Date(req.deadlineAt).toISOString();
+    const parent = req.origin !== undefined ? this.directory.call(req.origin)?.span : owner.turnSpan;
+    const span = this.telemetry!.span(`execute_tool ${req.tool.contract.name}`, parent, attributes, SpanKind.INTERNAL);
+    this.telemetry!.callTraced(sessionId, call.callId, span);
+    return span;
+  }
+
   private async dispatch(call: ToolCall): Promise<void> {
     if (this.closing || call.finished) return;
     const env = this.environments.get(call.info.tool.placement.kind);
@@ -201,6 +228,8 @@ export class Dispatcher {
    * tracking it (no cancel is sent: whether the call is cancelled is not this node's to say).
    */
   abandon(call: ToolCall): void {
+    call.span?.setAttribute("brain.call.status", "abandoned");
+    call.span?.end();
     call.disarm?.();
     call.owner.calls.forget(call);
     this.landed(call.owner.calls.session.created.owner, call.callId);

@@ -12,6 +12,8 @@ export interface CallInvocation {
   input: unknown;
   /** Absolute deadline, ms since epoch, or null for unlimited. */
   deadlineAt: number | null;
+  /** W3C traceparent of the call's span, when the runtime traces (telemetry only, never journaled). */
+  traceparent?: string;
 }
 
 /** What an out-of-process binding is told about a call: the host `invoke` frame (an HTTP tool's request carries the same fields). */
@@ -26,6 +28,7 @@ export function invokeFrame(call: CallInvocation): InvokeFrame {
     input: call.input as InvokeFrame["input"],
     options: call.tool.options,
     deadlineAt: call.deadlineAt,
+    ...(call.traceparent === undefined ? {} : { traceparent: call.traceparent }),
   };
 }
 

@@ -25,6 +25,11 @@ export class HostConnections {
     return this.connections.get(hostId);
   }
 
+  /** How many hosts are connected here (the brain_hosts_connected gauge). */
+  get size(): number {
+    return this.connections.size;
+  }
+
   has(hostId: string): boolean {
     return this.connections.has(hostId);
   }

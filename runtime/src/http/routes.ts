@@ -7,6 +7,7 @@ import type { TurnEnd } from "../agentloop/loop.ts";
 import type { JournalStore } from "../journal/store.ts";
 import { ownerOf } from "../credentials/keys.ts";
 import type { Redactor } from "../redact.ts";
+import type { Telemetry } from "../telemetry/telemetry.ts";
 import type { KeyRing, Principal } from "../credentials/keys.ts";
 import { readValid } from "./body.ts";
 import { decodeSegment, requestUrl } from "./path.ts";
@@ -26,6 +27,8 @@ export type Route = (req: IncomingMessage, res: ServerResponse, url: URL, princi
 export interface RouteDeps {
   /** Error bodies and turn errors never carry the server's secrets. */
   redactor?: Redactor;
+  /** The span of each request (a message's turn is traced under it), when tracing is on. */
+  telemetry?: Telemetry;
   /** Who a bearer token stands for, and the operator's key administration. */
   keys: KeyRing;
   sessions: SessionManager;
@@ -102,7 +105,7 @@ export async function handle(req: IncomingMessage, res: ServerResponse, deps: Ro
       await s.check(id);
       const key = idempotencyKey(req);
       const body = await readValid<SendMessageRequest>(req, "SendMessageRequest");
-      const admitted = await s.send(id, body.text, key);
+      const admitted = await s.send(id, body.text, key, deps.telemetry?.requestSpan(req));
       try {
         await admitted.committed;
       } catch (e) {

@@ -1,11 +1,12 @@
 import pg from "pg";
 import type { JournalRecord, KeyLimits, SessionCreatedRecord } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
+import { storeError } from "./pg-errors.ts";
 import { deepFreeze } from "./freeze.ts";
 import { advanceHead, newHead } from "./head.ts";
 import type { HeadStatus, SessionHead } from "./head.ts";
 import { pageOf } from "./store.ts";
-import type { HostRow, KeyRow, KeyedMessage, ListQuery, SessionPage, StoreStats } from "./store.ts";
+import type { CommitObserver, HostRow, KeyRow, KeyedMessage, ListQuery, SessionPage, StoreStats } from "./store.ts";
 
 /** Schema versions, applied in order inside one transaction each, recorded in brain_meta. */
 const MIGRATIONS: string[] = [
@@ -230,6 +231,20 @@ interface HeadRow {
   owner: string | null;
 }
 
+
+/**
+ * The pool every read, lease and registry statement goes through. A database that is down or
+ * restarting answers `unavailable` (503, retryable: pg-errors.ts), never the driver's own error,
+ * which the routes would have to call `internal`.
+ */
+class ReaderPool extends pg.Pool {
+  // pg's query() has callback and promise overloads; Brain only uses the promise form.
+  override query(...args: unknown[]): any {
+    const r = (super.query as (...a: unknown[]) => unknown)(...args);
+    return r instanceof Promise ? r.catch((e: unknown) => Promise.reject(storeError(e))) : r;
+  }
+}
+
 /**
  * The journal on PostgreSQL (for several runtime nodes on one database, issue 20). The same
  * contract as the SQLite store, with asynchronous reads:
@@ -291,10 +306,13 @@ export class PostgresStore {
       for (const w of writers) await w.client.end().catch(() => {});
       throw e;
     }
-    const readers = new pg.Pool({ connectionString: url, max: 4 });
+    const readers = new ReaderPool({ connectionString: url, max: 4 });
     readers.on("error", () => {});
     return new PostgresStore(url, writers, readers, opts.fence, opts.idleTransactionTimeoutMs, opts.minSessionsPerSplit ?? MIN_SESSIONS_PER_SPLIT);
   }
+
+  /** Told of each group commit (telemetry); see RecordStore.observeCommits. */
+  observer: CommitObserver | undefined;
 
   append(record: JournalRecord): Promise<void> {
     if (this.closed) return Promise.reject(new BrainRuntimeError("unavailable", "the journal is closed: the runtime is shutting down", undefined, true));
@@ -363,6 +381,7 @@ export class PostgresStore {
    */
   private async commit(w: Writer, all: Pending[]): Promise<void> {
     let batch = all;
+    const startedAt = performance.now();
     try {
       if (this.fence !== undefined) batch = this.dropStale(all, this.fence);
       if (batch.length === 0) return;
@@ -372,7 +391,9 @@ export class PostgresStore {
         const known = await this.loadHead(id);
         if (known !== undefined) this.heads.set(id, known);
       }
-      const heads = this.advance(records);
+      const { heads, outOfStep } = this.advance(records);
+      if (outOfStep.size > 0) batch = this.refuseOutOfStep(batch, outOfStep);
+      if (batch.length === 0) return;
       const sessions = [...heads.values()];
       // One JSON text each for the records and the heads: see RECORDS_CTE.
       const rows = batch.map((p) => ({ s: p.record.sessionId, q: p.record.sequence, a: p.record.at, t: p.record.type, k: p.token, d: JSON.stringify(p.record.data), y: keyOf(p.record) }));
@@ -387,6 +408,7 @@ export class PostgresStore {
       for (const h of sessions) if (written.has(h.sessionId)) this.heads.set(h.sessionId, h);
       this.stats.transactions += 1;
       this.stats.records += batch.filter((p) => written.has(p.record.sessionId)).length;
+      this.observer?.(records, startedAt, (performance.now() - startedAt) / 1000);
       const refused = new Map<string, { sessionId: string; token: number }>();
       for (const p of batch) {
         if (written.has(p.record.sessionId)) {
@@ -403,7 +425,9 @@ export class PostgresStore {
     } catch (e) {
       // A broken connection (no SQLSTATE: reset, terminated, timed out) is replaced for the next batch.
       if (!(typeof (e as { code?: unknown }).code === "string" && /^[0-9A-Z]{5}$/.test((e as { code: string }).code))) w.broken = true;
-      for (const p of batch) p.reject(e);
+      this.observer?.(batch.map((p) => p.record), startedAt, (performance.now() - startedAt) / 1000, e);
+      const failure = storeError(e, true);
+      for (const p of batch) p.reject(failure);
     }
   }
 
@@ -441,19 +465,53 @@ export class PostgresStore {
     this.heads.delete(sessionId);
   }
 
-  /** The heads after `records` (copies: nothing changes in memory until the batch committed); throws on a sequence out of order. */
-  private advance(records: JournalRecord[]): Map<string, SessionHead> {
-    const next = new Map<string, SessionHead>();
+  /**
+   * The heads after `records` (copies: nothing changes in memory until the batch committed), and
+   * the sessions whose records do not follow their head one by one (see refuseOutOfStep).
+   */
+  private advance(records: JournalRecord[]): { heads: Map<string, SessionHead>; outOfStep: Set<string> } {
+    const heads = new Map<string, SessionHead>();
+    const outOfStep = new Set<string>();
     for (const r of records) {
-      let h = next.get(r.sessionId);
+      if (outOfStep.has(r.sessionId)) continue;
+      let h = heads.get(r.sessionId);
       if (h === undefined) {
         const known = this.heads.get(r.sessionId);
-        next.set(r.sessionId, (h = known === undefined ? newHead(r.sessionId) : { ...known }));
+        heads.set(r.sessionId, (h = known === undefined ? newHead(r.sessionId) : { ...known }));
       }
-      if (r.sequence <= h.lastSequence) throw new BrainRuntimeError("internal", `journal: sequence ${r.sequence} of ${r.sessionId} is not after ${h.lastSequence}`);
+      if (r.sequence !== h.lastSequence + 1) {
+        outOfStep.add(r.sessionId);
+        heads.delete(r.sessionId);
+        continue;
+      }
       advanceHead(h, r);
     }
-    return next;
+    return { heads, outOfStep };
+  }
+
+  /**
+   * A session whose records do not follow its head (a gap, or a sequence already written) was run
+   * from a memory that fell out of step with the database: a run that kept going after one of its
+   * writes failed, or one that read its head before another node wrote. Writing would break the
+   * journal, so its records are refused `unavailable` (the client retries), its cached head is
+   * dropped, and with a fence the node stops running it (NodeJournal.lose), so it is read afresh.
+   * The batch's other sessions are written as usual.
+   */
+  private refuseOutOfStep(batch: Pending[], outOfStep: Set<string>): Pending[] {
+    const kept: Pending[] = [];
+    const refused = new Map<string, { sessionId: string; token: number }>();
+    for (const p of batch) {
+      const id = p.record.sessionId;
+      if (!outOfStep.has(id)) {
+        kept.push(p);
+        continue;
+      }
+      refused.set(`${id} ${p.token}`, { sessionId: id, token: p.token });
+      p.reject(new BrainRuntimeError("unavailable", `session ${id}: this node's memory of the session is out of step with the journal (record ${p.record.sequence} does not follow the last written); the session is read again: try again`, { sessionId: id }, true));
+    }
+    for (const { sessionId } of refused.values()) this.heads.delete(sessionId);
+    this.fence?.fenced([...refused.values()]);
+    return kept;
   }
 
   private async loadHead(sessionId: string): Promise<SessionHead | undefined> {

@@ -119,6 +119,11 @@ export interface RecordStore {
   journalBytes(sessionId: string, through: number): Promise<number>;
   /** Resolves once everything appended so far is committed. */
   flush(): Promise<void>;
+  /**
+   * Optional: calls `observer` after every group commit, committed or failed (telemetry: its
+   * duration, its size, its span). `startedAt` is performance.now() when the commit began.
+   */
+  observeCommits?(observer: CommitObserver): void;
   close(): Promise<void>;
 }
 
@@ -150,6 +155,9 @@ export function pageOf(found: ListedSession[], limit: number): SessionPage {
   return { sessions, next: { createdAt: last.createdAt, sessionId: last.sessionId } };
 }
 
+/** Told of each group commit: its records, when it began (performance.now()), how long it took, and its error if it failed. */
+export type CommitObserver = (records: readonly JournalRecord[], startedAt: number, seconds: number, error?: unknown) => void;
+
 interface Pending {
   record: JournalRecord;
   resolve: () => void;
@@ -164,6 +172,11 @@ export abstract class BatchingStore implements JournalStore {
   private scheduled: NodeJS.Immediate | undefined;
   private flushed: Array<() => void> = [];
   protected closed = false;
+  private observer: CommitObserver | undefined;
+
+  observeCommits(observer: CommitObserver): void {
+    this.observer = observer;
+  }
 
   append(record: JournalRecord): Promise<void> {
     if (this.closed) return Promise.reject(new BrainRuntimeError("unavailable", "the journal is closed: the runtime is shutting down", undefined, true));
@@ -180,12 +193,16 @@ export abstract class BatchingStore implements JournalStore {
     const batch = this.pending;
     this.pending = [];
     if (batch.length > 0) {
+      const records = batch.map((p) => p.record);
+      const startedAt = performance.now();
       try {
-        this.commitBatch(batch.map((p) => p.record));
+        this.commitBatch(records);
         this.stats.transactions += 1;
         this.stats.records += batch.length;
+        this.observer?.(records, startedAt, (performance.now() - startedAt) / 1000);
         for (const p of batch) p.resolve();
       } catch (e) {
+        this.observer?.(records, startedAt, (performance.now() - startedAt) / 1000, e);
         for (const p of batch) p.reject(e);
       }
     }

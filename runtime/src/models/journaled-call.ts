@@ -6,6 +6,8 @@ import { complete } from "./provider.ts";
 import type { ModelProvider, ReplyHints } from "./provider.ts";
 import { messageOf } from "../logger.ts";
 import type { Logger } from "../logger.ts";
+import { SpanKind } from "../telemetry/telemetry.ts";
+import type { Span, Telemetry } from "../telemetry/telemetry.ts";
 
 export type ModelCallOutcome =
   | { status: "ok"; result: ModelResult; hints: ReplyHints }
@@ -28,6 +30,10 @@ export interface ModelCallOptions {
   signal: AbortSignal;
   /** Where a model.response the journal did not commit is logged (the call's answer goes on regardless). */
   logger: Logger;
+  /** Counts the call by provider and outcome (and its tokens), and traces it under `parent`. */
+  telemetry?: Telemetry | undefined;
+  /** The span the model call's span belongs under: the turn's, or the tool call's (ctx.model). */
+  parent?: Span | undefined;
 }
 
 /**
@@ -38,10 +44,34 @@ export interface ModelCallOptions {
  * is answered `unknown` in the journal; a late answer from the provider is dropped, never used.
  */
 export async function journaledModelCall(session: SessionState, provider: ModelProvider, spec: ModelCallSpec, opts: ModelCallOptions): Promise<ModelCallOutcome> {
+  if (opts.telemetry === undefined) return modelCall(session, provider, spec, opts, undefined);
+  const model = (session.created.model as { model?: string }).model;
+  const span = opts.telemetry.span(model === undefined ? "chat" : `chat ${model}`, opts.parent, {
+    "gen_ai.operation.name": "chat",
+    "gen_ai.provider.name": provider.name,
+    ...(model === undefined ? {} : { "gen_ai.request.model": model }),
+    "brain.session.id": session.id,
+    ...(opts.origin === undefined ? {} : { "brain.call.id": opts.origin }),
+  }, SpanKind.CLIENT);
+  const out = await modelCall(session, provider, spec, opts, span);
+  const usage = out.status === "ok" ? out.result.usage : undefined;
+  opts.telemetry.metrics.modelCall(provider.name, out.status, usage);
+  if (span !== undefined) {
+    span.setAttribute("brain.outcome", out.status);
+    if (usage !== undefined) span.setAttributes({ "gen_ai.usage.input_tokens": usage.inputTokens, "gen_ai.usage.output_tokens": usage.outputTokens });
+    if (out.status === "error") opts.telemetry.fail(span, out.error.code, out.error.message);
+    else if (out.status === "interrupted") opts.telemetry.fail(span, "unknown", "the model call was interrupted");
+    span.end();
+  }
+  return out;
+}
+
+async function modelCall(session: SessionState, provider: ModelProvider, spec: ModelCallSpec, opts: ModelCallOptions, span: Span | undefined): Promise<ModelCallOutcome> {
   if (!opts.budget.take()) {
     return { status: "error", error: { code: "budget_exceeded", message: `the activation made its ${opts.budget.max} model calls (BRAIN_MAX_MODEL_CALLS)` } };
   }
   const admitted = session.admitModelRequest(spec.record);
+  span?.setAttribute("brain.model.request", admitted.sequence);
   const link: Pick<RecordData<"model.response">, "origin" | "request"> = opts.origin === undefined ? { request: admitted.sequence } : { origin: opts.origin, request: admitted.sequence };
   await admitted.committed;
   if (opts.signal.aborted) return interrupted(session, link, opts.logger);

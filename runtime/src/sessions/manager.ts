@@ -23,6 +23,7 @@ import type { Residency, Resident } from "./residency.ts";
 import { messageOf } from "../logger.ts";
 import type { Logger } from "../logger.ts";
 import type { LimitsSource } from "../limits/tenant-gate.ts";
+import type { Span } from "../telemetry/telemetry.ts";
 
 type Entry = Resident;
 
@@ -57,6 +58,9 @@ export class SessionManager {
   /** Told of every session that stops being resident (a node of several lets go of its records). */
   private droppedListeners: Array<(id: string) => void> = [];
 
+  /** Evictions so far, of any session: a page-in that saw one happen while it read starts over (pageIn). */
+  private evictions = 0;
+
   constructor(
     private store: JournalStore,
     /** The sessions in memory (the dispatcher finds their calls through it too). */
@@ -87,18 +91,28 @@ export class SessionManager {
     return this.resident.arrive(id, () => this.pageIn(id));
   }
 
-  /** Reads a session's head and session.created record and makes it resident. */
+  /**
+   * Reads a session's head and session.created record and makes it resident. An eviction while it
+   * reads (a node of several lost the session and took it again: another node may have written it
+   * in between) makes the head it read stale, so it reads again: a session run from a stale head
+   * would write sequences the journal already has.
+   */
   private async pageIn(id: string): Promise<Entry> {
-    const head = await this.store.head(id);
-    if (head === undefined) throw new BrainRuntimeError("not_found", `no session ${id}`);
-    if (head.deleted) throw new BrainRuntimeError("conflict", `session ${id} is deleted`);
-    const created = await this.createdOf(id);
-    // Created meanwhile by another path (recovery of this very session): that one is the session.
-    const there = this.resident.get(id);
-    if (there !== undefined) return there;
-    const entry = this.attach(SessionState.fromHead(head, created, this.store));
-    this.pageOut(id);
-    return entry;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const epoch = this.evictions;
+      const head = await this.store.head(id);
+      if (head === undefined) throw new BrainRuntimeError("not_found", `no session ${id}`);
+      if (head.deleted) throw new BrainRuntimeError("conflict", `session ${id} is deleted`);
+      const created = await this.createdOf(id);
+      // Created meanwhile by another path (recovery of this very session): that one is the session.
+      const there = this.resident.get(id);
+      if (there !== undefined) return there;
+      if (this.evictions !== epoch) continue;
+      const entry = this.attach(SessionState.fromHead(head, created, this.store));
+      this.pageOut(id);
+      return entry;
+    }
+    throw new BrainRuntimeError("unavailable", `session ${id} is changing hands between nodes; retry`, undefined, true);
   }
 
   private async createdOf(id: string): Promise<SessionCreatedRecord["data"]> {
@@ -176,6 +190,7 @@ export class SessionManager {
    * write was fenced, or this node's lease expired). Its open calls are that node's to end.
    */
   evict(id: string): void {
+    this.evictions += 1;
     const e = this.resident.get(id);
     for (const call of e?.calls.open() ?? []) this.dispatcher.abandon(call);
     this.drop(id, "this node stopped running the session (another node holds its lease now, or this node lost it)");
@@ -232,6 +247,7 @@ export class SessionManager {
       throw e;
     }
     await this.eachEnvironment(req.tools, (env, tools) => env.sessionCreated?.(id, tools, owner));
+    this.logger.debug("a session was created", { sessionId: id, owner, tools: req.tools.length });
     return session;
   }
 
@@ -319,11 +335,11 @@ export class SessionManager {
    * with one key the one that resumes second sees the first's; if any message was admitted while the
    * store was read (it may be this key's, committed and gone from memory by now), the store is asked again.
    */
-  async send(id: string, text: string, idempotencyKey?: string): Promise<MessageAdmission> {
+  async send(id: string, text: string, idempotencyKey?: string, parent?: Span): Promise<MessageAdmission> {
     if (idempotencyKey === undefined) {
       const counting = (await this.entry(id)).state.journalBytesReady();
       if (counting !== undefined) await counting;
-      return this.admit(await this.entry(id), text);
+      return this.admit(await this.entry(id), text, undefined, parent);
     }
     if (!this.resident.has(id)) {
       // Not resident: nothing of it is in flight, and its committed keys are the store's. Asked
@@ -350,15 +366,16 @@ export class SessionManager {
       const admitted = e.state.keysInFlight.get(idempotencyKey);
       if (admitted !== undefined) return this.replay(id, idempotencyKey, admitted, text);
       if (found !== undefined) return this.replay(id, idempotencyKey, { ...found, committed: Promise.resolve() }, text);
-      if (e.state.activation === seen) return this.admit(e, text, idempotencyKey);
+      if (e.state.activation === seen) return this.admit(e, text, idempotencyKey, parent);
     }
   }
 
-  private admit(e: Entry, text: string, key?: string): MessageAdmission {
+  /** `parent`: the span of the request that sent the message (tracing on): the turn's span is its child. */
+  private admit(e: Entry, text: string, key?: string, parent?: Span): MessageAdmission {
     // A session of a key at its journal-bytes limit takes no new message (a replay above is still answered).
     e.state.checkJournalBytes("message refused");
     const loop = e.loop;
-    const m = loop.send(text, key);
+    const m = loop.send(text, key, parent);
     if (key !== undefined) {
       const held = { sequence: m.sequence, activation: m.activation, text, committed: m.committed };
       e.state.keysInFlight.set(key, held);

@@ -41,6 +41,12 @@ export interface UiOptions {
   accepts(credential: string): boolean;
   /** How long a login lasts; default 12 hours. */
   ttlMs?: number;
+  /**
+   * The trace ids of a session's recent calls, for the call panel's Trace link (docs/observability.md),
+   * and the trace viewer's URL template (`{traceId}`), if the operator gave one. Rejects `not_found`
+   * for a session the credential may not see.
+   */
+  traces?(sessionId: string, credential: string): Promise<{ traces: Record<string, string>; url?: string }>;
 }
 
 interface Login {
@@ -135,6 +141,16 @@ export function uiRoute(opts: UiOptions): Route {
         if (id !== undefined) logins.delete(id);
         res.writeHead(303, { ...SECURITY_HEADERS, location: "/ui", "cache-control": "no-store", "set-cookie": `${UI_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`, "content-length": 0 });
         res.end();
+        return true;
+      }
+      const traced = /^\/ui\/traces\/([^/]+)$/.exec(bare);
+      if (traced !== null && method === "GET") {
+        const login = loginOf(req);
+        if (login === undefined) throw new BrainRuntimeError("unauthorized", "log in at /ui first");
+        const body = opts.traces === undefined ? { traces: {} } : await opts.traces(decodeURIComponent(traced[1]!), login.credential);
+        const text = JSON.stringify(body);
+        res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "application/json; charset=utf-8", "cache-control": "no-store", "content-length": Buffer.byteLength(text) });
+        res.end(text);
         return true;
       }
       if (PAGE.test(bare)) {

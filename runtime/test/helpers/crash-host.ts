@@ -64,6 +64,8 @@ export class CrashHost {
   readonly working = new Set<string>();
   /** The node slot of the current connection; undefined while disconnected. */
   node: number | undefined;
+  /** Calls the runtime cancelled (a cancel through the API, a deadline); their plans stop. */
+  readonly cancelled = new Set<string>();
   private host: TestHost | undefined;
   private connNo = 0;
   private tasks = new Set<Promise<void>>();
@@ -75,6 +77,8 @@ export class CrashHost {
     private rand: Rng,
     /** Unexpected things (a frame it cannot place): the test reports them. */
     private problem: (what: string) => void,
+    /** Whether the run cancels calls or sets deadlines (else a `cancel` frame is a problem). */
+    private expectCancels = false,
   ) {}
 
   get connected(): boolean {
@@ -101,6 +105,8 @@ export class CrashHost {
         const t = this.serve(host, conn, pending, () => closed, f as InvokeFrame).catch((e) => this.problem(`${this.hostId} serving ${f.callId}: ${e instanceof Error ? e.stack : String(e)}`));
         this.tasks.add(t);
         void t.finally(() => this.tasks.delete(t));
+      } else if (f.type === "cancel" && this.expectCancels) {
+        this.cancelled.add(f.callId);
       } else if (f.type === "cancel") {
         this.problem(`${this.hostId} conn ${conn}: unexpected cancel ${JSON.stringify(f)}`);
       } else if (f.type === "error" && f.error.code !== "shutdown") {
@@ -141,7 +147,8 @@ export class CrashHost {
       else steps.push({ type: "finish" });
       for (const step of steps) {
         await sleep(r.int(20, 250));
-        if (isClosed()) return;
+        // Like a binding honouring ctx.signal: a cancelled call sends nothing more.
+        if (isClosed() || this.cancelled.has(callId)) return;
         const frame = { ...step, callId } as Sent["frame"];
         const sent: Sent = { hostId: this.hostId, conn, callId, frame, nonce: nonceOf(frame) ?? `${this.hostId}#finish-${++nonces}` };
         this.sent.push(sent);
@@ -161,6 +168,12 @@ export class CrashHost {
   /** Waits for the calls in progress to end (done, or abandoned with their connection). */
   async idle(): Promise<void> {
     while (this.tasks.size > 0) await Promise.all([...this.tasks]);
+  }
+
+  /** Cuts the connection abruptly (no close frame), as a crashed process or a network fault would. */
+  async drop(): Promise<void> {
+    const h = this.host;
+    if (h !== undefined) await h.kill();
   }
 
   async close(): Promise<void> {

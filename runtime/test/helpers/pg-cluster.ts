@@ -1,7 +1,8 @@
 // A throwaway PostgreSQL server for tests: initdb into a temporary folder and pg_ctl start on a free
 // loopback port, as the `postgres` user when the tests run as root (PostgreSQL refuses root). The
 // binaries are Debian's (`.ci/run` installs `postgresql` when they are missing).
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
+import { promisify } from "node:util";
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
@@ -13,6 +14,12 @@ export interface PgCluster {
   url: string;
   /** Stops the server (immediate mode) and removes its folder. */
   stop(): Promise<void>;
+  /**
+   * Restarts the server on the same port and data: `immediate` is a crash (recovery replays its
+   * WAL), `fast` a clean shutdown that ends every connection. `downMs` keeps it down that long.
+   * Asynchronous, so the caller's hosts and clients go on running meanwhile.
+   */
+  restart(mode: "immediate" | "fast", downMs?: number): Promise<void>;
 }
 
 /** The folder holding initdb and pg_ctl: BRAIN_PG_BIN, else the newest /usr/lib/postgresql/N/bin. */
@@ -53,10 +60,18 @@ export async function startPgCluster(): Promise<PgCluster> {
   const port = await freePort();
   // fsync off: a throwaway server whose process is never killed in these tests (the runtime's is).
   const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c fsync=off -c max_connections=100`;
-  run("pg_ctl", ["-D", data, "-l", join(dir, "log"), "-o", options, "-w", "-t", "60", "start"]);
+  const startArgs = ["-D", data, "-l", join(dir, "log"), "-o", options, "-w", "-t", "60", "start"];
+  run("pg_ctl", startArgs);
+  const runAsync = (tool: string, args: string[]) =>
+    promisify(execFile)(asRoot ? "runuser" : join(bin, tool), asRoot ? ["-u", "postgres", "--", join(bin, tool), ...args] : args);
   let stopped = false;
   return {
     url: `postgres://brain@127.0.0.1:${port}/postgres`,
+    async restart(mode, downMs = 0) {
+      await runAsync("pg_ctl", ["-D", data, "-m", mode, "-w", "stop"]);
+      if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));
+      await runAsync("pg_ctl", startArgs);
+    },
     async stop() {
       if (stopped) return;
       stopped = true;

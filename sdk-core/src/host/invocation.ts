@@ -5,6 +5,7 @@ import { toOutcome, thrownOutcome } from "../outcome.ts";
 import { notJsonReason } from "../json.ts";
 import { issuesOf } from "../schema.ts";
 import { BrainError, SdkError } from "../errors.ts";
+import { inRegisteredTrace } from "./trace-context.ts";
 
 /** What an invocation needs from its connection: send a frame and await the runtime's answer. */
 export interface InvocationChannel {
@@ -128,7 +129,10 @@ export class Invocation {
     }
     let returned: unknown;
     try {
-      returned = await tool.run!(parsed.data, this.context());
+      const context = this.context();
+      // The runtime traces this call: the tool's own spans (OpenTelemetry, if the application has it) nest under the call's.
+      const { traceparent } = this.frame;
+      returned = await (traceparent === undefined ? tool.run!(parsed.data, context) : inRegisteredTrace(traceparent, () => tool.run!(parsed.data, context)));
     } catch (e) {
       if (!this.closed) await this.finalize(thrownOutcome(e));
       return;

@@ -558,6 +558,29 @@ function detailOf(item, timeline) {
   }
 }
 
+/** A session's calls' trace ids (GET /ui/traces/<session>), fetched once per session and again for a call it did not know yet. */
+const traceLists = new Map();
+
+/** The Trace fact of a call: its trace id, linked to the operator's trace viewer when the server names one. */
+function traceEl(callId) {
+  const sessionId = callId.slice(0, callId.lastIndexOf(":"));
+  const el = h("span", { class: "mono", id: "call-trace" }, "…");
+  const fetchList = () => {
+    const p = api(`/ui/traces/${encodeURIComponent(sessionId)}`).catch(() => ({ traces: {} }));
+    traceLists.set(sessionId, p);
+    return p;
+  };
+  const known = traceLists.get(sessionId);
+  (known ?? fetchList())
+    .then((list) => (list.traces[callId] === undefined && known !== undefined ? fetchList() : list))
+    .then((list) => {
+      const id = list.traces[callId];
+      if (id === undefined) el.replaceChildren(h("span", { class: "muted" }, "none (tracing is off, or the call is not a recent one of this server)"));
+      else el.replaceChildren(list.url ? h("a", { href: list.url.replace("{traceId}", id), target: "_blank", rel: "noopener" }, id) : id);
+    });
+  return el;
+}
+
 function toolDetail(c, facts, key) {
   const life = h("ol", { class: "life", "aria-label": "The call's life" });
   const step = (cls, title, at, seq, ...body) => life.append(h("li", { class: cls }, h("div", { class: "life-head" }, h("strong", {}, title), h("span", { class: "t" }, `#${seq} · ${fmtTime(at)} · +${fmtDur(at - c.at)}`)), ...body));
@@ -581,6 +604,7 @@ function toolDetail(c, facts, key) {
       c.origin ? ["Started by", [h("span", { class: "mono" }, c.origin), " (ctx.environments.call: a nested call, not the model's)"]] : ["Model call id", h("span", { class: "mono" }, c.modelCallId)],
       ["Runs on", placementLabel(c.placement)],
       ["Turn", String(c.activation)],
+      ["Trace", traceEl(c.callId)],
       ["Started", fmtTime(c.at)],
       ["Deadline", typeof c.deadlineAt === "number" ? [fmtTime(c.deadlineAt), c.status === "running" ? [" (", deadlineEl(c.deadlineAt), ")"] : null] : "none"],
       c.endAt && ["Duration", fmtDur(c.endAt - c.at)],

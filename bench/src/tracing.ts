@@ -1,0 +1,125 @@
+// Section 15 (issue 33): what tracing costs a call. Two runtimes side by side in this process, one
+// with tracing off (the default) and one exporting every span over OTLP/HTTP to a local receiver
+// (the runtime's own set-up from OTEL_EXPORTER_OTLP_ENDPOINT: batching span processor, JSON
+// encoding); the round trip is measured in alternating blocks and the 64-session throughput in
+// alternating rounds, so the machine's load falls on both.
+import { createServer } from "node:http";
+import type { Server } from "node:http";
+import { Brain } from "@aexhq/brain";
+import type { BenchConfig } from "./config.ts";
+import { interleavedLatency } from "./interleave.ts";
+import { sdkEcho, startFixture } from "./fixture.ts";
+import type { Fixture } from "./fixture.ts";
+import { figure } from "./report.ts";
+import type { Section } from "./report.ts";
+import { now, round } from "./stats.ts";
+import type { LatencySummary } from "./stats.ts";
+import { startBrain } from "@aexhq/brain-runtime";
+
+/** A collector's OTLP/HTTP receiver reduced to what costs the exporter: it reads each request and answers 200. */
+async function receiver(): Promise<{ endpoint: string; requests: () => number; bytes: () => number; close(): Promise<void> }> {
+  let requests = 0;
+  let bytes = 0;
+  const server: Server = createServer((req, res) => {
+    req.on("data", (c: Buffer) => (bytes += c.length));
+    req.on("end", () => {
+      requests++;
+      res.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const address = server.address();
+  const port = typeof address === "object" && address !== null ? address.port : 0;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    requests: () => requests,
+    bytes: () => bytes,
+    close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
+  };
+}
+
+/** Runs `start` with the OTEL_* variables that turn tracing on, restoring the environment after. */
+async function traced<T>(endpoint: string, start: () => Promise<T>): Promise<T> {
+  const saved = { endpoint: process.env.OTEL_EXPORTER_OTLP_ENDPOINT, name: process.env.OTEL_SERVICE_NAME };
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = endpoint;
+  process.env.OTEL_SERVICE_NAME = "brain-bench";
+  try {
+    return await start();
+  } finally {
+    if (saved.endpoint === undefined) delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+    else process.env.OTEL_EXPORTER_OTLP_ENDPOINT = saved.endpoint;
+    if (saved.name === undefined) delete process.env.OTEL_SERVICE_NAME;
+    else process.env.OTEL_SERVICE_NAME = saved.name;
+  }
+}
+
+/** `concurrency` sessions each keep one call in flight for `ms`; calls per second. */
+async function rate(f: Fixture, concurrency: number, ms: number): Promise<number> {
+  let done = 0;
+  const end = Date.now() + ms;
+  const t = now();
+  await Promise.all(Array.from({ length: concurrency }, async (_, i) => {
+    while (Date.now() < end) {
+      await f.call(i);
+      done++;
+    }
+  }));
+  return done / ((now() - t) / 1e9);
+}
+
+/** A whole turn with one SDK tool call (session.send): the request, turn, model and tool spans all made. */
+async function turnRuntime(tracing: string | undefined, iterations: number): Promise<{ send(): Promise<unknown>; close(): Promise<void> }> {
+  const start = () => startBrain({ dataDir: ":memory:", port: 0 });
+  const brain = tracing === undefined ? await start() : await traced(tracing, start);
+  const client = new Brain({ url: brain.url, token: brain.token });
+  const script = Array.from({ length: iterations * 2 + 4100 }, () => [{ toolCalls: [{ name: "echo", input: { x: 1 } }] }, { text: "done" }]).flat();
+  const session = await client.sessions.create({ model: { provider: "scripted", script }, tools: [sdkEcho()] });
+  return { send: () => session.send("go"), close: async () => (await client.close(), await brain.close()) };
+}
+
+export async function tracingCost(cfg: BenchConfig, log: (s: string) => void): Promise<Section> {
+  const section: Section = { id: "15", title: "15. Tracing: off (the default) against on, exporting every span to a local OTLP/HTTP receiver (Node SDK host, memory journal)", figures: [], notes: [] };
+  const sink = await receiver();
+  const sessions = Math.max(...cfg.concurrencies);
+  log("  tracing: round trip and throughput");
+  const off = await startFixture({ journal: "memory", host: "sdk", sessions });
+  const on = await traced(sink.endpoint, () => startFixture({ journal: "memory", host: "sdk", sessions }));
+  let turns: { on: LatencySummary; off: LatencySummary } | undefined;
+  try {
+    const { subject, baseline } = await interleavedLatency(() => on.call(0), () => off.call(0), cfg.latencyIterations);
+    section.figures.push(figure("host tool round trip, tracing on, p50", subject.p50us, "µs", { name: "tracing off p50", value: baseline.p50us }));
+    section.figures.push(figure("host tool round trip, tracing on, p99", subject.p99us, "µs", { name: "tracing off p99", value: baseline.p99us }));
+    section.figures.push(figure("cost per call at p50 (on − off)", round(subject.p50us - baseline.p50us, 1), "µs"));
+    // Alternating rounds, each fixture measured as often as the other.
+    const rates = { on: [] as number[], off: [] as number[] };
+    for (let round_ = 0; round_ < 2; round_++) {
+      rates.off.push(await rate(off, sessions, cfg.throughputMs));
+      rates.on.push(await rate(on, sessions, cfg.throughputMs));
+    }
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const perSOn = mean(rates.on);
+    const perSOff = mean(rates.off);
+    section.figures.push(figure(`throughput, ${sessions} sessions, tracing on`, round(perSOn, 0), "calls/s", { name: "tracing off", value: round(perSOff, 0) }, { text: `tracing on ≥ 0.85× off at ${sessions} sessions (≤ 15 % cost)`, pass: perSOn >= 0.85 * perSOff }));
+    section.figures.push(figure("cost per call at 64 sessions (1/on − 1/off)", round((1 / perSOn - 1 / perSOff) * 1e6, 2), "µs"));
+  } finally {
+    await on.close();
+    await off.close();
+  }
+  log("  tracing: whole turns");
+  const iterations = Math.max(3, Math.floor(cfg.turnIterations / 2));
+  const turnOff = await turnRuntime(undefined, iterations);
+  const turnOn = await turnRuntime(sink.endpoint, iterations);
+  try {
+    const { subject, baseline } = await interleavedLatency(() => turnOn.send(), () => turnOff.send(), iterations);
+    turns = { on: subject, off: baseline };
+    section.figures.push(figure("whole turn with one tool call, tracing on, p50", turns.on.p50us, "µs", { name: "tracing off p50", value: turns.off.p50us }));
+  } finally {
+    await turnOn.close();
+    await turnOff.close();
+  }
+  section.notes.push(`the receiver got ${sink.requests()} OTLP/HTTP requests (${round(sink.bytes() / 2 ** 20, 1)} MiB of OTLP JSON) in this process, read and answered but not decoded (a collector runs elsewhere)`);
+  section.notes.push("the round trip and throughput start calls as the Agentloop does (Dispatcher.start, no turn), so each call is a trace of its own: one execute_tool span and its commits' (not traced without a turn); the whole turn adds the request, turn and two model-call spans");
+  section.notes.push("tracing off creates no span and loads no SDK, so sections 1 and 2 are the off figures; the host has no OpenTelemetry SDK registered (it continues the trace at no cost)");
+  await sink.close();
+  return section;
+}
