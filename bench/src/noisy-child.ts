@@ -1,4 +1,4 @@
-// Entry of the child process bench section 15 runs the noisy tenant in (tenant-limits.ts): workers
+// Entry of the child process bench section 16 runs the noisy tenant in (tenant-limits.ts): workers
 // sending the requests one API key at its limits keeps making (new sessions, messages to a session
 // at its journal-bytes limit, SSE streams, listings) at `perSecond` in all, each worker on its own
 // schedule (a request late because the last answer came late goes at once), while "go" on stdin is

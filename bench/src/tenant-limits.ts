@@ -1,4 +1,4 @@
-// Section 15 (issue 32): tenant limits. One API key sits at every one of its limits (sessions open,
+// Section 16 (issue 32): tenant limits. One API key sits at every one of its limits (sessions open,
 // calls in flight, SSE streams, journal bytes of a session) and keeps asking for more at its request
 // rate limit and beyond, from a child process; meanwhile another key's round trip (a user turn,
 // POST …/messages with wait: true) is measured against the same round trip while the noisy key is
