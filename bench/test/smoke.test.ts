@@ -14,7 +14,7 @@ let report: Awaited<ReturnType<typeof runBench>> | undefined;
 
 test("the smoke-sized bench reports every section with numbers and evaluated goals", async () => {
   const r = (report = await runBench(CONFIGS.smoke));
-  assert.equal(r.sections.map((s) => s.id), ["1", "2", "3", "4", "5", "6", "7", "8", "13", "14", "15"]);
+  assert.equal(r.sections.map((s) => s.id), ["1", "2", "3", "4", "5", "6", "7", "8", "13", "14", "15", "16"]);
   for (const s of r.sections) {
     assert.ok(s.figures.length > 0, `section ${s.id} has figures`);
     for (const f of s.figures) {
