@@ -141,15 +141,22 @@ for (const kind of KINDS) {
     });
   });
 
-  test(`${kind.name}: a sequence that does not increase fails its whole batch and leaves the journal intact`, async () => {
+  test(`${kind.name}: a session whose records do not follow its last one by one is refused unavailable; the batch's other sessions are written`, async () => {
     await withStore(async (store) => {
-      await Promise.all([store.append(created("ses_h")), store.append(created("ses_i"))]);
-      const bad = await Promise.allSettled([store.append(rec("ses_i", 2)), store.append(rec("ses_h", 3)), store.append(rec("ses_h", 2))]);
-      assert.equal(bad.map((r) => r.status), ["rejected", "rejected", "rejected"]);
+      await Promise.all([store.append(created("ses_h")), store.append(created("ses_i")), store.append(created("ses_j"))]);
+      // ses_h skips 2 (a gap), ses_j repeats 1 (already written); ses_i follows its last record.
+      const batch = await Promise.allSettled([store.append(rec("ses_i", 2)), store.append(rec("ses_h", 3)), store.append(rec("ses_h", 2)), store.append(rec("ses_j", 1))]);
+      assert.equal(batch.map((r) => r.status), ["fulfilled", "rejected", "rejected", "rejected"]);
+      for (const r of batch.slice(1)) {
+        const e = (r as PromiseRejectedResult).reason as { code?: string; retryable?: boolean };
+        assert.is(e.code, "unavailable");
+        assert.is(e.retryable, true);
+      }
       await store.append(rec("ses_h", 2));
       assert.equal((await store.read("ses_h")).map((r) => r.sequence), [1, 2]);
-      assert.equal((await store.read("ses_i")).map((r) => r.sequence), [1]);
-      assert.is((await store.head("ses_i"))!.lastSequence, 1, "the failed batch left no trace in the heads either");
+      assert.equal((await store.read("ses_i")).map((r) => r.sequence), [1, 2]);
+      assert.equal((await store.read("ses_j")).map((r) => r.sequence), [1]);
+      assert.is((await store.head("ses_j"))!.lastSequence, 1, "the refused records left no trace in the heads either");
     });
   });
 

@@ -29,6 +29,10 @@ export class MemoryStore extends BatchingStore {
   /** Per session, the sequence of each message.user record with an idempotency key (what SQLite's partial index holds). */
   private messageKeys = new Map<string, Map<string, number>>();
 
+  protected lastSequenceOf(sessionId: string): number {
+    return this.heads.get(sessionId)?.lastSequence ?? 0;
+  }
+
   protected commitBatch(records: JournalRecord[]): void {
     // Check order first, so a bad batch writes nothing (what SQLite's transaction guarantees).
     const last = new Map<string, number>();

@@ -2,6 +2,7 @@ import pg from "pg";
 import type { JournalRecord, KeyLimits, SessionCreatedRecord } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
 import { storeError } from "./pg-errors.ts";
+import { outOfStep } from "./out-of-step.ts";
 import { deepFreeze } from "./freeze.ts";
 import { advanceHead, newHead } from "./head.ts";
 import type { HeadStatus, SessionHead } from "./head.ts";
@@ -497,17 +498,17 @@ export class PostgresStore {
    * dropped, and with a fence the node stops running it (NodeJournal.lose), so it is read afresh.
    * The batch's other sessions are written as usual.
    */
-  private refuseOutOfStep(batch: Pending[], outOfStep: Set<string>): Pending[] {
+  private refuseOutOfStep(batch: Pending[], stale: Set<string>): Pending[] {
     const kept: Pending[] = [];
     const refused = new Map<string, { sessionId: string; token: number }>();
     for (const p of batch) {
       const id = p.record.sessionId;
-      if (!outOfStep.has(id)) {
+      if (!stale.has(id)) {
         kept.push(p);
         continue;
       }
       refused.set(`${id} ${p.token}`, { sessionId: id, token: p.token });
-      p.reject(new BrainRuntimeError("unavailable", `session ${id}: this node's memory of the session is out of step with the journal (record ${p.record.sequence} does not follow the last written); the session is read again: try again`, { sessionId: id }, true));
+      p.reject(outOfStep(p.record));
     }
     for (const { sessionId } of refused.values()) this.heads.delete(sessionId);
     this.fence?.fenced([...refused.values()]);

@@ -279,6 +279,10 @@ export class SqliteStore extends BatchingStore {
     return e;
   }
 
+  protected lastSequenceOf(sessionId: string): number {
+    return this.entry(sessionId)?.head.lastSequence ?? 0;
+  }
+
   protected commitBatch(records: JournalRecord[]): void {
     // Check the order and link each row to its session's previous one before writing anything, so
     // a bad batch writes nothing and changes nothing in memory (heads advance only after the commit).

@@ -1,5 +1,6 @@
 import type { JournalRecord, KeyLimits, SessionCreatedRecord, ToolContract } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
+import { outOfStep, outOfStepSessions } from "./out-of-step.ts";
 import { deepFreeze } from "./freeze.ts";
 import type { HeadStatus, SessionHead } from "./head.ts";
 
@@ -190,8 +191,13 @@ export abstract class BatchingStore implements JournalStore {
 
   private commitPending(): void {
     this.scheduled = undefined;
-    const batch = this.pending;
+    let batch = this.pending;
     this.pending = [];
+    const stale = outOfStepSessions(batch.map((p) => p.record), (id) => this.lastSequenceOf(id));
+    if (stale.size > 0) {
+      for (const p of batch) if (stale.has(p.record.sessionId)) p.reject(outOfStep(p.record));
+      batch = batch.filter((p) => !stale.has(p.record.sessionId));
+    }
     if (batch.length > 0) {
       const records = batch.map((p) => p.record);
       const startedAt = performance.now();
@@ -228,6 +234,8 @@ export abstract class BatchingStore implements JournalStore {
 
   /** Commit all records in one transaction, or throw having committed none. */
   protected abstract commitBatch(records: JournalRecord[]): void;
+  /** A session's last committed sequence (0: none yet): a batch's records of it must follow it one by one. */
+  protected abstract lastSequenceOf(sessionId: string): number;
   protected abstract closeStorage(): void | Promise<void>;
   abstract read(sessionId: string, after?: number, through?: number): Promise<JournalRecord[]>;
   abstract head(sessionId: string): Promise<SessionHead | undefined>;

@@ -1,0 +1,31 @@
+import type { JournalRecord } from "@aexhq/brain-protocol";
+import { BrainRuntimeError } from "../errors.ts";
+
+/**
+ * The sessions of a batch whose records do not follow their last committed sequence one by one
+ * (a gap, or a sequence already written). Such a session was run from a memory out of step with
+ * the journal (a run that kept going after one of its writes failed, or one that read its head
+ * before another node wrote); writing would break the journal's gap-free order. Every store
+ * refuses those sessions' records and writes the rest of the batch.
+ */
+export function outOfStepSessions(records: JournalRecord[], lastSequenceOf: (sessionId: string) => number): Set<string> {
+  const next = new Map<string, number>();
+  const out = new Set<string>();
+  for (const r of records) {
+    if (out.has(r.sessionId)) continue;
+    const expected = next.get(r.sessionId) ?? lastSequenceOf(r.sessionId) + 1;
+    if (r.sequence !== expected) out.add(r.sessionId);
+    else next.set(r.sessionId, expected + 1);
+  }
+  return out;
+}
+
+/** The refusal of a record of a session out of step: `unavailable` (the session is read again; the client retries). */
+export function outOfStep(record: JournalRecord): BrainRuntimeError {
+  return new BrainRuntimeError(
+    "unavailable",
+    `session ${record.sessionId}: this node's memory of the session is out of step with the journal (record ${record.sequence} does not follow the last written); the session is read again: try again`,
+    { sessionId: record.sessionId },
+    true,
+  );
+}
