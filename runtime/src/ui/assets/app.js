@@ -1,3 +1,4 @@
+// @ts-check (tsconfig.ui.json; runtime/test/ui-script.test.ts runs it)
 // Brain session viewer: a plain ES module served by the runtime at /ui/assets/app.js (no build
 // step; docs/decisions/ui.md). It reads the ordinary HTTP API with the login cookie: the session
 // list (GET /v1/sessions), one session (GET /v1/sessions/:id) and its journal live over SSE
@@ -170,7 +171,7 @@ async function act(method, path, body, headers = {}) {
 /** A modal confirmation (a <dialog>): resolves true when the person confirms. Focus returns where it was. */
 function confirmAction(question, confirmLabel) {
   return new Promise((resolve) => {
-    const before = document.activeElement;
+    const before = /** @type {HTMLElement | null} */ (document.activeElement);
     const keep = h("button", { type: "button", id: "confirm-keep", value: "keep" }, "Keep");
     const yes = h("button", { type: "button", id: "confirm-yes", class: "danger", value: "yes" }, confirmLabel);
     const dialog = h("dialog", { id: "confirm", "aria-labelledby": "confirm-q" }, h("p", { id: "confirm-q" }, question), h("div", { class: "dialog-buttons" }, keep, yes));
@@ -205,7 +206,7 @@ function navigate(href) {
   route();
 }
 document.addEventListener("click", (e) => {
-  const a = e.target.closest?.("a[data-nav]");
+  const a = /** @type {Element} */ (e.target).closest?.("a[data-nav]");
   if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
   e.preventDefault();
   navigate(a.getAttribute("href"));
@@ -738,7 +739,7 @@ function detailOf(item, timeline) {
         item.error ? [h("h2", {}, "Error"), payload(item.error, key("error"), "model error")] : null,
       ];
     case "tool":
-      return toolDetail(item, facts, key, timeline);
+      return toolDetail(item, facts, key);
     case "deleted":
       return [h("h2", {}, "Session deleted"), facts([["At", fmtTime(item.at)]])];
     default:
