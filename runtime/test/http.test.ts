@@ -227,6 +227,25 @@ function sse(path: string, headers: Record<string, string>, count: number): Prom
   });
 }
 
+test("events: ?limit pages through a journal (at most limit records after `after`); a bad limit is 400", async () => {
+  const session = await createSession(brain, [], [{ text: "one" }, { text: "two" }]);
+  for (const text of ["a", "b"]) assert.is((await api(brain, "POST", `/v1/sessions/${session.id}/messages`, { text, wait: true })).body.status, "completed");
+  const all = await records(brain, session.id);
+  const first = await api(brain, "GET", `/v1/sessions/${session.id}/events?after=1&limit=1`);
+  assert.equal(first.body.records, [all[1]]);
+  assert.is(first.body.records[0].type, "message.user");
+  assert.is(first.body.lastSequence, all.length);
+  const page = await api(brain, "GET", `/v1/sessions/${session.id}/events?after=3&limit=4`);
+  assert.equal(page.body.records.map((r: { sequence: number }) => r.sequence), [4, 5, 6, 7]);
+  const tail = await api(brain, "GET", `/v1/sessions/${session.id}/events?after=${all.length - 1}&limit=1000`);
+  assert.equal(tail.body.records, [all.at(-1)]);
+  for (const bad of ["0", "1001", "x", ""]) {
+    const r = await api(brain, "GET", `/v1/sessions/${session.id}/events?limit=${bad}`);
+    assert.is(r.status, 400, bad);
+    assert.is(r.body.error.code, "invalid_request", bad);
+  }
+});
+
 test("events stream as SSE (id = sequence), resume from Last-Event-ID, and follow new commits", async () => {
   const s = await createSession(brain, [], [{ text: "one" }, { text: "two" }]);
   await api(brain, "POST", `/v1/sessions/${s.id}/messages`, { text: "a", wait: true });

@@ -455,7 +455,8 @@ test("approve and deny from the page: the waiting calls are listed at the top of
   // Across sessions: the list says which sessions wait, and how many calls.
   await page.waitForSelector(`#waiting [data-waiting="${session.id}"]`);
   assert.match((await page.textContent(`#waiting [data-waiting="${session.id}"]`)) ?? "", "2 calls waiting");
-  assert.match((await page.textContent(`[data-approvals="${session.id}"]`)) ?? "", "2 waiting");
+  assert.is((await page.textContent(`[data-approvals="${session.id}"]`)) ?? "", "2");
+  assert.is(await page.getAttribute(`[data-approvals="${session.id}"]`, "title"), "2 calls waiting for approval");
   await page.screenshot({ path: join(ARTIFACTS, "sessions-list-waiting.png"), fullPage: true });
   await page.click(`#waiting a[href="/ui/sessions/${session.id}"]`);
   await page.waitForSelector(`#approvals [data-pending="${small}"]`);
@@ -655,6 +656,137 @@ test("a background call's State reads as text (no [object HTMLSpanElement]); a w
   await waitFor(brain, session.id, (r, all) => all.filter((x) => x.type === "turn.completed").length === 4);
   await page.waitForSelector('[data-kind="turn"]:has-text("Turn 2 · wake 1: woken by lookup ending unknown")');
   await page.screenshot({ path: join(ARTIFACTS, "timeline-wakes-dark.png") });
+});
+
+test("the time axis: each turn, model call and tool call is a bar on one scale; a background call visibly extends past its turn; calls side by side get lanes of their own", async () => {
+  const host = await lookupHost();
+  const session = await createSession(brain, [placed(lookup, host.hostId)], [
+    { toolCalls: [{ name: "lookup", input: { id: "hold" } }, { name: "lookup", input: { id: "side" } }] },
+    { text: "Started; one goes on in the background." },
+    { text: "Woken." },
+  ]);
+  await api(brain, "POST", `/v1/sessions/${session.id}/messages`, { text: "Start both" });
+  // "side" finishes at once (lookupHost); "hold" returns and finishes two seconds after its turn ended.
+  const held = (await host.next((f) => f.type === "invoke" && (f as InvokeFrame).input !== null && (f as { input: { id?: string } }).input.id === "hold")) as InvokeFrame;
+  await host.request({ type: "returned", callId: held.callId });
+  const all = await waitFor(brain, session.id, (r) => r.type === "turn.completed");
+  const turnSeq = all.find((r) => r.type === "turn.started")!.sequence;
+  const page = await newPage();
+  await login(page, brain.token, `/ui/sessions/${session.id}`);
+  await page.waitForSelector(`#axis [data-axis-call="${held.callId}"]`);
+  await new Promise((r) => setTimeout(r, 2000));
+  await host.request({ type: "finish", callId: held.callId, outcome: { status: "ok", value: { value: "late" } } });
+  await page.waitForSelector('[data-kind="turn"]:has-text("wake 1")');
+  await page.waitForSelector(`#axis .bar.s-ok[data-axis-call="${held.callId}"]`);
+  // The turn item whose row is message-started: its bar is the one with its message.user's sequence.
+  const turnBar = page.locator(`#axis [data-axis-kind="turn"]`).first();
+  const callBar = page.locator(`#axis [data-axis-call="${held.callId}"]`);
+  const turn = (await turnBar.boundingBox())!;
+  const call = (await callBar.boundingBox())!;
+  assert.ok(call.x + call.width > turn.x + turn.width + 20, `the background call's bar (${call.x}+${call.width}) ends well after its turn's (${turn.x}+${turn.width})`);
+  assert.is(await callBar.locator(".past-turn").count(), 1, "its part after the turn is marked");
+  assert.match((await callBar.getAttribute("title")) ?? "", "background");
+  // The two calls of one step ran side by side: two lanes, not one row.
+  const sideId = all.filter((r) => r.type === "tool.call_started").map((r) => r.data.callId as string).find((id) => id !== held.callId)!;
+  const side = (await page.locator(`#axis [data-axis-call="${sideId}"]`).boundingBox())!;
+  assert.is.not(side.y, call.y, "parallel calls on lanes of their own");
+  assert.ok(turnSeq > 0);
+  // A click on a bar selects its row.
+  await callBar.click();
+  assert.match((await page.textContent("#detail")) ?? "", `Tool call lookup`);
+  await page.screenshot({ path: join(ARTIFACTS, "timeline-axis.png") });
+});
+
+test("the list tells sessions apart: first message, tools, a failed last turn shown failed (not a green idle), times with their zone; search by text and open by id", async () => {
+  // Its script has one answer: the second message's turn fails (script_exhausted).
+  const failing = await createSession(brain, [], [{ text: "The numbers are in." }]);
+  await api(brain, "POST", `/v1/sessions/${failing.id}/messages`, { text: "Find the quarterly numbers for ACME", wait: true });
+  assert.is((await api(brain, "POST", `/v1/sessions/${failing.id}/messages`, { text: "And last year's?", wait: true })).body.status, "failed");
+  assert.is((await api(brain, "GET", `/v1/sessions/${failing.id}`)).body.status, "idle");
+  const fine = await createSession(brain, [], [{ text: "Fine." }]);
+  await api(brain, "POST", `/v1/sessions/${fine.id}/messages`, { text: "Say fine", wait: true });
+
+  const page = await newPage();
+  await login(page, brain.token);
+  const failed = page.locator(`tr[data-session="${failing.id}"]`);
+  await page.waitForSelector(`tr[data-session="${failing.id}"][data-outcome="failed"]`);
+  assert.is((await failed.locator(`[data-state="${failing.id}"]`).textContent()) ?? "", "failed");
+  assert.match((await failed.locator(`[data-state="${failing.id}"]`).getAttribute("title")) ?? "", "its last turn failed: script_exhausted");
+  assert.match((await failed.textContent()) ?? "", "Find the quarterly numbers for ACME");
+  await page.waitForSelector(`tr[data-session="${fine.id}"][data-outcome="completed"]`);
+  assert.match((await page.textContent(`[data-state="${fine.id}"]`)) ?? "", "idle");
+  assert.match((await page.getAttribute(`[data-last-activity="${fine.id}"]`, "title")) ?? "", /\d{2}:\d{2}:\d{2}\.\d{3} \S+$/, "a time with its zone");
+  await page.screenshot({ path: join(ARTIFACTS, "sessions-list-outcomes.png") });
+  // Search by text: only the matching session stays.
+  await page.fill("#search", "quarterly");
+  assert.ok(await failed.isVisible());
+  assert.ok(await page.locator(`tr[data-session="${fine.id}"]`).isHidden());
+  await page.fill("#search", "");
+  assert.ok(await page.locator(`tr[data-session="${fine.id}"]`).isVisible());
+  // A whole id opens that session.
+  await page.fill("#search", fine.id);
+  await Promise.all([page.waitForURL((u) => u.pathname === `/ui/sessions/${fine.id}`), page.press("#search", "Enter")]);
+});
+
+test("keyboard only, from load: the first session has the focus, ↓ reaches a session, Enter opens it, ↓ reaches its call, Enter opens the call", async () => {
+  const host = await lookupHost();
+  const session = await createSession(brain, [placed(lookup, host.hostId)], [{ toolCalls: [{ name: "lookup", input: { id: "7" } }] }, { text: "Seven." }]);
+  await api(brain, "POST", `/v1/sessions/${session.id}/messages`, { text: "Who is 7?", wait: true });
+  const page = await newPage();
+  await login(page, brain.token);
+  await page.waitForFunction(() => (document.activeElement as unknown as { tagName?: string } | null)?.tagName === "A");
+  // No click anywhere: the list's first link is focused; walk down to this session (the newest is first).
+  const ids = await page.$$eval("tr[data-session]", (rows) => rows.map((r) => (r as unknown as { dataset: { session: string } }).dataset.session));
+  const index = ids.indexOf(session.id);
+  assert.ok(index >= 0);
+  for (let i = 0; i < index; i++) await page.keyboard.press("ArrowDown");
+  const focused = await page.evaluate(() => (document.activeElement as unknown as { getAttribute(n: string): string | null } | null)?.getAttribute("href") ?? null);
+  assert.is(focused, `/ui/sessions/${session.id}`);
+  await Promise.all([page.waitForURL((u) => u.pathname === `/ui/sessions/${session.id}`), page.keyboard.press("Enter")]);
+  await page.waitForSelector('[data-kind="tool"][data-status="ok"]');
+  assert.is(await page.evaluate(() => document.activeElement?.id), "timeline", "the timeline has the focus on load");
+  const row = Number(await page.locator('[data-kind="tool"]').getAttribute("data-row"));
+  for (let i = 0; i <= row; i++) await page.keyboard.press("ArrowDown");
+  await page.keyboard.press("Enter");
+  assert.is(await page.evaluate(() => document.activeElement?.id), "detail");
+  assert.match((await page.textContent("#detail")) ?? "", "Tool call lookup");
+  assert.match((await page.textContent("#detail")) ?? "", "Finished · ok");
+});
+
+/** The elements reaching past 420 px (what a failing reflow check names). */
+const tooWide = (page: Page) =>
+  page.evaluate(() => {
+    const all = (document as unknown as { querySelectorAll(s: string): Iterable<{ tagName: string; className: string; textContent: string | null; getBoundingClientRect(): { right: number } }> }).querySelectorAll("body *");
+    return [...all].filter((e) => e.getBoundingClientRect().right > 421).slice(-6).map((e) => `${e.tagName}.${e.className} "${(e.textContent ?? "").slice(0, 40)}" ${Math.round(e.getBoundingClientRect().right)}`).join("; ");
+  });
+
+test("420 px wide: the list and a session reflow (no sideways scroll, rows on two lines, the call's name readable), light and dark", async () => {
+  const host = await lookupHost();
+  const session = await createSession(brain, [gated(lookup, host.hostId)], [{ toolCalls: [{ name: "lookup", input: { id: "narrow" }, deadlineMs: 60_000 }] }, { text: "Narrow." }]);
+  await api(brain, "POST", `/v1/sessions/${session.id}/messages`, { text: "A narrow screen" });
+  await waitFor(brain, session.id, (r) => r.type === "tool.call_started");
+  for (const scheme of ["light", "dark"] as const) {
+    const context = await browser.newContext({ viewport: { width: 420, height: 860 }, colorScheme: scheme });
+    context.setDefaultTimeout(10_000);
+    contexts.push(context);
+    const page = await context.newPage();
+    await login(page, brain.token);
+    await page.waitForSelector(`tr[data-session="${session.id}"]`);
+    const listWidth = await page.evaluate(() => (document as unknown as { documentElement: { scrollWidth: number } }).documentElement.scrollWidth);
+    assert.ok(listWidth <= 420, `the list fits: ${listWidth}px; wider: ${await tooWide(page)}`);
+    await page.screenshot({ path: join(ARTIFACTS, `narrow-list-${scheme}.png`) });
+    await page.click(`a[href="/ui/sessions/${session.id}"]`);
+    const call = page.locator('[data-kind="tool"]');
+    await call.waitFor();
+    const sessionWidth = await page.evaluate(() => (document as unknown as { documentElement: { scrollWidth: number } }).documentElement.scrollWidth);
+    assert.ok(sessionWidth <= 420, `the session fits: ${sessionWidth}px; wider: ${await tooWide(page)}`);
+    const what = call.locator(".what");
+    const [shown, full] = await what.evaluate((el) => [(el as unknown as { clientWidth: number }).clientWidth, (el as unknown as { scrollWidth: number }).scrollWidth]);
+    assert.ok(full <= shown + 1, `the call's row is not cut: ${full} > ${shown}`);
+    assert.is((await call.boundingBox())!.height, 54, "two lines");
+    await page.screenshot({ path: join(ARTIFACTS, `narrow-session-${scheme}.png`), fullPage: true });
+  }
+  await api(brain, "POST", `/v1/sessions/${session.id}/cancel`, {});
 });
 
 test.run();

@@ -156,7 +156,8 @@ export async function handle(req: IncomingMessage, res: ServerResponse, deps: Ro
         res.on("close", deps.streams.add(ownerOf(principal), end));
         return;
       }
-      const body: EventsResponse = { records: await state.after(after), lastSequence: state.lastSequence };
+      const limit = parseLimit(url.searchParams.get("limit"));
+      const body: EventsResponse = { records: await state.after(after, limit === undefined ? undefined : after + limit), lastSequence: state.lastSequence };
       return sendJson(res, 200, body);
     }
     throw methodNotAllowed(method, path);
@@ -238,6 +239,14 @@ function parseAfter(raw: string | undefined): number {
   if (raw === undefined || raw === "") return 0;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < 0) throw new BrainRuntimeError("invalid_request", `after must be a non-negative integer, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+/** `?limit=N` of a page of events: 1 to 1000 records at most; absent, every record after `after`. */
+function parseLimit(raw: string | null): number | undefined {
+  if (raw === null) return undefined;
+  const n = Number(raw);
+  if (raw === "" || !Number.isInteger(n) || n < 1 || n > 1000) throw new BrainRuntimeError("invalid_request", `limit must be an integer from 1 to 1000, got ${JSON.stringify(raw.length > 80 ? `${raw.slice(0, 80)}…` : raw)}`);
   return n;
 }
 

@@ -358,23 +358,24 @@ export class Session implements AsyncIterable<TurnAnswer> {
    * say by whom; or it ended: timed out, cancelled), `digest_mismatch` when `request` is not the
    * call's input.
    */
-  approve(request: PendingApproval, opts: { reason?: string } = {}): Promise<ApprovalResponse> {
-    return this.decide(checkedRequest(request, "session.approve(request)"), "approve", opts.reason);
+  async approve(request: PendingApproval, opts: { reason?: string } = {}): Promise<ApprovalResponse> {
+    if (opts.reason !== undefined && typeof opts.reason !== "string") throw new TypeError(`session.approve(request, { reason }): reason must be a string, got ${typeof opts.reason}`);
+    return await this.decide(checkedRequest(request, "session.approve(request)"), "approve", opts.reason);
   }
 
   /**
    * Denies a call that awaits approval: it ends `error` `approval_denied` without being dispatched,
    * and the model reads who denied it and `reason`. Rejects as `approve` does.
    */
-  deny(request: PendingApproval, reason?: string): Promise<ApprovalResponse> {
+  async deny(request: PendingApproval, reason?: string): Promise<ApprovalResponse> {
     if (reason !== undefined && typeof reason !== "string") throw new TypeError(`session.deny(request, reason): reason must be a string, got ${typeof reason}`);
-    return this.decide(checkedRequest(request, "session.deny(request, reason)"), "deny", reason);
+    return await this.decide(checkedRequest(request, "session.deny(request, reason)"), "deny", reason);
   }
 
-  private decide(request: PendingApproval, decision: "approve" | "deny", reason: string | undefined): Promise<ApprovalResponse> {
+  private async decide(request: PendingApproval, decision: "approve" | "deny", reason: string | undefined): Promise<ApprovalResponse> {
     if (request.sessionId !== this.id) throw new TypeError(`call ${request.callId} is a call of session ${request.sessionId}, not of ${this.id}`);
     const body: ApprovalRequest = { decision, inputDigest: request.inputDigest, ...(reason !== undefined ? { reason } : {}) };
-    return this.http.request<ApprovalResponse>("POST", `/v1/sessions/${encodeURIComponent(this.id)}/calls/${request.sequence}/approval`, body);
+    return await this.http.request<ApprovalResponse>("POST", `/v1/sessions/${encodeURIComponent(this.id)}/calls/${request.sequence}/approval`, body);
   }
 
   /**

@@ -1,9 +1,13 @@
+// @ts-check (tsconfig.ui.json; runtime/test/ui-script.test.ts runs it)
 // Brain session viewer: a plain ES module served by the runtime at /ui/assets/app.js (no build
 // step; docs/decisions/ui.md). It reads the ordinary HTTP API with the login cookie: the session
 // list (GET /v1/sessions), one session (GET /v1/sessions/:id) and its journal live over SSE
 // (GET /v1/sessions/:id/events with Accept: text/event-stream). Nothing is polled.
 
-const ROW_H = 36; // px; every timeline row has this height, so the list is virtualised by arithmetic
+// px; every timeline row has this height, so the list is virtualised by arithmetic. On a narrow
+// screen (app.css, the same width) a row takes two lines: what it is, then its state.
+const NARROW = matchMedia("(max-width: 600px)");
+let ROW_H = NARROW.matches ? 54 : 36;
 const OVERSCAN = 8;
 const PAGE_SIZE = 25;
 const PREVIEW_CHARS = 600;
@@ -33,10 +37,16 @@ function h(tag, attrs, ...kids) {
 }
 
 const pad = (n, w = 2) => String(n).padStart(w, "0");
+const ZONE = new Intl.DateTimeFormat("en", { timeZoneName: "short" });
+/** The browser's time zone at `d`, as people write it ("UTC", "GMT+2", "PST"). */
+function zoneOf(d) {
+  return ZONE.formatToParts(d).find((p) => p.type === "timeZoneName")?.value ?? "";
+}
+/** A time with its date, milliseconds and time zone (the browser's). */
 function fmtTime(ms) {
   if (typeof ms !== "number") return "—";
   const d = new Date(ms);
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)} ${zoneOf(d)}`;
 }
 function fmtDur(ms) {
   if (ms < 1000) return `${Math.round(ms)} ms`;
@@ -161,7 +171,7 @@ async function act(method, path, body, headers = {}) {
 /** A modal confirmation (a <dialog>): resolves true when the person confirms. Focus returns where it was. */
 function confirmAction(question, confirmLabel) {
   return new Promise((resolve) => {
-    const before = document.activeElement;
+    const before = /** @type {HTMLElement | null} */ (document.activeElement);
     const keep = h("button", { type: "button", id: "confirm-keep", value: "keep" }, "Keep");
     const yes = h("button", { type: "button", id: "confirm-yes", class: "danger", value: "yes" }, confirmLabel);
     const dialog = h("dialog", { id: "confirm", "aria-labelledby": "confirm-q" }, h("p", { id: "confirm-q" }, question), h("div", { class: "dialog-buttons" }, keep, yes));
@@ -196,7 +206,7 @@ function navigate(href) {
   route();
 }
 document.addEventListener("click", (e) => {
-  const a = e.target.closest?.("a[data-nav]");
+  const a = /** @type {Element} */ (e.target).closest?.("a[data-nav]");
   if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
   e.preventDefault();
   navigate(a.getAttribute("href"));
@@ -255,20 +265,31 @@ async function showList() {
   const table = h(
     "table",
     { class: "sessions", "aria-describedby": "list-note" },
-    h("thead", {}, h("tr", {}, ...["Session", "State", "Model", "Created", "Last activity", "Open calls", "Approvals"].map((c, i) => h("th", { scope: "col", class: i >= 5 ? "num" : undefined }, c)))),
+    // Model, created and last activity give way on a narrow screen (.wide, app.css).
+    h("thead", {}, h("tr", {}, ...["Session", "State", "Tools", "Model", "Created", "Last activity", "Open calls", "Approvals"].map((c, i) => h("th", { scope: "col", class: i >= 6 ? "num" : i >= 3 ? "wide" : undefined }, c)))),
     tbody,
   );
   // The first page now; each press of More reads the next one (GET /v1/sessions?cursor=<next>) and appends it.
   const more = h("button", { type: "button", id: "more", hidden: true, onclick: () => void load() }, "More");
   const count = h("span", { class: "muted", id: "list-count", role: "status" });
   const failure = h("div");
+  // Search the sessions shown by id, first message or tool; Enter on a whole id opens that session.
+  const search = h("input", { type: "search", id: "search", placeholder: "Search by id, message or tool", autocomplete: "off" });
+  const applySearch = () => {
+    const q = search.value.trim().toLowerCase();
+    for (const tr of tbody.querySelectorAll("tr[data-session]")) tr.hidden = q !== "" && !tr.dataset.search.includes(q);
+  };
+  search.addEventListener("input", applySearch);
+  search.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && /^ses_[0-9a-f]+$/.test(search.value.trim())) navigate(`/ui/sessions/${search.value.trim()}`);
+  });
   // Sessions (of the pages shown) with calls waiting for a person, above the list.
   const waitingList = h("ul");
   const waiting = h("section", { id: "waiting", class: "approvals", "aria-label": "Sessions waiting for approval", hidden: true }, h("h2", {}, "Waiting for approval"), waitingList);
   main.replaceChildren(
     h("h1", {}, "Sessions"),
     waiting,
-    h("div", { class: "toolbar" }, h("label", { for: "state-filter" }, "State"), filter, h("button", { type: "button", onclick: () => route() }, "Refresh"), h("span", { id: "list-note", class: "muted" }, "Newest first.")),
+    h("div", { class: "toolbar" }, h("label", { for: "search", class: "sr-only" }, "Search"), search, h("label", { for: "state-filter" }, "State"), filter, h("button", { type: "button", onclick: () => route() }, "Refresh"), h("span", { id: "list-note", class: "muted" }, "Newest first.")),
     table,
     failure,
     h("nav", { class: "pager", "aria-label": "More sessions" }, more, count),
@@ -277,6 +298,17 @@ async function showList() {
   cleanups.push(() => (alive = false));
   let next;
   let shown = 0;
+  let firstPage = true;
+  tbody.addEventListener("keydown", (e) => {
+    const moves = { ArrowDown: 1, j: 1, ArrowUp: -1, k: -1 };
+    if (!(e.key in moves)) return;
+    const links = [...tbody.querySelectorAll("tr[data-session] a")];
+    const at = links.indexOf(document.activeElement);
+    const to = links[Math.max(0, Math.min(links.length - 1, at + moves[e.key]))];
+    if (!to) return;
+    e.preventDefault();
+    to.focus();
+  });
   async function load() {
     more.disabled = true;
     const params = new URLSearchParams({ limit: String(PAGE_SIZE) });
@@ -301,38 +333,68 @@ async function showList() {
         waiting.hidden = false;
       }
     }
+    applySearch();
     shown += page.sessions.length;
     next = page.next;
-    if (shown === 0) tbody.append(h("tr", {}, h("td", { colspan: "7", class: "muted" }, status ? `No ${status} sessions.` : "No sessions yet.")));
+    if (shown === 0) tbody.append(h("tr", {}, h("td", { colspan: "8", class: "muted" }, status ? `No ${status} sessions.` : "No sessions yet.")));
     more.hidden = next === undefined;
     more.disabled = false;
+    // The keyboard works from load: the first session has the focus, ↑/↓ move between sessions.
+    if (firstPage) {
+      firstPage = false;
+      tbody.querySelector("a")?.focus();
+    }
     count.textContent = next === undefined ? `${plural(shown, "session")}, all shown` : `${plural(shown, "session")} shown`;
   }
   await load();
 }
 
-/** One row of the sessions list. */
+/** Records read at the end of a listed session to find its last activity and how its last turn ended. */
+const TAIL = 16;
+
+/** One row of the sessions list: what tells it apart (its first message, tools, last outcome). */
 function sessionRow(s) {
-  const last = h("td", { dataset: { lastActivity: s.id } }, "…");
-  // The last record's time: one record read per listed session.
-  api(`/v1/sessions/${encodeURIComponent(s.id)}/events?after=${Math.max(0, s.lastSequence - 1)}`)
+  const path = `/v1/sessions/${encodeURIComponent(s.id)}/events`;
+  const last = h("td", { class: "wide", dataset: { lastActivity: s.id } }, "…");
+  const state = h("td", { dataset: { state: s.id } }, badge(s.status));
+  const first = h("div", { class: "first-message muted", dataset: { firstMessage: s.id } });
+  const row = h(
+    "tr",
+    { dataset: { session: s.id, search: `${s.id} ${s.tools.map((t) => t.contract.name).join(" ")}`.toLowerCase() } },
+    h("td", {}, h("a", { href: `/ui/sessions/${encodeURIComponent(s.id)}`, "data-nav": true, class: "mono" }, s.id), first),
+    state,
+    h("td", { class: "tools" }, s.tools.map((t) => t.contract.name).join(", ") || "—"),
+    h("td", { class: "wide" }, modelLabel(s.model)),
+    h("td", { class: "wide", title: s.createdAt }, fmtTime(Date.parse(s.createdAt))),
+    last,
+    h("td", { class: "num" }, String(s.openCalls.length)),
+    h("td", { class: "num", dataset: { approvals: s.id }, title: (s.pendingApprovals?.length ?? 0) > 0 ? `${plural(s.pendingApprovals.length, "call")} waiting for approval` : undefined }, (s.pendingApprovals?.length ?? 0) > 0 ? badge("approval", String(s.pendingApprovals.length)) : "0"),
+  );
+  // Its first message (record 2 of a session that has one) and its last records: two small reads.
+  api(`${path}?after=1&limit=1`)
+    .then((r) => {
+      const m = r.records[0];
+      if (m?.type !== "message.user") return;
+      first.textContent = m.data.text.length > 80 ? `${m.data.text.slice(0, 80)}…` : m.data.text;
+      first.title = m.data.text;
+      row.dataset.search += ` ${m.data.text.toLowerCase()}`;
+    })
+    .catch(() => undefined); // the row shows no first message; its id still tells it apart
+  api(`${path}?after=${Math.max(0, s.lastSequence - TAIL)}`)
     .then((r) => {
       const at = r.records.at(-1)?.at;
       last.textContent = at ? ago(at) : "—";
       if (at) last.title = fmtTime(at);
+      // A session whose last turn failed is not shown as a green idle.
+      const end = r.records.findLast((x) => x.type === "turn.completed" || x.type === "turn.failed");
+      if (end?.type === "turn.failed" && s.status === "idle") {
+        state.replaceChildren(badge("failed", "failed"));
+        state.title = `idle; its last turn failed: ${end.data.error.code}: ${end.data.error.message}`;
+        row.dataset.outcome = "failed";
+      } else if (end) row.dataset.outcome = "completed";
     })
     .catch(() => (last.textContent = "—"));
-  return h(
-    "tr",
-    { dataset: { session: s.id } },
-    h("td", {}, h("a", { href: `/ui/sessions/${encodeURIComponent(s.id)}`, "data-nav": true, class: "mono" }, s.id)),
-    h("td", {}, badge(s.status)),
-    h("td", {}, modelLabel(s.model)),
-    h("td", { title: s.createdAt }, fmtTime(Date.parse(s.createdAt))),
-    last,
-    h("td", { class: "num" }, String(s.openCalls.length)),
-    h("td", { class: "num", dataset: { approvals: s.id } }, (s.pendingApprovals?.length ?? 0) > 0 ? badge("approval", `${s.pendingApprovals.length} waiting`) : "0"),
-  );
+  return row;
 }
 
 // ---------------------------------------------------------------- one session
@@ -355,6 +417,8 @@ async function showSession(id) {
   const view = new TimelineView(session);
   main.replaceChildren(view.el);
   view.connect();
+  // The keyboard works from load: ↓ selects the first row, Enter opens it.
+  view.rows.focus();
   cleanups.push(() => view.close());
 }
 
@@ -374,6 +438,8 @@ class Timeline {
     this.lastSeq = 0;
     this.deleted = false;
     this.changed = new Set();
+    /** The items the time axis draws (turns, model calls, tool calls), in journal order. */
+    this.spans = [];
     /** Turns so far of each activation: a wake is the activation's next turn. */
     this.turnCounts = new Map();
     /**
@@ -387,6 +453,7 @@ class Timeline {
     item.index = this.items.length;
     item.version = 0;
     this.items.push(item);
+    if (item.kind === "turn" || item.kind === "model" || item.kind === "tool") this.spans.push(item);
     return item;
   }
   touch(item) {
@@ -434,12 +501,15 @@ class Timeline {
         for (const c of this.calls.values()) {
           if (c.activation === d.activation && c.status === "running" && !c.background) {
             c.background = true;
+            c.turnEndAt = r.at;
             this.touch(c);
           }
         }
         break;
       }
       case "model.request": {
+        // The Agentloop's model call reads everything committed before it: a later wake was not woken by that.
+        if (!d.origin) this.observed = [];
         const m = this.push({ kind: "model", seq: r.sequence, at: r.at, origin: d.origin, request: d.request, conversation: d.conversation, status: "pending" });
         this.models.set(r.sequence, m);
         const call = d.origin && this.calls.get(d.origin);
@@ -669,7 +739,7 @@ function detailOf(item, timeline) {
         item.error ? [h("h2", {}, "Error"), payload(item.error, key("error"), "model error")] : null,
       ];
     case "tool":
-      return toolDetail(item, facts, key, timeline);
+      return toolDetail(item, facts, key);
     case "deleted":
       return [h("h2", {}, "Session deleted"), facts([["At", fmtTime(item.at)]])];
     default:
@@ -744,6 +814,90 @@ function toolDetail(c, facts, key) {
   ];
 }
 
+
+/** Bars drawn at most (the most recent ones): the axis of a long session shows its latest work. */
+const AXIS_MAX_BARS = 400;
+const LANE_H = 14;
+
+/**
+ * The session's time axis: each turn, model call and tool call as a bar from its start to its end
+ * on one time scale, open ones growing to now, calls that ran side by side on lanes of their own,
+ * and a background call's part after its turn ended hatched. The compact list beside it stays the
+ * accessible view (the bars are not in the tab order); a click on a bar selects its row.
+ */
+class TimeAxis {
+  constructor(onPick) {
+    this.bars = h("div", { class: "axis-bars", "aria-hidden": "true" });
+    this.scale = h("div", { class: "axis-scale" });
+    this.note = h("span", { class: "muted" });
+    const key = (cls, text) => h("span", { class: "axis-key" }, h("span", { class: `swatch ${cls}` }), text);
+    this.el = h(
+      "section",
+      { id: "axis", class: "axis", "aria-label": "Time axis" },
+      h("div", { class: "axis-head" }, h("strong", {}, "Time"), key("k-turn", "turns"), key("k-model", "model calls"), key("k-tool s-ok", "tool calls, side by side on lanes"), key("k-tool background", "after its turn ended"), this.note),
+      this.bars,
+      this.scale,
+    );
+    this.bars.addEventListener("click", (e) => {
+      const bar = e.target.closest?.("[data-index]");
+      if (bar) onPick(Number(bar.dataset.index));
+    });
+  }
+
+  /** Whether anything on the axis is still open (it grows with the clock). */
+  get live() {
+    return this.open;
+  }
+
+  draw(t) {
+    const all = t.spans;
+    const items = all.slice(-AXIS_MAX_BARS);
+    this.note.textContent = items.length < all.length ? `the last ${items.length} of ${all.length} turns and calls` : "";
+    if (items.length === 0) return void this.bars.replaceChildren();
+    const now = Date.now();
+    const endOf = (i) => i.endAt ?? (i.status === "running" || i.status === "pending" ? now : i.at);
+    this.open = items.some((i) => i.endAt === undefined && (i.status === "running" || i.status === "pending"));
+    const t0 = Math.min(...items.map((i) => i.at));
+    const t1 = Math.max(t0 + 1, ...items.map(endOf));
+    const x = (ms) => ((ms - t0) / (t1 - t0)) * 100;
+    // Lanes: turns on the first, then model calls, then tool calls, each group packed so that what
+    // overlaps in time sits on lanes of its own.
+    let lane = 0;
+    const bars = [];
+    for (const kind of ["turn", "model", "tool"]) {
+      const ends = [];
+      for (const i of items.filter((x) => x.kind === kind)) {
+        let l = ends.findIndex((end) => end <= i.at);
+        if (l < 0) l = ends.push(0) - 1;
+        ends[l] = endOf(i) + 1;
+        bars.push(this.bar(i, lane + l, x, endOf(i)));
+      }
+      lane += Math.max(ends.length, 0);
+    }
+    this.bars.style.height = `${lane * LANE_H}px`;
+    this.bars.replaceChildren(...bars);
+    this.scale.replaceChildren(h("span", {}, fmtTime(t0)), h("span", {}, `+${fmtDur(t1 - t0)}`));
+  }
+
+  bar(i, lane, x, end) {
+    const status = i.kind === "tool" && awaitingApproval(i) ? "approval" : i.status;
+    const name = i.kind === "turn" ? turnName(i) : i.kind === "model" ? `model call #${i.seq}` : `${i.tool} ${i.callId}`;
+    const left = x(i.at);
+    const bar = h("div", {
+      class: `bar k-${i.kind} s-${status}${i.background ? " background" : ""}`,
+      style: `left:${left}%;width:max(${x(end) - left}%, 3px);top:${lane * LANE_H}px`,
+      title: `${name} · ${fmtDur(end - i.at)} · ${i.kind === "tool" ? callStatusText(i) : status}${i.background ? " · background: it outlived its turn" : ""}`,
+      dataset: { index: String(i.index), axisKind: i.kind, axisCall: i.callId, axisTurn: i.kind === "turn" ? String(i.seq) : undefined },
+    });
+    // A background call: the part after its turn ended is hatched.
+    if (i.background && i.turnEndAt !== undefined && end > i.turnEndAt) {
+      const from = ((i.turnEndAt - i.at) / Math.max(1, end - i.at)) * 100;
+      bar.append(h("span", { class: "past-turn", style: `left:${from}%` }));
+    }
+    return bar;
+  }
+}
+
 /** Reasons typed for calls awaiting approval, kept across redraws of the panels that show them. */
 const reasons = new Map();
 
@@ -800,6 +954,7 @@ class TimelineView {
       this.deleteButton,
     );
     this.approvals = h("section", { id: "approvals", class: "approvals", "aria-label": "Calls waiting for approval", hidden: true });
+    this.axis = new TimeAxis((i) => this.select(i));
     this.approvalsShown = "";
     this.el = h(
       "div",
@@ -808,6 +963,7 @@ class TimelineView {
       this.actions,
       this.actionStatus,
       this.approvals,
+      this.axis.el,
       h("div", { class: "split" }, this.rows, this.detail),
     );
     // Approve, deny and cancel buttons live in the approvals panel and in a call's details.
@@ -824,10 +980,20 @@ class TimelineView {
         this.rows.focus();
       }
     });
+    this.onNarrow = () => {
+      ROW_H = NARROW.matches ? 54 : 36;
+      this.schedule();
+    };
+    NARROW.addEventListener("change", this.onNarrow);
     this.resize = new ResizeObserver(() => this.schedule());
     this.resize.observe(this.rows);
     this.ticker = setInterval(() => {
       for (const el of document.querySelectorAll(".deadline[data-deadline]")) tickDeadline(el);
+      // Drawn here, off the path of the rows: when records came, and while open bars grow with the clock.
+      if (this.axisDirty || this.axis.live) {
+        this.axisDirty = false;
+        this.axis.draw(this.t);
+      }
     }, 250);
   }
 
@@ -857,6 +1023,7 @@ class TimelineView {
   }
 
   close() {
+    NARROW.removeEventListener("change", this.onNarrow);
     this.es?.close();
     clearInterval(this.ticker);
     this.resize.disconnect();
@@ -912,6 +1079,7 @@ class TimelineView {
     this.cancelTurnButton.disabled = state !== "running";
     for (const el of [this.message, this.sendButton, this.deleteButton]) el.disabled = t.deleted;
     this.drawApprovals();
+    if (t.changed.size > 0) this.axisDirty = true;
     // The selected item's details follow its new records.
     const sel = items[this.selected];
     if (sel && sel.version !== this.shownVersion) this.showDetail();
