@@ -165,7 +165,8 @@ export async function verify(opts: VerifyOptions): Promise<VerifyReport> {
 
     const newSession = async (host: CrashHost, slot: Slot, deadlineMs: number | undefined) => {
       const tenant = hostTenant.get(host.hostId)!;
-      const body = { model: { provider: "scripted", script: script(200) }, tools: [placed(echo, host.hostId)], ...(deadlineMs === undefined ? {} : { deadlineMs }) };
+      // Enough turns for the whole run (a session does a turn every 1–3 s): a script that ran out would stop the load.
+      const body = { model: { provider: "scripted", script: script(Math.max(100, opts.seconds)) }, tools: [placed(echo, host.hostId)], ...(deadlineMs === undefined ? {} : { deadlineMs }) };
       for (let attempt = 1; ; attempt++) {
         const r = await http(urlOf(slot), tenant.token, "POST", "/v1/sessions", body);
         if (r.status === 201) {
