@@ -221,9 +221,19 @@ export class ClusterNode {
       sessions.evict(id);
       journal.hold(id, token);
       this.parts.metrics?.takeover();
-      const head = await journal.head(id);
-      if (head !== undefined && !head.deleted && (head.openCalls > 0 || head.openModelRequests > 0 || head.turnOpen)) {
-        await sessions.recover([id]);
+      try {
+        const head = await journal.head(id);
+        if (head !== undefined && !head.deleted && (head.openCalls > 0 || head.openModelRequests > 0 || head.turnOpen)) {
+          await sessions.recover([id]);
+        }
+      } catch (e) {
+        // Not recovered (the database failed, or the lease moved on meanwhile): let go of it, so the
+        // next request takes it again and recovers it. Held without recovery, it would page in from
+        // its head with an idle loop over the turn still open in the journal (a verification run
+        // found the next message starting a turn over it).
+        sessions.evict(id);
+        journal.release(id);
+        throw e;
       }
       return { here: true };
     }

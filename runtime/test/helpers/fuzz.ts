@@ -36,7 +36,7 @@ const HOST_FRAMES = ["EmitFrame", "EmitResultFrame", "FinishFrame", "ReturnedFra
 /** Runtime→host frame type → its contract def: every frame the runtime sends must match. */
 const DEF_OF: Record<string, string> = {
   registered: "RegisteredFrame", invoke: "InvokeFrame", cancel: "CancelFrame", committed: "CommittedFrame",
-  rejected: "RejectedFrame", model_result: "ModelResultFrame", error: "ErrorFrame", pong: "PongFrame",
+  rejected: "RejectedFrame", model_result: "ModelResultFrame", environment_result: "EnvironmentResultFrame", error: "ErrorFrame", pong: "PongFrame",
 };
 const INTERNAL = /"code"\s*:\s*"internal"/;
 const TOKEN_PLACEHOLDER = "operator-token";
@@ -469,7 +469,7 @@ class Host {
         return;
       }
       const def = DEF_OF[f?.type];
-      if (def === undefined || !validate[def as keyof typeof validate].Check(f)) this.badFrames.push(`frame outside the contract: ${text.slice(0, 300)}`);
+      if (def === undefined || !validate[def as keyof typeof validate].Check(f)) this.badFrames.push(`frame outside the contract: ${text.slice(0, 600)}`);
       if (INTERNAL.test(text)) this.badFrames.push(`internal: ${text.slice(0, 300)}`);
       this.frames.push(f);
       for (const l of this.listeners) l(f);
