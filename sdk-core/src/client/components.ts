@@ -3,7 +3,7 @@ import type { Component } from "../component.ts";
 import type { Platform } from "../platform.ts";
 import { sha256Hex } from "../digest.ts";
 import { rawRequest } from "./http.ts";
-import { ProtocolError, protocolError } from "../errors.ts";
+import { protocolError } from "../errors.ts";
 
 /**
  * Makes sure the runtime has admitted the component's bytes and returns their digest. Upload is by

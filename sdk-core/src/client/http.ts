@@ -1,5 +1,5 @@
 import type { ErrorBody } from "@aexhq/brain-protocol";
-import { ProtocolError, protocolError, SdkError } from "../errors.ts";
+import { protocolError, SdkError } from "../errors.ts";
 import { fetchFailure } from "./fetch-failure.ts";
 
 /** JSON over fetch with the bearer token; every HTTP error becomes a ProtocolError with the runtime's code. */

@@ -2,7 +2,7 @@ import type { ErrorBody } from "@aexhq/brain-protocol";
 import type { Platform, PackageUpload } from "../platform.ts";
 import type { ExecutableReference } from "../tool.ts";
 import { rawRequest } from "./http.ts";
-import { ProtocolError, protocolError, SdkError } from "../errors.ts";
+import { protocolError, SdkError } from "../errors.ts";
 
 /** Uploads built by this process, per platform and package@version (building one reads the installed package once). */
 const uploads = new WeakMap<Platform, Map<string, Promise<PackageUpload>>>();

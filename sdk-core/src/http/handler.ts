@@ -3,7 +3,7 @@ import type { ErrorInfo, HttpInvokeRequest, InvokeFrame } from "@aexhq/brain-pro
 import type { DeclaredTool, ToolFactory } from "../tool.ts";
 import { Invocation } from "../host/invocation.ts";
 import type { InvocationChannel } from "../host/invocation.ts";
-import { ProtocolError, protocolError, SdkError } from "../errors.ts";
+import { protocolError, SdkError } from "../errors.ts";
 import { deepFreeze } from "../freeze.ts";
 
 /** `httpTools(tools, options)`: which Brain the endpoint serves. */
