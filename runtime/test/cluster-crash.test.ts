@@ -21,6 +21,7 @@ import type { JournalRecord } from "@aexhq/brain-protocol";
 import { contract, placed } from "./helpers/contract.ts";
 import { invalidFrames } from "./helpers/host.ts";
 import { CrashHost, Rng } from "./helpers/crash-host.ts";
+import { timedRequest } from "./helpers/timed-request.ts";
 import { checkLedger, journalExcerpt } from "./verify/ledger.ts";
 import type { SessionLedger } from "./verify/ledger.ts";
 import { startPgCluster } from "./helpers/pg-cluster.ts";
@@ -54,27 +55,8 @@ interface Slot {
 
 type SessionLoad = SessionLedger;
 
-type Reply = { status: number; body: any; error?: string };
-
-/** One HTTP request with a timeout; a network failure is status 0 (a node died under it). */
-async function http(url: string, method: string, path: string, body?: unknown, timeoutMs = 20_000): Promise<Reply> {
-  try {
-    const res = await fetch(url + path, {
-      method,
-      headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = JSON.parse(text);
-    } catch {}
-    return { status: res.status, body: parsed };
-  } catch (e) {
-    return { status: 0, body: undefined, error: e instanceof Error ? `${e.message}${e.cause ? ` (${String((e.cause as Error).message ?? e.cause)})` : ""}` : String(e) };
-  }
-}
+/** One request with the operator token (helpers/timed-request.ts). */
+const http = (url: string, method: string, path: string, body?: unknown, timeoutMs?: number) => timedRequest(url, TOKEN, method, path, body, timeoutMs);
 
 /** A script of turns: two calls, then one, then a text answer — long enough for the whole run (wake turns take steps too). */
 function script(): unknown[] {

@@ -12,6 +12,7 @@ import type { JournalRecord } from "@aexhq/brain-protocol";
 import { contract, placed } from "../helpers/contract.ts";
 import { CrashHost, Rng } from "../helpers/crash-host.ts";
 import { invalidFrames } from "../helpers/host.ts";
+import { timedRequest } from "../helpers/timed-request.ts";
 import { startFleet } from "./fleet.ts";
 import type { Fleet, Slot } from "./fleet.ts";
 import { checkLedger, journalExcerpt } from "./ledger.ts";
@@ -60,27 +61,7 @@ const LEASE_MS = 1000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const echo = contract("echo");
 
-type Reply = { status: number; body: any; error?: string };
-
-/** One HTTP request with a timeout; a network failure is status 0 (a node died or paused under it). */
-async function http(url: string, token: string, method: string, path: string, body?: unknown, timeoutMs = 20_000): Promise<Reply> {
-  try {
-    const res = await fetch(url + path, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = JSON.parse(text);
-    } catch {}
-    return { status: res.status, body: parsed };
-  } catch (e) {
-    return { status: 0, body: undefined, error: e instanceof Error ? e.message : String(e) };
-  }
-}
+const http = timedRequest;
 
 /** A script of turns: two calls, then one, then a text answer; long enough for any run. */
 function script(turns: number): unknown[] {
