@@ -375,6 +375,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
     wss.handleUpgrade(req, socket, head, (ws) => {
       const conn = new HostConnection(ws, {
         authenticate: (credential) => keys.authenticate(credential) ?? hostTokens.get(credential),
+        knowCredential: cluster === undefined ? undefined : (token) => cluster!.knowToken(token),
         redactor,
         hostTimeoutMs: opts.hostTimeoutMs,
         leaseMs,

@@ -240,7 +240,7 @@ test("two nodes on one PostgreSQL: either node serves a session (the owner runs 
   await host2.close();
 });
 
-test("a key issued through one node works on another at once, even just after that node read credentials for another unknown name; wrong tokens stay 401", async () => {
+test("a key issued through one node works on another at once (HTTP and a host's register), even just after that node read credentials for another unknown name; wrong tokens stay 401", async () => {
   const { a, b } = await twoNodes();
   for (let i = 0; i < 5; i++) {
     // B reads keys and hosts for a host it does not know, then a key is issued through A: B's next read must follow it.
@@ -249,6 +249,13 @@ test("a key issued through one node works on another at once, even just after th
     assert.is(key.status, 201, JSON.stringify(key.body));
     const listed = await api(as(b), "GET", "/v1/sessions", undefined, { token: key.body.key });
     assert.is(listed.status, 200, `round ${i}: ${JSON.stringify(listed.body)}`);
+  }
+  // A host's register frame with a key issued through A a moment ago is registered on B, not closed 4401.
+  for (let i = 0; i < 3; i++) {
+    const key = await api(as(a), "POST", "/v1/keys", { name: `host-key-${i}` });
+    assert.is(key.status, 201, JSON.stringify(key.body));
+    const host = await TestHost.register({ url: b.url, token: key.body.key }, [echo], { hostId: `fresh-key-host-${i}`, secret: `fresh-key-secret-000${i}` });
+    await host.close();
   }
   // A burst of wrong tokens shares reads and is refused, each with a typed 401.
   const wrong = await Promise.all(Array.from({ length: 20 }, (_, i) => api(as(b), "GET", "/v1/sessions", undefined, { token: `brk_wrong_${i}` })));

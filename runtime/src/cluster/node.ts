@@ -359,8 +359,12 @@ export class ClusterNode {
    */
   private async knowCredential(req: IncomingMessage): Promise<void> {
     const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "");
-    if (!m || this.parts.keys.authenticate(m[1]!.trim()) !== undefined) return;
-    await this.refreshThrottled();
+    if (m) await this.knowToken(m[1]!.trim());
+  }
+
+  /** The same for a host's `register` frame: resolves once a token unknown here was looked up again. */
+  async knowToken(token: string): Promise<void> {
+    if (this.parts.keys.authenticate(token) === undefined) await this.refreshThrottled();
   }
 
   /**

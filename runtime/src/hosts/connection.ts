@@ -38,6 +38,11 @@ export interface ConnectionDeps {
   redactor?: Redactor;
   /** The principal a register frame's token stands for (the operator token or an API key), or undefined. */
   authenticate(token: string): Principal | undefined;
+  /**
+   * A token `authenticate` does not know may be a key another node issued a moment ago (several
+   * nodes): resolves once this node read the keys again, so `register` can ask once more.
+   */
+  knowCredential?(token: string): Promise<void>;
   /** A connection that answers no ping for this long is closed and its open calls end `unknown` (BRAIN_HOST_TIMEOUT_MS). */
   hostTimeoutMs?: number;
   /** BRAIN_LEASE_MS, told to the host in `registered` (it sizes its resend window by it). */
@@ -132,6 +137,18 @@ export class HostConnection implements RuntimeFrameHandler {
   }
 
   register(f: RegisterFrame): void {
+    const refresh = this.deps.knowCredential;
+    if (refresh === undefined || this.deps.authenticate(f.token) !== undefined) return this.registerKnown(f);
+    // As HTTP requests do (cluster/node.ts): the key may be one issued through another node just now.
+    refresh(f.token).then(
+      () => {
+        if (!this.closed) this.registerKnown(f);
+      },
+      (e) => this.send({ type: "error", ref: f.ref, error: toErrorInfo(e) }),
+    );
+  }
+
+  private registerKnown(f: RegisterFrame): void {
     const principal = this.deps.authenticate(f.token);
     if (principal === undefined) return this.fail("unauthorized", "wrong bearer token (not the operator token nor a live API key)", CLOSE.unauthorized, f.ref);
     if (this.hostId !== undefined && f.hostId !== this.hostId) {
