@@ -192,17 +192,19 @@ export class ClusterNode {
 
   /** Where a request for this session is served: here (the session is held and loaded), or at its owner. */
   place(id: string): Promise<Place> {
+    // A take-over in progress holds the session before it has recovered it: a request that came
+    // meanwhile waits for it (served at once, it would page the session in from its head and run an
+    // idle loop over a turn the recovery is about to end; a verification run found that).
+    const taking = this.placing.get(id);
+    if (taking !== undefined) return taking;
     if (this.parts.journal.holds(id)) {
       if (this.fresh) return Promise.resolve({ here: true });
       // Held, but this node's own lease is not surely running (a slow renewal, a pause): renew it
       // rather than take the session again under it, which would evict the run in progress.
       return this.renewNow().then(() => (this.parts.journal.holds(id) && this.fresh ? { here: true } : this.place(id)));
     }
-    let p = this.placing.get(id);
-    if (p === undefined) {
-      p = this.acquire(id).finally(() => this.placing.delete(id));
-      this.placing.set(id, p);
-    }
+    const p = this.acquire(id).finally(() => this.placing.delete(id));
+    this.placing.set(id, p);
     return p;
   }
 

@@ -23,6 +23,8 @@ export class SessionState {
   private committedThrough: number;
   /** Admitted (not necessarily committed) state: stops appends after session.deleted. */
   deletedAdmitted = false;
+  /** Set when this process stopped running the session (stopWriting): nothing more of this run is written. */
+  private stoppedWith: Error | undefined;
   /** Activation count (message.user records admitted). */
   activation = 0;
   readonly openCalls = new Set<string>();
@@ -162,6 +164,13 @@ export class SessionState {
   /** Admit a record now (its sequence is final) and resolve with it once durably committed. */
   append<T extends JournalRecord["type"]>(type: T, data: RecordData<T>): { sequence: number; committed: Promise<RecordOf<T>> } {
     if (this.deletedAdmitted) throw new BrainRuntimeError("conflict", `session ${this.id} is deleted`);
+    if (this.stoppedWith !== undefined) {
+      const refused = Promise.reject(this.stoppedWith);
+      refused.catch(() => {
+        // Handled as a failed commit is: whoever awaits `committed` sees it.
+      });
+      return { sequence: this.seq, committed: refused };
+    }
     if (type === "session.deleted") this.deletedAdmitted = true;
     // session.created carries the creation time the session shows (its view and its listing order agree).
     const record = { sessionId: this.id, sequence: this.seq++, at: type === "session.created" ? this.createdAt : Date.now(), type, data: this.redact(data) } as unknown as RecordOf<T>;
@@ -174,6 +183,16 @@ export class SessionState {
       // only keeps a fire-and-forget append from becoming an unhandled rejection (e.g. at shutdown).
     });
     return { sequence: record.sequence, committed };
+  }
+
+  /**
+   * This process stopped running the session (another node holds its lease now, or a write failed
+   * and it will be read afresh): whatever of this run still tries to write (a model call or a tool
+   * that was in flight) is refused here. Sent to the store, it would be written under the lease
+   * the node holds when it arrives, which may be a later run's of the same session.
+   */
+  stopWriting(reason: Error): void {
+    this.stoppedWith ??= reason;
   }
 
   /**

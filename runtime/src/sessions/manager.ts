@@ -3,6 +3,7 @@ import type { ApprovalRequest, ApprovalResponse, CancelResponse, CreateSessionRe
 import { BrainRuntimeError } from "../errors.ts";
 import type { JournalStore, KeyedMessage } from "../journal/store.ts";
 import type { SessionHead } from "../journal/head.ts";
+import { hasOpenWork } from "../journal/head.ts";
 import type { Dispatcher } from "../dispatch/dispatcher.ts";
 import type { Environment } from "../dispatch/environment.ts";
 import { Agentloop } from "../agentloop/loop.ts";
@@ -93,7 +94,8 @@ export class SessionManager {
   }
 
   /**
-   * Reads a session's head and session.created record and makes it resident. An eviction while it
+   * Reads a session's head and session.created record and makes it resident (a head with open work
+   * is recovered instead, see below). An eviction while it
    * reads (a node of several lost the session and took it again: another node may have written it
    * in between) makes the head it read stale, so it reads again: a session run from a stale head
    * would write sequences the journal already has.
@@ -104,6 +106,15 @@ export class SessionManager {
       const head = await this.store.head(id);
       if (head === undefined) throw new BrainRuntimeError("not_found", `no session ${id}`);
       if (head.deleted) throw new BrainRuntimeError("conflict", `session ${id} is deleted`);
+      if (hasOpenWork(head)) {
+        // Work open in the journal and nothing here running it (this process restarted or stopped
+        // the run: a failed write, a lost lease): recovered as after a restart. Run by an idle
+        // loop from its head, the session would start the next turn over the one left open.
+        await this.recover([id]);
+        const recovered = this.resident.get(id);
+        if (recovered !== undefined) return recovered;
+        continue;
+      }
       const created = await this.createdOf(id);
       // Created meanwhile by another path (recovery of this very session): that one is the session.
       const there = this.resident.get(id);
@@ -193,8 +204,10 @@ export class SessionManager {
   evict(id: string): void {
     this.evictions += 1;
     const e = this.resident.get(id);
+    const why = "this node stopped running the session (another node holds its lease now, or this node lost it)";
+    e?.state.stopWriting(stoppedRunning(id, why));
     for (const call of e?.calls.open() ?? []) this.dispatcher.abandon(call);
-    this.drop(id, "this node stopped running the session (another node holds its lease now, or this node lost it)");
+    this.drop(id, why);
   }
 
   isResident(id: string): boolean {
@@ -300,7 +313,8 @@ export class SessionManager {
       const records = await this.store.read(id);
       if (records[0]?.type !== "session.created") continue;
       const state = SessionState.fromRecords(id, records, this.store);
-      if (state.deleted) continue;
+      // Deleted, or resident already (recovered by another path while this one read): nothing to do.
+      if (state.deleted || this.resident.has(id)) continue;
       const entry = this.attach(state);
       recovered.push(entry);
       const waiting = waitingFor(state, records);
