@@ -31,6 +31,7 @@ import { DEFAULT_MAX_STREAM_MS, MAX_STREAM_MS, OpenStreams } from "./http/sse.ts
 import { requestUrl } from "./http/path.ts";
 import type { RouteDeps } from "./http/routes.ts";
 import { hostsRoute } from "./environments/host-route.ts";
+import { SharedLogins } from "./ui/logins.ts";
 import { uiRoute } from "./ui/routes.ts";
 import { authorizeSession } from "./http/session-access.ts";
 import { KeyRing } from "./credentials/keys.ts";
@@ -264,7 +265,13 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   const traceUrl = opts.traceUrl ?? defaults.traceUrl;
   const open: RouteDeps["open"] = [
     uiRoute({
-      accepts: (credential) => keys.authenticate(credential) !== undefined,
+      accepts: async (credential) => {
+        // Several nodes: a key issued through another node a moment ago is looked up (as for the API).
+        if (keys.authenticate(credential) === undefined) await cluster?.knowToken(credential);
+        return keys.authenticate(credential) !== undefined;
+      },
+      // Several nodes: a login made through one node is valid on every node (sealed with the operator token they share).
+      logins: nodeJournal === undefined ? undefined : new SharedLogins(nodeJournal.pg.shared, token),
       traces: async (sessionId, credential) => {
         const principal = keys.authenticate(credential);
         if (principal === undefined) throw new BrainRuntimeError("unauthorized", "the login's credential is no longer accepted");
@@ -290,6 +297,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
     settings,
     logger,
     storeKind: store.kind,
+    uploads: nodeJournal?.pg.shared,
     provide: (kind, env) => {
       if (environments.has(kind)) throw new BrainRuntimeError("conflict", `two Environments serve placement kind ${kind}`);
       environments.set(kind, env);

@@ -37,7 +37,8 @@ export function digestUploadRoute<T extends object>(opts: DigestUploadRoute<T>) 
     try {
       const digest = decodeSegment(m[1]!, noun);
       if (!DIGEST_PATTERN.test(digest)) throw new BrainRuntimeError("invalid_request", `a ${noun} digest is 64 lowercase hex characters (sha256 of ${opts.of})`);
-      const known = store.get(digest);
+      // Several nodes: an upload made through another node is found (and admitted here) too.
+      const known = await store.obtain(digest);
       if (method === "HEAD") {
         res.writeHead(known === undefined ? 404 : known.status === "admitted" ? 200 : 400, { "content-length": 0 });
         res.end();
@@ -49,7 +50,8 @@ export function digestUploadRoute<T extends object>(opts: DigestUploadRoute<T>) 
         return true;
       }
       if (method !== "PUT") throw new BrainRuntimeError("invalid_request", `method ${method} is not allowed on ${url.pathname}`);
-      if (known?.status === "admitted") {
+      // Admitted here but not yet kept for the other nodes (that write failed): the body is read and kept now.
+      if (known?.status === "admitted" && store.complete(digest)) {
         req.resume();
         sendJson(res, 200, { digest, status: "admitted", ...opts.answer(known) });
         return true;

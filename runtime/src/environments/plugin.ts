@@ -1,5 +1,6 @@
 import type { Placement } from "@aexhq/brain-protocol";
 import type { JournalStore } from "../journal/store.ts";
+import type { UploadShelf } from "../journal/shared-files.ts";
 import type { SessionManager } from "../sessions/manager.ts";
 import type { Dispatcher, HostBinding } from "../dispatch/dispatcher.ts";
 import type { Environment, EnvironmentControlHandler } from "../dispatch/environment.ts";
@@ -50,6 +51,8 @@ export interface PluginContext {
   readonly logger: Logger;
   /** The journal's kind ("postgres": one node of several; state kept per node must say so). */
   readonly storeKind: JournalStore["kind"];
+  /** Several nodes: where uploads (components, packages) are kept for every node; undefined on one node. */
+  readonly uploads?: UploadShelf;
   /** Serves placements of `kind` with `env` (one Environment per kind). */
   provide(kind: Placement["kind"], env: Environment): void;
   /** The Environment serving `kind`, if any. */

@@ -7,6 +7,7 @@ import { deepFreeze } from "./freeze.ts";
 import { advanceHead, newHead } from "./head.ts";
 import type { HeadStatus, SessionHead } from "./head.ts";
 import { pageOf } from "./store.ts";
+import { PgSharedFiles, SHARED_FILES_MIGRATION } from "./shared-files.ts";
 import type { CommitObserver, HostRow, KeyRow, KeyedMessage, ListQuery, SessionPage, StoreStats } from "./store.ts";
 
 /** Schema versions, applied in order inside one transaction each, recorded in brain_meta. */
@@ -115,6 +116,8 @@ const MIGRATIONS: string[] = [
    CREATE INDEX session_listing_owner ON session_listing (owner, state, created_at, session_id COLLATE "C");`,
   // Tenant limits (issue 32): the limits the operator set on a key itself, as a JSON object (KeyLimits).
   `ALTER TABLE keys ADD COLUMN limits TEXT;`,
+  // Every feature on every node (issue 28): uploads and /ui logins any node reads (journal/shared-files.ts).
+  SHARED_FILES_MIGRATION,
 ];
 
 /**
@@ -291,7 +294,12 @@ export class PostgresStore {
     private fence: Fence | undefined,
     private idleTransactionTimeoutMs: number | undefined,
     private minSessionsPerSplit: number,
-  ) {}
+  ) {
+    this.shared = new PgSharedFiles(readers);
+  }
+
+  /** Uploads and /ui logins every node reads (several nodes: issue 28). */
+  readonly shared: PgSharedFiles;
 
   /** Connects, applies missing migrations, and returns the store. */
   static async open(url: string, opts: PostgresStoreOptions = {}): Promise<PostgresStore> {

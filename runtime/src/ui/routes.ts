@@ -5,6 +5,8 @@ import { BrainRuntimeError } from "../errors.ts";
 import type { Route } from "../http/routes.ts";
 import { sendError } from "../http/respond.ts";
 import { tokensEqual } from "../credentials/secret.ts";
+import { MemoryLogins } from "./logins.ts";
+import type { Login, LoginKeeper } from "./logins.ts";
 
 /**
  * The session viewer at /ui: a login form, the page shell and its static assets (plain HTML, CSS
@@ -38,7 +40,6 @@ const SECURITY_HEADERS = {
 };
 const MAX_LOGIN_BODY = 16 * 1024;
 const DEFAULT_TTL_MS = 12 * 60 * 60 * 1000;
-const MAX_LOGINS = 10_000;
 /** What the page may do with a login (method and path), each answered by the ordinary API. */
 const ACTIONS: ReadonlyArray<readonly [string, RegExp]> = [
   ["POST", /^\/v1\/sessions\/[^/]+\/(?:messages|cancel|calls\/[^/]+\/approval)$/],
@@ -50,10 +51,12 @@ export const CSRF_HEADER = "x-brain-csrf";
 const PAGE = /^\/ui(?:\/sessions\/[^/?#]+)?$/;
 
 export interface UiOptions {
-  /** Whether a credential is one the API accepts (the operator token or an API key). */
-  accepts(credential: string): boolean;
+  /** Whether a credential is one the API accepts (the operator token or an API key); several nodes may look the keys up again first. */
+  accepts(credential: string): boolean | Promise<boolean>;
   /** How long a login lasts; default 12 hours. */
   ttlMs?: number;
+  /** Where logins are kept: this process's memory by default; several nodes share theirs (ui/logins.ts SharedLogins). */
+  logins?: LoginKeeper;
   /**
    * The trace ids of a session's recent calls, for the call panel's Trace link (docs/observability.md),
    * and the trace viewer's URL template (`{traceId}`), if the operator gave one. Rejects `not_found`
@@ -62,18 +65,11 @@ export interface UiOptions {
   traces?(sessionId: string, credential: string): Promise<{ traces: Record<string, string>; url?: string }>;
 }
 
-interface Login {
-  credential: string;
-  expiresAt: number;
-  /** The anti-forgery token the page sends with every action (CSRF_HEADER); in the page's HTML only. */
-  csrf: string;
-}
-
 /** The /ui routes and the cookie bridge; goes in the server's `open` route list (it authorizes its requests itself). */
 export function uiRoute(opts: UiOptions): Route {
   const ttl = opts.ttlMs ?? DEFAULT_TTL_MS;
-  /** Login id (the cookie value) → credential; insertion order is age, so the oldest go first when full. */
-  const logins = new Map<string, Login>();
+  /** Login id (the cookie value) → credential. */
+  const logins = opts.logins ?? new MemoryLogins();
   const cache = new Map<string, Buffer>();
   const asset = (name: string): Buffer => {
     let b = cache.get(name);
@@ -81,18 +77,14 @@ export function uiRoute(opts: UiOptions): Route {
     return b;
   };
 
-  const loginOf = (req: IncomingMessage): Login | undefined => {
+  const loginOf = async (req: IncomingMessage): Promise<Login | undefined> => {
     const id = cookie(req, UI_COOKIE);
     if (id === undefined) return undefined;
-    const login = logins.get(id);
+    const login = await logins.load(id);
     if (login === undefined) return undefined;
-    if (login.expiresAt <= Date.now()) {
-      logins.delete(id);
-      return undefined;
-    }
-    if (!opts.accepts(login.credential)) {
-      // A key deleted since the login: the login goes with it.
-      logins.delete(id);
+    // Expired, or its key deleted since the login: the login goes with it.
+    if (login.expiresAt <= Date.now() || !(await opts.accepts(login.credential))) {
+      await logins.remove(id);
       return undefined;
     }
     return login;
@@ -116,15 +108,21 @@ export function uiRoute(opts: UiOptions): Route {
 
     // The cookie bridge: reads of the sessions API from the page.
     if ((path === "/v1/sessions" || path.startsWith("/v1/sessions/")) && method === "GET" && req.headers.authorization === undefined) {
-      const login = loginOf(req);
-      if (login !== undefined) req.headers.authorization = `Bearer ${login.credential}`;
+      try {
+        const login = await loginOf(req);
+        if (login !== undefined) req.headers.authorization = `Bearer ${login.credential}`;
+      } catch (e) {
+        sendError(res, e);
+        return true;
+      }
       return false;
     }
     // Its actions: the cookie and the login's anti-forgery token, from this server's own page.
     if (req.headers.authorization === undefined && ACTIONS.some(([m, re]) => m === method && re.test(path.replace(/\/+$/, "")))) {
-      const login = loginOf(req);
-      if (login === undefined) return false; // the API answers 401
+      let login: Login | undefined;
       try {
+        login = await loginOf(req);
+        if (login === undefined) return false; // the API answers 401
         sameOrigin(req);
         if (!tokensEqual(String(req.headers[CSRF_HEADER] ?? ""), login.csrf)) throw new BrainRuntimeError("forbidden", `an action from the page needs the login's ${CSRF_HEADER} header (reload the page)`);
       } catch (e) {
@@ -152,13 +150,12 @@ export function uiRoute(opts: UiOptions): Route {
         const form = await readForm(req);
         const next = PAGE.test(form.get("next") ?? "") ? form.get("next")! : "/ui";
         const credential = (form.get("credential") ?? "").trim();
-        if (credential === "" || !opts.accepts(credential)) {
+        if (credential === "" || !(await opts.accepts(credential))) {
           loginPage(res, credential === "" ? 400 : 401, next, credential === "" ? "Enter an API key or the operator token." : "That key or token is not accepted.");
           return true;
         }
         const id = randomBytes(32).toString("base64url");
-        logins.set(id, { credential, expiresAt: Date.now() + ttl, csrf: randomBytes(32).toString("base64url") });
-        if (logins.size > MAX_LOGINS) logins.delete(logins.keys().next().value!);
+        await logins.save(id, { credential, expiresAt: Date.now() + ttl, csrf: randomBytes(32).toString("base64url") });
         res.writeHead(303, { ...SECURITY_HEADERS, location: next, "cache-control": "no-store", "set-cookie": `${UI_COOKIE}=${id}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${Math.floor(ttl / 1000)}`, "content-length": 0 });
         res.end();
         return true;
@@ -167,14 +164,14 @@ export function uiRoute(opts: UiOptions): Route {
         if (method !== "POST") throw new BrainRuntimeError("not_found", `no route ${method} ${path}`);
         sameOrigin(req);
         const id = cookie(req, UI_COOKIE);
-        if (id !== undefined) logins.delete(id);
+        if (id !== undefined) await logins.remove(id);
         res.writeHead(303, { ...SECURITY_HEADERS, location: "/ui", "cache-control": "no-store", "set-cookie": `${UI_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`, "content-length": 0 });
         res.end();
         return true;
       }
       const traced = /^\/ui\/traces\/([^/]+)$/.exec(bare);
       if (traced !== null && method === "GET") {
-        const login = loginOf(req);
+        const login = await loginOf(req);
         if (login === undefined) throw new BrainRuntimeError("unauthorized", "log in at /ui first");
         const body = opts.traces === undefined ? { traces: {} } : await opts.traces(decodeURIComponent(traced[1]!), login.credential);
         const text = JSON.stringify(body);
@@ -184,7 +181,7 @@ export function uiRoute(opts: UiOptions): Route {
       }
       if (PAGE.test(bare)) {
         if (method !== "GET") throw new BrainRuntimeError("not_found", `no route ${method} ${path}`);
-        const login = loginOf(req);
+        const login = await loginOf(req);
         if (login === undefined) loginPage(res, 200, bare);
         else page(res, 200, asset("app.html").toString("utf8").replace("{{csrf}}", login.csrf));
         return true;

@@ -10,10 +10,13 @@ import { checkGuestOutcome } from "./outcome.ts";
 import { WorkerPool } from "./pool.ts";
 import type { Preopen, SlotListener, WorkerSlot } from "./pool.ts";
 import { ComponentStore } from "./store.ts";
+import type { UploadShelf } from "../../journal/shared-files.ts";
 
 export interface ComponentEnvironmentOptions {
   /** Where bytes, admissions and transpilations live (the server's data dir + /components). */
   storeDir: string;
+  /** Several nodes: where uploads are kept for every node (journal/shared-files.ts). */
+  uploads?: UploadShelf;
   /** BRAIN_WORKSPACE_ROOT: the allow-list for filesystem grants; absent = every grant is denied. */
   workspaceRoot?: string;
   /** JS heap limit of each component worker (resourceLimits.maxOldGenerationSizeMb). */
@@ -55,7 +58,7 @@ export class ComponentEnvironment implements Environment {
   private closing = false;
 
   constructor(private opts: ComponentEnvironmentOptions) {
-    this.store = new ComponentStore(opts.storeDir);
+    this.store = new ComponentStore(opts.storeDir, opts.uploads === undefined ? undefined : { shelf: opts.uploads, kind: "component" });
     this.pool = new WorkerPool(opts.memoryLimitMb ?? 256);
   }
 
@@ -69,10 +72,11 @@ export class ComponentEnvironment implements Environment {
     return this.opts.workspaceRoot === undefined ? undefined : join(resolve(this.opts.workspaceRoot), sessionId);
   }
 
-  admit(tool: PlacedTool, sessionId: string): ErrorInfo | undefined {
+  async admit(tool: PlacedTool, sessionId: string): Promise<ErrorInfo | undefined> {
     const p = tool.placement;
     if (p.kind !== "component") return { code: "invalid_request", message: "not a component placement" };
-    const a = this.store.get(p.digest);
+    // Several nodes: a component uploaded through another node is admitted here now.
+    const a = await this.store.obtain(p.digest);
     if (a === undefined) {
       return { code: "not_found", message: `component ${p.digest} for tool ${tool.contract.name} was not uploaded: PUT /v1/components/${p.digest} first` };
     }
@@ -106,7 +110,8 @@ export class ComponentEnvironment implements Environment {
   async start(call: CallInvocation, sink: CallSink): Promise<CallHandle> {
     const p = call.tool.placement as ComponentPlacement;
     if (p.kind !== "component") throw new BrainRuntimeError("internal", "not a component placement");
-    const admission = this.store.get(p.digest);
+    // A session taken over from another node may place a component this node has not seen yet.
+    const admission = await this.store.obtain(p.digest);
     if (admission?.status !== "admitted") throw new BrainRuntimeError("not_found", `component ${p.digest} is not admitted`);
     let stopped = false;
     const noop: CallHandle = { stop: () => {} };

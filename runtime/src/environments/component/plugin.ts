@@ -29,6 +29,7 @@ function installComponents(ctx: PluginContext): ComponentEnvironment {
   const temp = settings.dataDir === undefined ? mkdtempSync(join(tmpdir(), "brain-components-")) : undefined;
   const env = new ComponentEnvironment({
     storeDir: temp ?? join(settings.dataDir!, "components"),
+    uploads: ctx.uploads,
     workspaceRoot: settings.workspaceRoot,
     memoryLimitMb: settings.componentMemoryMb,
     onTelemetry: settings.componentTelemetry ? (t) => logger.info(`component telemetry: ${t.message}`, { callId: t.callId, level: t.level }) : undefined,

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { ErrorInfo } from "@aexhq/brain-protocol";
 import { parseWorld, worldProblems } from "./world.ts";
 import { DigestStore } from "../digest-store.ts";
-import type { DigestAdmission } from "../digest-store.ts";
+import type { DigestAdmission, SharedUploads } from "../digest-store.ts";
 
 /** What admission concluded about one component: its world's imports, and how long it took. */
 export type Admission = DigestAdmission<{ imports: string[]; admittedAt: number; admitMs: number }>;
@@ -16,14 +16,14 @@ export type Admission = DigestAdmission<{ imports: string[]; admittedAt: number;
  * Admission runs once per digest (at upload); a restart reuses everything already on disk.
  */
 export class ComponentStore extends DigestStore<{ imports: string[]; admittedAt: number; admitMs: number }> {
-  constructor(dir: string) {
+  constructor(dir: string, shared?: SharedUploads) {
     super(dir, async (digest, bytes) => {
       const t0 = performance.now();
       const result = await admitBytes(digest, bytes, join(dir, digest));
       if (!result.ok) return { status: "refused", digest, error: result.error };
       writeFileSync(join(dir, `${digest}.wasm`), bytes);
       return { status: "admitted", digest, imports: result.imports, admittedAt: Date.now(), admitMs: Math.round(performance.now() - t0) };
-    });
+    }, shared);
   }
 
   /** The folder holding component.js for an admitted digest. */

@@ -10,6 +10,7 @@ import type { Principal } from "../../credentials/keys.ts";
 import type { SessionManager } from "../../sessions/manager.ts";
 import { ManagedBinding } from "./binding.ts";
 import { PackageStore } from "./package-store.ts";
+import type { UploadShelf } from "../../journal/shared-files.ts";
 import { MANAGED_RUNTIMES } from "./placement.ts";
 import type { ManagedRuntime } from "./placement.ts";
 import { MANAGED_HOST_PREFIX } from "../../hosts/registry.ts";
@@ -18,6 +19,8 @@ export interface ManagedEnvironmentOptions {
   /** <dataDir> (or a temp folder): packages/ and bindings/ live under it. */
   rootDir: string;
   workspaceRoot?: string;
+  /** Several nodes: where uploads are kept for every node (journal/shared-files.ts). */
+  uploads?: UploadShelf;
   hosts: HostEnvironment;
   sessions: SessionManager;
   /** The per-binding register tokens the host channel accepts (token → principal). */
@@ -63,7 +66,7 @@ export class ManagedEnvironment implements Environment {
   private closed = false;
 
   constructor(private opts: ManagedEnvironmentOptions) {
-    this.store = new PackageStore(join(opts.rootDir, "packages"));
+    this.store = new PackageStore(join(opts.rootDir, "packages"), opts.uploads === undefined ? undefined : { shelf: opts.uploads, kind: "package" });
     this.binaries = opts.binaries;
   }
 
@@ -71,7 +74,7 @@ export class ManagedEnvironment implements Environment {
     return this.opts.workspaceRoot === undefined ? undefined : join(resolve(this.opts.workspaceRoot), sessionId);
   }
 
-  admit(tool: PlacedTool, sessionId: string): ErrorInfo | undefined {
+  async admit(tool: PlacedTool, sessionId: string): Promise<ErrorInfo | undefined> {
     const p = placementOf(tool);
     const name = tool.contract.name;
     if (!(MANAGED_RUNTIMES as readonly string[]).includes(p.runtime)) {
@@ -81,7 +84,8 @@ export class ManagedEnvironment implements Environment {
     if (!installed(bin, this.opts.path)) {
       return { code: "unsupported", message: `tool ${name}: runtime "${p.runtime}" is not installed on this server (${bin})`, details: { tool: name, env: p.env, runtime: p.runtime } };
     }
-    const a = this.store.get(p.digest);
+    // Several nodes: a package uploaded through another node is admitted here now.
+    const a = await this.store.obtain(p.digest);
     if (a === undefined) return { code: "not_found", message: `package ${p.digest} for tool ${name} was not uploaded: PUT /v1/packages/${p.digest} first` };
     if (a.status === "refused") return a.error;
     if (a.name !== p.executable.package) {
@@ -153,6 +157,8 @@ export class ManagedEnvironment implements Environment {
     const known = this.bindings.get(key);
     if (known !== undefined) return known;
     const created = (await this.opts.sessions.state(call.sessionId)).created;
+    // A session taken over from another node may place a package this node has not seen yet.
+    await this.store.obtain(p.digest);
     // Another call of the binding made it while the session was read: one binding each.
     return this.bindings.get(key) ?? this.binding(call.sessionId, p.env, created.tools, created.owner);
   }

@@ -3,7 +3,7 @@ import { renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { DigestStore } from "../digest-store.ts";
-import type { DigestAdmission } from "../digest-store.ts";
+import type { DigestAdmission, SharedUploads } from "../digest-store.ts";
 
 const run = promisify(execFile);
 
@@ -20,8 +20,8 @@ export type PackageAdmission = DigestAdmission<{ name: string; version: string; 
  * `package/package.json` naming the package.
  */
 export class PackageStore extends DigestStore<{ name: string; version: string; admittedAt: number; bytes: number }> {
-  constructor(dir: string) {
-    super(dir, admitPackage);
+  constructor(dir: string, shared?: SharedUploads) {
+    super(dir, admitPackage, shared);
   }
 
   tarball(digest: string): string {

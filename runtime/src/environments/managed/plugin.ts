@@ -23,6 +23,7 @@ export const managedHostsPlugin: EnvironmentPlugin = {
     if (ctx.storeKind !== "postgres") ctx.hosts.forgetAllManaged();
     const env = new ManagedEnvironment({
       rootDir: temp ?? settings.dataDir!,
+      uploads: ctx.uploads,
       workspaceRoot: settings.workspaceRoot,
       hosts: ctx.hosts,
       sessions: ctx.sessions,

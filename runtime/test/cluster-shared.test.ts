@@ -1,0 +1,99 @@
+// Every feature on every node (issue 28), with real node subprocesses (each with its own data folder)
+// on a real PostgreSQL: a component or package uploaded through one node is admitted and run through
+// another, and a /ui login made through one node is valid on another (and a logout on either ends it).
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { api, assertJournal, ofType, waitFor } from "./helpers/brain.ts";
+import type { Brain } from "./helpers/brain.ts";
+import { startPgCluster } from "./helpers/pg-cluster.ts";
+import type { PgCluster } from "./helpers/pg-cluster.ts";
+import { killAll, queryRows, twoNodes as twoNodesOn } from "./helpers/nodes.ts";
+import { components, inspectContract, placedComponent, upload } from "./component-helpers.mts";
+import { uiCookie } from "./helpers/streams.ts";
+
+const TOKEN = "cluster-shared-operator-token-01";
+const LEASE_MS = 1500;
+let cluster: PgCluster;
+let databases = 0;
+
+test.before(async () => {
+  cluster = await startPgCluster();
+});
+
+test.after(async () => {
+  await killAll();
+  await cluster?.stop();
+});
+
+const as = (n: { url: string }) => ({ url: n.url, token: TOKEN }) as Brain;
+const twoNodes = () => twoNodesOn(cluster.url, `shared_${++databases}`, TOKEN, LEASE_MS);
+
+test("a component uploaded through one node is placed and run in a session another node creates and owns", async () => {
+  const built = await components();
+  const { db, a, b } = await twoNodes();
+  const up = await upload(as(a), built.fixtures.counter!);
+  assert.is(up.status, 201, JSON.stringify(up.body));
+  // B never saw the bytes: it finds the upload (and admits it itself) when asked.
+  const head = await fetch(`${b.url}/v1/components/${up.digest}`, { method: "HEAD", headers: { authorization: `Bearer ${TOKEN}` } });
+  assert.is(head.status, 200);
+  const kept = await queryRows(db, "SELECT count(*)::int AS parts, sum(octet_length(bytes))::int AS bytes FROM uploads WHERE kind = 'component' AND digest = $1", [up.digest]);
+  assert.equal(kept, [{ parts: Math.max(1, Math.ceil(readFileSync(built.fixtures.counter!).length / (1024 * 1024))), bytes: readFileSync(built.fixtures.counter!).length }]);
+
+  const counterOutput = { type: "object", properties: { n: { type: "integer" } }, required: ["n"] };
+  const tool = placedComponent(inspectContract(counterOutput, "count"), up.digest, "counter", { depth: 1 });
+  const created = await api(as(b), "POST", "/v1/sessions", { model: { provider: "scripted", script: [{ toolCalls: [{ name: "count", input: { path: "x" } }] }, { text: "done" }] }, tools: [tool] });
+  assert.is(created.status, 201, JSON.stringify(created.body));
+  const id = created.body.id as string;
+  assert.is((await api(as(b), "POST", `/v1/sessions/${id}/messages`, { text: "go" })).status, 202);
+  const all = await waitFor(as(b), id, (r) => r.type === "turn.completed", 30_000);
+  assertJournal(all);
+  assert.equal(ofType(all, "tool.result").map((r) => r.data.outcome), [{ status: "ok", value: { n: 1 } }]);
+});
+
+test("a package uploaded through one node is found admitted through another", async () => {
+  const { a, b } = await twoNodes();
+  const dir = mkdtempSync(join(tmpdir(), "brain-shared-package-"));
+  mkdirSync(join(dir, "package"));
+  writeFileSync(join(dir, "package", "package.json"), JSON.stringify({ name: "@example/shared-tools", version: "1.2.3", type: "module" }));
+  execFileSync("tar", ["-czf", join(dir, "p.tgz"), "-C", dir, "package"]);
+  const bytes = readFileSync(join(dir, "p.tgz"));
+  const digest = createHash("sha256").update(bytes).digest("hex");
+  const put = await fetch(`${a.url}/v1/packages/${digest}`, { method: "PUT", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/gzip" }, body: bytes });
+  assert.is(put.status, 201, await put.text());
+  const got = await api(as(b), "GET", `/v1/packages/${digest}`);
+  assert.is(got.status, 200, JSON.stringify(got.body));
+  assert.equal([got.body.status, got.body.name, got.body.version], ["admitted", "@example/shared-tools", "1.2.3"]);
+  // A digest never uploaded through any node is still unknown.
+  assert.is((await api(as(b), "GET", `/v1/packages/${"e".repeat(64)}`)).status, 404);
+});
+
+test("a /ui login made through one node is valid on another; a logout through either ends it on both", async () => {
+  const { db, a, b } = await twoNodes();
+  const key = await api(as(a), "POST", "/v1/keys", { name: "page-user" });
+  assert.is(key.status, 201);
+  const cookie = await uiCookie(a, key.body.key);
+  // Neither the cookie's id nor the key is stored in the clear.
+  const rows = await queryRows(db, "SELECT id_hash, sealed FROM ui_logins");
+  assert.is(rows.length, 1);
+  const id = cookie.slice("brain_ui=".length);
+  assert.not.ok(JSON.stringify(rows).includes(id) || JSON.stringify(rows).includes(key.body.key), "the database holds the id or the key in the clear");
+
+  const page = await fetch(`${b.url}/ui`, { headers: { cookie } });
+  assert.ok((await page.text()).includes('name="brain-csrf"'), "B serves the page, not the login form");
+  const listed = await fetch(`${b.url}/v1/sessions`, { headers: { cookie } });
+  assert.is(listed.status, 200);
+  // Signed out through B: A no longer accepts the cookie (within the nodes' one-second cache).
+  const out = await fetch(`${b.url}/ui/logout`, { method: "POST", redirect: "manual", headers: { cookie } });
+  assert.is(out.status, 303);
+  await new Promise((r) => setTimeout(r, 1_100));
+  assert.is((await fetch(`${a.url}/v1/sessions`, { headers: { cookie } })).status, 401);
+  assert.not.ok((await (await fetch(`${a.url}/ui`, { headers: { cookie } })).text()).includes('name="brain-csrf"'));
+  assert.equal(await queryRows(db, "SELECT count(*)::int AS n FROM ui_logins"), [{ n: 0 }]);
+});
+
+test.run();
