@@ -29,6 +29,7 @@ function recorder() {
       throw Object.assign(new Error("call ses_01hzy3k9q2:7 already finished"), { code: "call_finished" });
     },
     modelRequest: () => (seen.push("modelRequest"), { result: { text: "hi", toolCalls: [], stopReason: "end", usage: { inputTokens: 1, outputTokens: 1 } }, finished: false }),
+    environmentRequest: (m) => (seen.push(`environmentRequest:${m.request.operation}`), { result: { bindings: [] }, finished: false }),
     stop: (m) => void seen.push(`stop:${m.status}`),
     lost: (m) => void seen.push(`lost:${m.message}`),
   };
@@ -122,12 +123,13 @@ test("answersRequest tells a request's success answer from an error or an out-of
   assert.ok(!answersRequest("emit", failed));
   assert.ok(!answersRequest("invoke", committed), "invoke is answered `invoked`");
   assert.is(LINK_ANSWER_TYPES.model_request, "model_result");
+  assert.is(LINK_ANSWER_TYPES.environment_request, "environment_result");
 });
 
 test("codegen refuses a link section it cannot route: a message missing from the union, a request without its answer", () => {
   const copy = () => structuredClone(schema);
   assert.equal(linkMessagesOf(schema).map((m) => `${m.type}:${m.role}`).sort(), [
-    "committed:answer", "emit:request", "emit_result:request", "error:answer", "finish:request", "invoke:request",
+    "committed:answer", "emit:request", "emit_result:request", "environment_request:request", "environment_result:answer", "error:answer", "finish:request", "invoke:request",
     "invoked:answer", "lost:notice", "model_request:request", "model_result:answer", "returned:request", "stop:notice",
   ]);
   const noMember = copy();

@@ -15,6 +15,8 @@ import type { PgCluster } from "./helpers/pg-cluster.ts";
 import { killAll, queryRows, twoNodes as twoNodesOn } from "./helpers/nodes.ts";
 import { components, inspectContract, placedComponent, upload } from "./component-helpers.mts";
 import { uiCookie } from "./helpers/streams.ts";
+import { contract } from "./helpers/contract.ts";
+import { TestHost } from "./helpers/host.ts";
 
 const TOKEN = "cluster-shared-operator-token-01";
 const LEASE_MS = 1500;
@@ -53,6 +55,45 @@ test("a component uploaded through one node is placed and run in a session anoth
   const all = await waitFor(as(b), id, (r) => r.type === "turn.completed", 30_000);
   assertJournal(all);
   assert.equal(ofType(all, "tool.result").map((r) => r.data.outcome), [{ status: "ok", value: { n: 1 } }]);
+});
+
+test("Environment control from a host connected to one node, in a session another node owns: list and a nested call are relayed and journaled by the owner", async () => {
+  const built = await components();
+  const { a, b } = await twoNodes();
+  const up = await upload(as(a), built.fixtures.counter!);
+  assert.is(up.status, 201, JSON.stringify(up.body));
+  const caller = contract("caller");
+  const host = await TestHost.register(as(a), [caller], { hostId: "control-host", secret: "control-host-secret-01" });
+  try {
+    const counterOutput = { type: "object", properties: { n: { type: "integer" } }, required: ["n"] };
+    const tools = [
+      { contract: caller, options: {}, placement: { kind: "host", hostId: host.hostId, environments: { list: true, call: ["tools"] } } },
+      placedComponent(inspectContract(counterOutput, "count"), up.digest, "tools", { depth: 1 }),
+    ];
+    // Created through B: B owns it, the host is connected to A.
+    const created = await api(as(b), "POST", "/v1/sessions", { model: { provider: "scripted", script: [{ toolCalls: [{ name: "caller", input: {} }] }, { text: "done" }] }, tools });
+    assert.is(created.status, 201, JSON.stringify(created.body));
+    const id = created.body.id as string;
+    assert.is((await api(as(b), "POST", `/v1/sessions/${id}/messages`, { text: "go" })).status, 202);
+    const invoke = await host.invoke(10_000);
+    const ask = async (request: unknown) => {
+      const ref = host.nextRef();
+      host.send({ type: "environment_request", ref, callId: invoke.callId, request } as never);
+      return (await host.next((f) => f.type === "environment_result" && (f as { ref: number }).ref === ref, 15_000)) as { result?: { bindings?: Array<{ name: string }>; outcome?: unknown }; error?: { code: string; message: string } };
+    };
+    const listed = await ask({ operation: "list" });
+    assert.equal(listed.result?.bindings?.map((x) => x.name), ["tools"], JSON.stringify(listed));
+    const called = await ask({ operation: "call", name: "tools", tool: "count", input: { path: "x" } });
+    assert.equal(called.result?.outcome, { status: "ok", value: { n: 1 } }, JSON.stringify(called));
+    assert.is((await host.request({ type: "finish", callId: invoke.callId })).type, "committed");
+    const all = await waitFor(as(b), id, (r) => r.type === "turn.completed", 15_000);
+    assertJournal(all);
+    assert.equal(ofType(all, "environment.request").map((r) => r.data.request.operation), ["list", "call"]);
+    assert.is(ofType(all, "environment.response").length, 2);
+    assert.equal(ofType(all, "tool.call_started").map((r) => [r.data.tool, r.data.origin ?? null]), [["caller", null], ["count", invoke.callId]]);
+  } finally {
+    await host.close();
+  }
 });
 
 test("a package uploaded through one node is found admitted through another", async () => {

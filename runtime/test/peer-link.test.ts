@@ -42,6 +42,9 @@ const nothing: LinkMessageHandler = {
   modelRequest: () => {
     throw new BrainRuntimeError("script_exhausted", "no more steps");
   },
+  environmentRequest: () => {
+    throw new BrainRuntimeError("forbidden", "no grant");
+  },
   stop: () => {
     throw new Error("a notice handler that throws is logged, not fatal");
   },

@@ -381,7 +381,7 @@ async function relayedCall(a: NodeProcess, host: TestHost): Promise<{ callId: st
 }
 
 const lastSequence = async (db: string, sessionId: string) => Number((await sql(db, "SELECT max(sequence) AS n FROM journal WHERE session_id = $1", [sessionId]))[0].n);
-const RELAYED = ["emit", "emit_result", "returned", "finish", "model_request"] as const;
+const RELAYED = ["emit", "emit_result", "returned", "finish", "model_request", "environment_request"] as const;
 
 test("several nodes: a frame relayed to an owner that lost the session's lease: rejected conflict with final: true (model_result conflict), nothing journaled", async () => {
   const { db, a, b } = await nodes();
@@ -421,15 +421,16 @@ test("several nodes: a frame relayed to an owner that lost the session's lease: 
   assert.is(await lastSequence(db, local.sessionId), before.get(local.sessionId), "direct: nothing journaled");
 });
 
-test("several nodes: a frame relayed to an owner that cannot be reached: rejected unavailable, retryable (model_result unavailable), then call_finished once the session was taken over; environment_request is unsupported", async () => {
+test("several nodes: a frame relayed to an owner that cannot be reached: rejected unavailable, retryable (model_result and environment_result unavailable), then call_finished once the session was taken over; environment_request is relayed", async () => {
   const { db, a, b } = await nodes();
   const host = track(await TestHost.register(operator(b), [tool]));
   const { callId, sessionId } = await relayedCall(a, host);
-  // Relayed while A answers: committed with A's sequence; environment control is not relayed.
+  // Relayed while A answers: committed with A's sequence; environment control is relayed too (the
+  // tool has no grant: A journals and answers `forbidden`).
   const ok = await send(host, FRAME.emit(callId));
   expectAnswer("emit", ok, "committed");
   assert.is((ok as { sequence: number }).sequence, await lastSequence(db, sessionId));
-  expectAnswer("environment_request", await send(host, FRAME.environment_request(callId)), "environment_result", "unsupported");
+  expectAnswer("environment_request", await send(host, FRAME.environment_request(callId)), "environment_result", "forbidden");
   const before = await lastSequence(db, sessionId);
   await kill9(a.child);
   for (const t of RELAYED) {

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type {
-  LinkAnswers, LinkEmit, LinkEmitResult, LinkFinish, LinkInvoke, LinkLost, LinkMessageHandler, LinkModelRequest, LinkReply, LinkRequest,
-  LinkReturned, LinkStop, ModelRequest, ModelResult, TerminalStatus,
+  LinkAnswers, LinkEmit, LinkEmitResult, LinkFinish, LinkInvoke, LinkLost, LinkMessageHandler, LinkModelRequest, LinkEnvironmentRequest, LinkReply, LinkRequest,
+  LinkReturned, LinkStop, ModelRequest, ModelResult, EnvironmentRequest, EnvironmentAnswer, TerminalStatus,
 } from "@aexhq/brain-protocol";
 import { BrainRuntimeError, CallRejectedError } from "../errors.ts";
 import { invokeFrame } from "../dispatch/environment.ts";
@@ -192,6 +192,10 @@ export class HostRelay implements RemoteHosts, LinkMessageHandler {
     const call = this.call(m.callId);
     return { result: await call.model(m.request), finished: call.finished };
   }
+  async environmentRequest(m: LinkEnvironmentRequest): Promise<LinkReply<"environment_request">> {
+    const call = this.call(m.callId);
+    return { result: await call.environment(m.request), finished: call.finished };
+  }
 
   private call(callId: string): ToolCall {
     const call = this.dispatcher.getCall(callId);
@@ -240,7 +244,9 @@ class RelayedSink implements CallSink {
     } catch (e) {
       throw await this.unreachable(e);
     }
-    const answer = await link.request(message, message.type === "model_request" ? undefined : this.answerTimeoutMs).catch(async (e: unknown) => {
+    // A model call and an Environment control operation (a nested call, with its own deadline) take what they take.
+    const unbounded = message.type === "model_request" || message.type === "environment_request";
+    const answer = await link.request(message, unbounded ? undefined : this.answerTimeoutMs).catch(async (e: unknown) => {
       if (e instanceof BrainRuntimeError && e.code === "unavailable") throw await this.unreachable(e);
       throw e instanceof BrainRuntimeError ? new CallRejectedError(e.code, e.message, e.details, e.retryable, { cause: e, final: e.final }) : e;
     });
@@ -275,6 +281,9 @@ class RelayedSink implements CallSink {
   }
   model(request: ModelRequest): Promise<ModelResult> {
     return this.op({ type: "model_request", callId: this.callId, request }).then((a) => a.result);
+  }
+  environment(request: EnvironmentRequest): Promise<EnvironmentAnswer> {
+    return this.op({ type: "environment_request", callId: this.callId, request }).then((a) => a.result);
   }
   lost(message: string): void {
     if (this.finished) return;

@@ -218,7 +218,7 @@ export class HostConnection implements RuntimeFrameHandler {
       p = withSink(this.sinkFor(f.callId), (sink) =>
         sink.environment !== undefined
           ? sink.environment(f.request)
-          : Promise.reject(new CallRejectedError("unsupported", `Environment control is not relayed between nodes yet: call ${f.callId}'s session is run by another node than the one this host is connected to`)),
+          : Promise.reject(new CallRejectedError("unsupported", `call ${f.callId} cannot use Environment control`)),
       );
     } catch (e) {
       p = Promise.reject(e);
