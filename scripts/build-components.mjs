@@ -51,9 +51,10 @@ async function cached(name, hash, make, cachedOnly = false) {
   return { path: out, cached: false };
 }
 
-async function embedAndNew(core) {
+/** `extraWit` is appended to contract/tool.wit (a world including `tool`, packages nested in the same text). */
+async function embedAndNew(core, { world = "tool", extraWit = "" } = {}) {
   const { componentEmbed, componentNew } = await import("@bytecodealliance/jco-transpile/wasm-tools");
-  const embedded = await componentEmbed({ binary: core, witSource: readFileSync(TOOL_WIT, "utf8"), world: "tool" });
+  const embedded = await componentEmbed({ binary: core, witSource: `${readFileSync(TOOL_WIT, "utf8")}\n${extraWit}`, world });
   return componentNew(embedded);
 }
 
@@ -128,6 +129,15 @@ export async function buildFixtures({ js = true } = {}) {
     const p = join(dir, f);
     const name = f.replace(/\.wat$/, "");
     out[name] = (await cached(`fixture-${name}`, hashOf([p, TOOL_WIT]), async () => embedAndNew(await parse(readFileSync(p, "utf8"))))).path;
+  }
+  // Folders holding module.wat + world.wit: a core module whose world imports more than the tool
+  // world (WASI outside the grant, stderr); world.wit names its world after the folder.
+  for (const name of readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync(join(dir, e.name, "module.wat"))).map((e) => e.name).sort()) {
+    const wat = join(dir, name, "module.wat");
+    const wit = join(dir, name, "world.wit");
+    const extraWit = readFileSync(wit, "utf8");
+    const world = /^world\s+([\w-]+)/m.exec(extraWit)[1];
+    out[name] = (await cached(`fixture-${name}`, hashOf([wat, wit, TOOL_WIT]), async () => embedAndNew(await parse(readFileSync(wat, "utf8")), { world, extraWit }))).path;
   }
   // A real component the project did not build for this world: jco's own js-component-bindgen
   // core module from node_modules, adapted to WASI 0.2 with jco's preview1 reactor adapter.

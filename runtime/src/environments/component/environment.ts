@@ -6,6 +6,9 @@ import type { CallHandle, CallInvocation, CallSink, Environment } from "../../di
 import { BrainRuntimeError, toErrorInfo } from "../../errors.ts";
 import { checkJsonTextDepth, tooDeepDetails } from "../../json-limits.ts";
 import { validateSchema } from "../json-schema.ts";
+import type { Logger } from "../../logger.ts";
+import { logGuestOutput, withStderrTail } from "./guest-output.ts";
+import type { GuestOutput } from "./guest-output.ts";
 import { checkGuestOutcome } from "./outcome.ts";
 import { WorkerPool } from "./pool.ts";
 import type { Preopen, SlotListener, WorkerSlot } from "./pool.ts";
@@ -20,6 +23,8 @@ export interface ComponentEnvironmentOptions {
   memoryLimitMb?: number;
   /** Best-effort telemetry sink; never the journal. */
   onTelemetry?: (entry: TelemetryEntry) => void;
+  /** Where each call's guest stdout/stderr is logged (the server's logger); absent = not logged. */
+  logger?: Logger;
 }
 
 export interface TelemetryEntry {
@@ -35,6 +40,8 @@ interface CallMessage {
   op?: string;
   args?: unknown;
   error?: string;
+  /** With `done`: what the guest printed during the call (guest-output.mjs). */
+  output?: GuestOutput;
 }
 
 /**
@@ -147,6 +154,7 @@ export class ComponentEnvironment implements Environment {
   private run(slot: WorkerSlot, call: CallInvocation, sink: CallSink, isStopped: () => boolean): () => boolean {
     const { channel } = slot;
     const outputSchema = call.tool.contract.outputSchema;
+    const p = call.tool.placement as ComponentPlacement;
     let ended = false;
 
     const reply = (body: { ok?: unknown; err?: ErrorInfo }) => {
@@ -226,7 +234,13 @@ export class ComponentEnvironment implements Environment {
       } else if (m.type === "done") {
         // A trapped instance is never run again: its worker is retired, not returned to the pool.
         const trapped = m.error !== undefined;
-        void end(m.error).then(() => (trapped ? this.pool.kill(slot) : this.pool.release(slot)));
+        logGuestOutput(this.opts.logger, m.output, { callId: call.callId, tool: call.tool.contract.name, env: p.env });
+        for (const [stream, level] of [["stdout", "info"], ["stderr", "warn"]] as const) {
+          const printed = m.output?.[stream];
+          if (printed) this.remember({ callId: call.callId, level, message: printed.text });
+        }
+        // A trap's message carries the end of stderr: a panic message, a traceback.
+        void end(trapped ? withStderrTail(m.error!, m.output) : undefined).then(() => (trapped ? this.pool.kill(slot) : this.pool.release(slot)));
       }
     };
     const pump = async () => {
@@ -246,9 +260,10 @@ export class ComponentEnvironment implements Environment {
     const listener: SlotListener = {
       error: onError,
       exit: () => void end("component worker exited"),
-      // Guest stdout/stderr are diagnostics too: telemetry, never the journal.
-      stdout: (d) => this.record({ callId: call.callId, level: "info", message: d.toString("utf8") }),
-      stderr: (d) => this.record({ callId: call.callId, level: "warn", message: d.toString("utf8") }),
+      // The worker captures the guest's stdout/stderr itself (guest-output.mjs) and sends it with
+      // `done`; what still reaches the thread's streams (Node's own warnings) is kept in the ring.
+      stdout: (d) => this.remember({ callId: call.callId, level: "info", message: d.toString("utf8") }),
+      stderr: (d) => this.remember({ callId: call.callId, level: "warn", message: d.toString("utf8") }),
     };
     slot.current = listener;
 
@@ -277,9 +292,14 @@ export class ComponentEnvironment implements Environment {
     return () => !ended;
   }
 
-  private record(entry: TelemetryEntry): void {
+  /** Kept in the in-memory ring only (guest output, logged once per call by logGuestOutput). */
+  private remember(entry: TelemetryEntry): void {
     this.telemetry.push(entry);
     if (this.telemetry.length > 200) this.telemetry.shift();
+  }
+
+  private record(entry: TelemetryEntry): void {
+    this.remember(entry);
     try {
       this.opts.onTelemetry?.(entry);
     } catch {
