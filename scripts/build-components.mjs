@@ -4,6 +4,8 @@
 // second run (or a second test file) costs nothing. Built artifacts are never committed.
 //
 //   node scripts/build-components.mjs            # build all, print the paths as JSON
+//   node scripts/build-components.mjs inspect-js # one example only (also inspect-rust)
+//   BRAIN_COMPONENT_CACHE=/some/dir ...          # where the .wasm files go (default node_modules/.cache/brain-components)
 //   import { buildComponents } from "../../scripts/build-components.mjs"
 //
 // Rust: Debian's /usr/bin/rustc with libstd-rust-dev-wasm32 (the rustup rustc on PATH usually has
@@ -170,7 +172,14 @@ export async function buildComponents({ js = true, rust: withRust = true } = {})
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  buildComponents().then(
+  // `inspect-js` / `inspect-rust`: build only that example (npm run build:inspect-js -w examples).
+  const only = process.argv[2];
+  const builds = { "inspect-js": () => buildJs(), "inspect-rust": () => buildRust() };
+  if (only !== undefined && !(only in builds)) {
+    console.error(`unknown component ${JSON.stringify(only)}; one of: ${Object.keys(builds).join(", ")}`);
+    process.exit(2);
+  }
+  (only === undefined ? buildComponents() : builds[only]()).then(
     (r) => console.log(JSON.stringify(r, null, 2)),
     (e) => {
       console.error(e?.stack ?? e);
