@@ -34,6 +34,7 @@ export const SERVE_FLAGS: readonly ServeFlag[] = [
   { flag: "--key-max-journal-bytes", variable: "BRAIN_KEY_MAX_JOURNAL_BYTES", value: "<n>", help: "default limit of every API key: journal bytes of one session" },
   { flag: "--workspace-root", variable: "BRAIN_WORKSPACE_ROOT", value: "<dir>", help: "root of session workspaces for brainEnv filesystem grants" },
   { flag: "--component-memory-mb", variable: "BRAIN_COMPONENT_MEMORY_MB", value: "<n>", help: "JS heap and wasm memory cap of each component worker (default 256, at least 16)" },
+  { flag: "--component-transpile-cache", variable: "BRAIN_COMPONENT_TRANSPILE_CACHE", value: "<path>", help: "folder of component transpilations by digest, shared by servers (default: none)" },
   { flag: "--component-telemetry", variable: "BRAIN_COMPONENT_TELEMETRY", help: "log every telemetry line of components at info" },
   { flag: "--http-environments", variable: "BRAIN_HTTP_ENVIRONMENTS", value: "<json>", help: "descriptor Environments as one JSON object (holds credentials: prefer the variable)" },
   { flag: "--http-tool-origins", variable: "BRAIN_HTTP_TOOL_ORIGINS", value: "<origins>", help: "comma-separated origins HTTP tools may be served from" },

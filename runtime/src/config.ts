@@ -136,6 +136,7 @@ export function environmentDefaults(env: NodeJS.ProcessEnv = process.env): Envir
     workspaceRoot: env.BRAIN_WORKSPACE_ROOT || undefined,
     componentMemoryMb: componentMemoryMb(env),
     componentTelemetry: Boolean(env.BRAIN_COMPONENT_TELEMETRY),
+    componentTranspileCache: env.BRAIN_COMPONENT_TRANSPILE_CACHE || undefined,
     managedHosts: {
       node: env.BRAIN_NODE || process.execPath,
       deno: env.BRAIN_DENO || "deno",
@@ -265,6 +266,7 @@ export interface EnvironmentDefaults {
   workspaceRoot: string | undefined;
   componentMemoryMb: number | undefined;
   componentTelemetry: boolean;
+  componentTranspileCache: string | undefined;
   managedHosts: ManagedHostSettings;
   logLevel: LogLevel;
   logJson: boolean;

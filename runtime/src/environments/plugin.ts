@@ -36,6 +36,8 @@ export interface EnvironmentSettings {
   componentMemoryMb: number | undefined;
   /** Whether a component's telemetry lines are logged (at info). */
   componentTelemetry: boolean;
+  /** Where jco transpilations are shared by digest between servers (undefined: not shared). */
+  componentTranspileCache: string | undefined;
   /** The operator's named descriptor Environments, unchecked ({} when none). */
   descriptorEnvironments: Readonly<Record<string, DescriptorEnvironmentConfig>>;
   /** Origins HTTP tools may be served from. */

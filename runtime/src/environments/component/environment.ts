@@ -17,6 +17,8 @@ import { ComponentStore } from "./store.ts";
 export interface ComponentEnvironmentOptions {
   /** Where bytes, admissions and transpilations live (the server's data dir + /components). */
   storeDir: string;
+  /** A folder of jco transpilations by digest, shared with other servers (BRAIN_COMPONENT_TRANSPILE_CACHE). */
+  transpileCache?: string;
   /** BRAIN_WORKSPACE_ROOT: the allow-list for filesystem grants; absent = every grant is denied. */
   workspaceRoot?: string;
   /** JS heap limit of each component worker (resourceLimits.maxOldGenerationSizeMb). */
@@ -62,7 +64,7 @@ export class ComponentEnvironment implements Environment {
   private closing = false;
 
   constructor(private opts: ComponentEnvironmentOptions) {
-    this.store = new ComponentStore(opts.storeDir);
+    this.store = new ComponentStore(opts.storeDir, opts.transpileCache);
     this.pool = new WorkerPool(opts.memoryLimitMb ?? 256);
   }
 

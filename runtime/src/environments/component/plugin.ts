@@ -31,6 +31,7 @@ function installComponents(ctx: PluginContext): ComponentEnvironment {
   const temp = settings.dataDir === undefined ? mkdtempSync(join(tmpdir(), "brain-components-")) : undefined;
   const env = new ComponentEnvironment({
     storeDir: temp ?? join(settings.dataDir!, "components"),
+    ...(settings.componentTranspileCache !== undefined ? { transpileCache: settings.componentTranspileCache } : {}),
     workspaceRoot: settings.workspaceRoot,
     memoryLimitMb: settings.componentMemoryMb,
     // Telemetry goes to the log at the guest's level (BRAIN_COMPONENT_TELEMETRY: every line at info).
