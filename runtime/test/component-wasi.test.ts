@@ -13,6 +13,7 @@ import type { Brain } from "./helpers/brain.ts";
 import { components, placedComponent, upload } from "./component-helpers.mts";
 import type { Built } from "./component-helpers.mts";
 import { contractDigest, stderrLogger } from "../src/index.ts";
+import type { ComponentEnvironment } from "../src/index.ts";
 // @ts-ignore: plain .mjs without declarations (it runs inside worker threads).
 import { NotGrantedError, http, withDenials } from "../src/environments/component/wasi-denied.mjs";
 import { wasiLinking } from "../src/environments/component/world.ts";
@@ -98,6 +99,22 @@ test("after a denial the binding's warm instance serves the next call", async ()
   assert.is(r.status, 200);
   const outcomes = ofType(await records(brain, s.id), "tool.result").map((f) => f.data.outcome);
   assert.equal(outcomes, [{ status: "ok", value: { op: "t", tag: 1, code: "01" } }, { status: "ok", value: { op: "n", tag: 0, code: "00" } }]);
+});
+
+test("prewarm: a session's first call finds the worker started at session creation; deleting the session ends it", async () => {
+  const env = brain.internals.environments.get("component") as unknown as ComponentEnvironment;
+  const started = env.workersStarted;
+  const alive = env.workersAlive;
+  const s = await createSession(brain, [probe()], [{ toolCalls: [{ name: "probe", input: { op: "none" } }] }, { text: "done" }]);
+  assert.is(env.workersStarted, started + 1, "session creation started the binding's worker");
+  assert.is(env.workersAlive, alive + 1);
+  const r = await api(brain, "POST", `/v1/sessions/${s.id}/messages`, { text: "go", wait: true });
+  assert.is(r.status, 200);
+  assert.equal(ofType(await records(brain, s.id), "tool.result")[0]!.data.outcome, { status: "ok", value: { op: "n", tag: 0, code: "00" } });
+  assert.is(env.workersStarted, started + 1, "the first call started no worker");
+  const d = await api(brain, "DELETE", `/v1/sessions/${s.id}`);
+  assert.ok(d.status === 200 || d.status === 204, JSON.stringify(d.body));
+  assert.is(env.workersAlive, alive, "the deleted session's worker ended");
 });
 
 test("still refused at upload: an import of a non-WASI interface, and WASI outside 0.2.x", async () => {

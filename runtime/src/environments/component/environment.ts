@@ -37,6 +37,9 @@ export interface TelemetryEntry {
 
 type ComponentPlacement = Extract<PlacedTool["placement"], { kind: "component" }>;
 
+/** No prewarming at session creation while this many component workers are alive (see sessionCreated). */
+export const MAX_PREWARM_WORKERS = 16;
+
 interface CallMessage {
   type: "call" | "post" | "done";
   op?: string;
@@ -73,6 +76,11 @@ export class ComponentEnvironment implements Environment {
     return this.pool.started;
   }
 
+  /** Component workers alive now (idle, prewarmed or running a call). */
+  get workersAlive(): number {
+    return this.pool.size;
+  }
+
   /** The session workspace a grant preopens: <workspaceRoot>/<sessionId>. */
   workspaceOf(sessionId: string): string | undefined {
     return this.opts.workspaceRoot === undefined ? undefined : join(resolve(this.opts.workspaceRoot), sessionId);
@@ -98,6 +106,42 @@ export class ComponentEnvironment implements Environment {
       mkdirSync(ws, { recursive: true });
     }
     return undefined;
+  }
+
+  /**
+   * The session was created: each of its component bindings gets a worker with its instance ready
+   * before the creation answers, so the first call does not pay the worker start (hundreds of ms
+   * for a JS component). Bounded: no prewarming while MAX_PREWARM_WORKERS workers are alive (each
+   * holds up to BRAIN_COMPONENT_MEMORY_MB); a binding that is not prewarmed starts its worker at its
+   * first call, as before. A failure (a component that cannot instantiate) is the calls' to report.
+   */
+  async sessionCreated(sessionId: string, tools: PlacedTool[]): Promise<void> {
+    const bindings = new Map<string, { dir: string; preopen: Preopen | undefined }>();
+    for (const t of tools) {
+      const p = t.placement;
+      if (p.kind !== "component" || this.store.get(p.digest)?.status !== "admitted") continue;
+      const { key, preopen } = this.bindingOf(sessionId, p);
+      bindings.set(key, { dir: this.store.transpiledDir(p.digest), preopen });
+    }
+    await Promise.all([...bindings].map(async ([key, b]) => {
+      if (this.pool.size >= MAX_PREWARM_WORKERS) return;
+      await this.pool.prewarm(key, b.dir, b.preopen).catch(() => {
+        // Reported by the binding's first call, which starts its worker again.
+      });
+    }));
+  }
+
+  /** The session was deleted (its calls ended): its bindings' workers, idle or prewarmed, end too. */
+  async sessionDeleted(sessionId: string): Promise<void> {
+    await this.pool.killWhere(`${sessionId}|`);
+  }
+
+  /** A binding's worker key and preopen: every tool of one binding shares its authority; different grants never share a worker. */
+  private bindingOf(sessionId: string, p: ComponentPlacement): { key: string; preopen: Preopen | undefined } {
+    const grant = p.filesystem?.workspace;
+    const ws = this.workspaceOf(sessionId);
+    const preopen: Preopen | undefined = grant !== undefined && ws !== undefined ? { hostPath: ws, mode: grant } : undefined;
+    return { key: `${sessionId}|${p.env}|${p.digest}|${grant ?? "none"}`, preopen };
   }
 
   /** The session was not created: its workspace (new and still empty) goes again. */
@@ -128,11 +172,7 @@ export class ComponentEnvironment implements Environment {
     }
     if (call.deadlineAt !== null && call.deadlineAt <= Date.now()) return noop; // the dispatcher's deadline ends it.
 
-    const grant = p.filesystem?.workspace;
-    const ws = this.workspaceOf(call.sessionId);
-    const preopen: Preopen | undefined = grant !== undefined && ws !== undefined ? { hostPath: ws, mode: grant } : undefined;
-    // Every tool in one binding shares its authority; different grants never share a worker.
-    const key = `${call.sessionId}|${p.env}|${p.digest}|${grant ?? "none"}`;
+    const { key, preopen } = this.bindingOf(call.sessionId, p);
     const slot = await this.pool.acquire(key, this.store.transpiledDir(p.digest), preopen);
     // The runtime closed while the worker was being started: none was (see WorkerPool.closed); the
     // call stays open in the journal and recovery ends it `unknown`, as for a worker close() killed.
