@@ -42,11 +42,10 @@ export interface EnvironmentSettings {
   descriptorEnvironments: Readonly<Record<string, DescriptorEnvironmentConfig>>;
   /** Origins HTTP tools may be served from. */
   httpToolOrigins: string[];
-  /** The binaries Brain-managed hosts run on, the PATH their setup commands get, and whether their stderr is logged. */
+  /** The binaries Brain-managed hosts run on, the PATH their setup commands get, whether their stderr is logged, and how lockfile installs run. */
   managedHosts: ManagedHostSettings;
 }
 
-/** What a plugin is given: its settings and the few runtime parts an Environment works with. */
 /** Brain-managed hosts: their binaries, PATH, logging, and how packages are prepared from their lockfile. */
 export interface ManagedHostSettings {
   node: string;
@@ -63,6 +62,7 @@ export interface ManagedHostSettings {
   installScripts: boolean;
 }
 
+/** What a plugin is given: its settings and the few runtime parts an Environment works with. */
 export interface PluginContext {
   readonly settings: EnvironmentSettings;
   readonly logger: Logger;
