@@ -172,7 +172,7 @@ export async function buildComponents({ js = true, rust: withRust = true } = {})
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  // `inspect-js` / `inspect-rust`: build only that example (npm run build:inspect-js -w examples).
+  // `inspect-js` / `inspect-rust`: build only that example (npm run build:inspect-js -w @aexhq/brain-examples).
   const only = process.argv[2];
   const builds = { "inspect-js": () => buildJs(), "inspect-rust": () => buildRust() };
   if (only !== undefined && !(only in builds)) {
