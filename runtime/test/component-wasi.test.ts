@@ -84,6 +84,12 @@ for (const [op, letter] of [["tcp", "t"], ["udp", "u"], ["dns", "d"]] as const) 
   });
 }
 
+test("wasi:http: a request the guest built (the shim's fields and outgoing-request) is refused by handle with error-code HTTP-request-denied", async () => {
+  const { outcome } = await call(probe(), { op: "http" });
+  // tag 1 = err; code 15 = error-code.HTTP-request-denied in wasi:http/types.
+  assert.equal(outcome, { status: "ok", value: { op: "h", tag: 1, code: "15" } });
+});
+
 test("an unknown WASI interface has no error value to refuse with: calling it traps, naming it", async () => {
   const { outcome } = await call(probe(), { op: "x" });
   assert.is(outcome.status, "error");
@@ -140,7 +146,7 @@ test("still refused at upload: a component that does not export brain:tool's run
   assert.match(u.body.error.message, "missing export run: func(invocation: invocation)");
 });
 
-test("wasi:http: sending a request is refused with the error-code variant's HTTP-request-denied; other WASI traps by name", () => {
+test("the import object: wasi:http handle refused with HTTP-request-denied, the shim's sockets replaced, other WASI traps by name", () => {
   const imports = withDenials({ "wasi:http/types": { Fields: class {} }, "wasi:sockets/tcp-create-socket": { createTcpSocket: () => "a real socket" } });
   assert.throws(() => imports["wasi:http/outgoing-handler"].handle({}, undefined), (e: unknown) => (e as { tag?: string }).tag === "HTTP-request-denied");
   assert.ok(http({}).hasOwnProperty("wasi:http/types"));

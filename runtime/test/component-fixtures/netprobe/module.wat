@@ -5,6 +5,7 @@
 ;;   tcp    wasi:sockets/tcp-create-socket create-tcp-socket(ipv4)
 ;;   udp    wasi:sockets/udp-create-socket create-udp-socket(ipv4)
 ;;   dns    wasi:sockets/ip-name-lookup resolve-addresses(instance-network(), "example.com")
+;;   http   wasi:http/outgoing-handler handle(new outgoing-request(new fields()), none)
 ;;   x      wasi:example/unlisted ping (no error value in its WIT: the runtime traps)
 ;; and finishes with {"op":"<letter>","tag":<0 ok | 1 err>,"code":"<error-code index, 2 digits>"}.
 (module
@@ -14,6 +15,9 @@
   (import "wasi:sockets/tcp-create-socket@0.2.0" "create-tcp-socket" (func $create_tcp (param i32 i32)))
   (import "wasi:sockets/udp-create-socket@0.2.0" "create-udp-socket" (func $create_udp (param i32 i32)))
   (import "wasi:example/unlisted@0.2.0" "ping" (func $ping (result i32)))
+  (import "wasi:http/types@0.2.0" "[constructor]fields" (func $new_fields (result i32)))
+  (import "wasi:http/types@0.2.0" "[constructor]outgoing-request" (func $new_request (param i32) (result i32)))
+  (import "wasi:http/outgoing-handler@0.2.0" "handle" (func $handle (param i32 i32 i32 i32)))
   (memory (export "memory") 1)
   (global $next (mut i32) (i32.const 4096))
   ;; cabi_realloc(old, old_size, align, new_size): a bump allocator that never frees (a fixture).
@@ -30,7 +34,8 @@
   ;; 54 bytes at 16: the op letter at 46, the tag digit at 55, the code's two digits at 65-66.
   (data (i32.const 16) "{\"status\":\"ok\",\"value\":{\"op\":\"n\",\"tag\":0,\"code\":\"00\"}}")
   (data (i32.const 128) "example.com")
-  ;; The result<own<_>, error-code> of a call: discriminant byte at 512, payload at 516.
+  ;; The result<own<_>, error-code> of a call: discriminant byte at 512, payload at 516 (for
+  ;; wasi:http's error-code, its case index is the byte at 516 too: its payloads align to 4 here).
   (func $report
     (local $code i32)
     (i32.store8 (i32.const 55) (i32.add (i32.const 48) (i32.load8_u (i32.const 512))))
@@ -53,6 +58,8 @@
       (then (call $create_udp (i32.const 0) (i32.const 512)) (call $report)))
     (if (i32.eq (local.get $op) (i32.const 100)) ;; d
       (then (call $resolve (call $instance_network) (i32.const 128) (i32.const 11) (i32.const 512)) (call $report)))
+    (if (i32.eq (local.get $op) (i32.const 104)) ;; h
+      (then (call $handle (call $new_request (call $new_fields)) (i32.const 0) (i32.const 0) (i32.const 512)) (call $report)))
     (if (i32.eq (local.get $op) (i32.const 120)) ;; x
       (then (i32.store (i32.const 516) (call $ping)) (call $report)))
     ;; finish(some(outcome), none, retptr=256)
