@@ -4,6 +4,8 @@
 // second run (or a second test file) costs nothing. Built artifacts are never committed.
 //
 //   node scripts/build-components.mjs            # build all, print the paths as JSON
+//   node scripts/build-components.mjs inspect-js # one example only (also inspect-rust)
+//   BRAIN_COMPONENT_CACHE=/some/dir ...          # where the .wasm files go (default node_modules/.cache/brain-components)
 //   import { buildComponents } from "../../scripts/build-components.mjs"
 //
 // Rust: Debian's /usr/bin/rustc with libstd-rust-dev-wasm32 (the rustup rustc on PATH usually has
@@ -51,9 +53,10 @@ async function cached(name, hash, make, cachedOnly = false) {
   return { path: out, cached: false };
 }
 
-async function embedAndNew(core) {
+/** `extraWit` is appended to contract/tool.wit (a world including `tool`, packages nested in the same text). */
+async function embedAndNew(core, { world = "tool", extraWit = "" } = {}) {
   const { componentEmbed, componentNew } = await import("@bytecodealliance/jco-transpile/wasm-tools");
-  const embedded = await componentEmbed({ binary: core, witSource: readFileSync(TOOL_WIT, "utf8"), world: "tool" });
+  const embedded = await componentEmbed({ binary: core, witSource: `${readFileSync(TOOL_WIT, "utf8")}\n${extraWit}`, world });
   return componentNew(embedded);
 }
 
@@ -129,6 +132,15 @@ export async function buildFixtures({ js = true } = {}) {
     const name = f.replace(/\.wat$/, "");
     out[name] = (await cached(`fixture-${name}`, hashOf([p, TOOL_WIT]), async () => embedAndNew(await parse(readFileSync(p, "utf8"))))).path;
   }
+  // Folders holding module.wat + world.wit: a core module whose world imports more than the tool
+  // world (WASI outside the grant, stderr); world.wit names its world after the folder.
+  for (const name of readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync(join(dir, e.name, "module.wat"))).map((e) => e.name).sort()) {
+    const wat = join(dir, name, "module.wat");
+    const wit = join(dir, name, "world.wit");
+    const extraWit = readFileSync(wit, "utf8");
+    const world = /^world\s+([\w-]+)/m.exec(extraWit)[1];
+    out[name] = (await cached(`fixture-${name}`, hashOf([wat, wit, TOOL_WIT]), async () => embedAndNew(await parse(readFileSync(wat, "utf8")), { world, extraWit }))).path;
+  }
   // A real component the project did not build for this world: jco's own js-component-bindgen
   // core module from node_modules, adapted to WASI 0.2 with jco's preview1 reactor adapter.
   const jco = join(ROOT, "node_modules", "@bytecodealliance", "jco");
@@ -160,7 +172,14 @@ export async function buildComponents({ js = true, rust: withRust = true } = {})
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  buildComponents().then(
+  // `inspect-js` / `inspect-rust`: build only that example (npm run build:inspect-js -w @aexhq/brain-examples).
+  const only = process.argv[2];
+  const builds = { "inspect-js": () => buildJs(), "inspect-rust": () => buildRust() };
+  if (only !== undefined && !(only in builds)) {
+    console.error(`unknown component ${JSON.stringify(only)}; one of: ${Object.keys(builds).join(", ")}`);
+    process.exit(2);
+  }
+  (only === undefined ? buildComponents() : builds[only]()).then(
     (r) => console.log(JSON.stringify(r, null, 2)),
     (e) => {
       console.error(e?.stack ?? e);

@@ -47,7 +47,7 @@ export function callOnce(internals: BrainInternals, s: SessionState, input: unkn
 }
 
 /**
- * First call (cold worker), 500 unmeasured warm-up calls, then `n` warm ones back to back, then `n / 4` warm ones each after 1 ms
+ * First call (its worker was started at session creation), 500 unmeasured warm-up calls, then `n` warm ones back to back, then `n / 4` warm ones each after 1 ms
  * of idle (the worker has gone to sleep, so each call pays its wake-up); counts calls that did not
  * finish ok.
  */
@@ -91,7 +91,9 @@ export async function componentTools(cfg: BenchConfig, log: (s: string) => void)
     s.notes.push(`JS component not built (${(e as Error).message.split("\n")[0]}): not measured`);
   }
   const root = mkdtempSync(join(tmpdir(), "brain-bench-ws-"));
-  const brain = await startBrain({ dataDir: ":memory:", port: 0, workspaceRoot: root, maxEmittedBytes: 2 ** 40 });
+  // Transpilations shared by digest: a second server admits from it below (re-admission after a restart).
+  const transpileCache = mkdtempSync(join(tmpdir(), "brain-bench-transpile-"));
+  const brain = await startBrain({ dataDir: ":memory:", port: 0, workspaceRoot: root, maxEmittedBytes: 2 ** 40, componentTranspileCache: transpileCache });
   const { internals } = brain;
   const host = await rawHost(brain.url, brain.token, "bench-components");
   const n = cfg.componentIterations;
@@ -121,11 +123,27 @@ export async function componentTools(cfg: BenchConfig, log: (s: string) => void)
       const id = await createSession(brain.url, brain.token, [{ contract: inspectContract, options: { depth: 1 }, placement }]);
       const t2 = now();
       const label = `${c.name} inspect`;
+      const mb = bytes.byteLength / (1024 * 1024);
       s.figures.push(figure(`${label}: admission (PUT: upload, validate, transpile)`, round((t1 - t0) / 1e6, 1), "ms"));
-      s.figures.push(figure(`${label}: first session ready (PUT + create)`, round((t2 - t0) / 1e6, 1), "ms"));
+      // Per MB only where size dominates: the first admission of a run also loads jco's own modules.
+      if (mb >= 1) s.figures.push(figure(`${label}: upload + admission per MB (${round(mb, 2)} MB)`, round((t1 - t0) / 1e6 / mb, 1), "ms/MB"));
+      s.figures.push(figure(`${label}: first session ready (PUT + create, worker prewarmed)`, round((t2 - t0) / 1e6, 1), "ms"));
       const r = await invocations(internals, await internals.sessions.state(id), { path: "/workspace" }, n);
-      s.figures.push(figure(`${label}: first call (cold worker)`, round(r.firstUs / 1000, 2), "ms"));
-      const goal = c.name === "rust" ? { text: "warm p50 < 200 µs (Rust, worker hop included)", pass: r.warm.p50us < 200 } : undefined;
+      s.figures.push(figure(`${label}: first call of a new session`, round(r.firstUs / 1000, 2), "ms", undefined, { text: "≤ 50 ms (worker prewarmed at session creation)", pass: r.firstUs / 1000 <= 50 }));
+      // A restarted in-memory server (a fresh store) admitting the same bytes: from the transpile cache.
+      const again = await startBrain({ dataDir: ":memory:", port: 0, componentTranspileCache: transpileCache });
+      try {
+        const a0 = now();
+        const res2 = await fetch(`${again.url}/v1/components/${digest}`, { method: "PUT", headers: { authorization: `Bearer ${again.token}`, "content-type": "application/wasm" }, body: bytes });
+        const put2 = (await res2.json()) as { admitMs?: number };
+        const a1 = now();
+        const admitMs = put2.admitMs ?? NaN;
+        s.figures.push(figure(`${label}: re-admission after a restart (server admitMs, transpile cache)`, admitMs, "ms", undefined, { text: "≤ 100 ms", pass: admitMs <= 100 }));
+        s.notes.push(`${label}: re-admission PUT as the client saw it (upload and hashing included) ${round((a1 - a0) / 1e6, 1)} ms`);
+      } finally {
+        await again.close();
+      }
+      const goal = c.name === "rust" ? { text: "warm p50 < 200 µs and ≤ 1.5× host (Rust, worker hop included)", pass: r.warm.p50us < 200 && r.warm.p50us <= 1.5 * h.warm.p50us } : { text: "warm p50 ≤ 3× host (JS)", pass: r.warm.p50us <= 3 * h.warm.p50us };
       s.figures.push(figure(`${label}: warm call p50`, r.warm.p50us, "µs", baseline, goal));
       s.figures.push(figure(`${label}: warm call p99`, r.warm.p99us, "µs", { name: "host tool p99", value: h.warm.p99us }));
       s.figures.push(figure(`${label}: warm call after 1 ms idle p50`, r.idle.p50us, "µs", { name: "thread round trip p50", value: wake.p50us }));
@@ -139,6 +157,7 @@ export async function componentTools(cfg: BenchConfig, log: (s: string) => void)
     host.terminate();
     await brain.close();
     rmSync(root, { recursive: true, force: true });
+    rmSync(transpileCache, { recursive: true, force: true });
   }
   return s;
 }

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { KeyLimits } from "@aexhq/brain-protocol";
 import type { BrainOptions } from "./server.ts";
@@ -13,6 +13,7 @@ import type { ModelSettings } from "./models/select.ts";
 import { LOG_LEVELS } from "./logger.ts";
 import type { LogLevel } from "./logger.ts";
 import type { TracingSettings } from "./telemetry/tracing-sdk.ts";
+import type { ManagedHostSettings } from "./environments/plugin.ts";
 
 /**
  * BRAIN_HTTP_ENVIRONMENTS: the operator's descriptor Environments as one JSON object,
@@ -135,7 +136,17 @@ export function environmentDefaults(env: NodeJS.ProcessEnv = process.env): Envir
     workspaceRoot: env.BRAIN_WORKSPACE_ROOT || undefined,
     componentMemoryMb: componentMemoryMb(env),
     componentTelemetry: Boolean(env.BRAIN_COMPONENT_TELEMETRY),
-    managedHosts: { node: env.BRAIN_NODE || process.execPath, deno: env.BRAIN_DENO || "deno", path: env.PATH ?? "/usr/bin:/bin", log: Boolean(env.BRAIN_MANAGED_HOST_LOG) },
+    componentTranspileCache: env.BRAIN_COMPONENT_TRANSPILE_CACHE || undefined,
+    managedHosts: {
+      node: env.BRAIN_NODE || process.execPath,
+      deno: env.BRAIN_DENO || "deno",
+      path: env.PATH ?? "/usr/bin:/bin",
+      log: Boolean(env.BRAIN_MANAGED_HOST_LOG),
+      npm: env.BRAIN_NPM || defaultNpm(),
+      registry: env.BRAIN_MANAGED_REGISTRY || undefined,
+      cache: env.BRAIN_MANAGED_CACHE || undefined,
+      installScripts: Boolean(env.BRAIN_MANAGED_INSTALL_SCRIPTS),
+    },
     logLevel: level ? (level as LogLevel) : "info",
     logJson: logJson(env.BRAIN_LOG_FORMAT),
     tracing: tracingFromEnv(env),
@@ -143,6 +154,12 @@ export function environmentDefaults(env: NodeJS.ProcessEnv = process.env): Envir
     traceUrl: env.BRAIN_TRACE_URL ? traceUrl(env.BRAIN_TRACE_URL) : undefined,
     keyLimits: keyLimitsFromEnv(env),
   };
+}
+
+/** The npm CLI that ships beside this node binary (a Node install's bin/npm), else `npm` on PATH. */
+function defaultNpm(): string {
+  const beside = join(dirname(process.execPath), "npm");
+  return existsSync(beside) ? beside : "npm";
 }
 
 /** BRAIN_LOG_FORMAT: json, text, or unset (JSON lines unless stderr is a terminal). */
@@ -249,7 +266,8 @@ export interface EnvironmentDefaults {
   workspaceRoot: string | undefined;
   componentMemoryMb: number | undefined;
   componentTelemetry: boolean;
-  managedHosts: { node: string; deno: string; path: string; log: boolean };
+  componentTranspileCache: string | undefined;
+  managedHosts: ManagedHostSettings;
   logLevel: LogLevel;
   logJson: boolean;
   /** Undefined: tracing is off (the SDK is never loaded). */

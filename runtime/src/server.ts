@@ -136,6 +136,8 @@ export interface BrainOptions {
   componentMemoryMb?: number;
   /** Log components' telemetry lines (BRAIN_COMPONENT_TELEMETRY). */
   componentTelemetry?: boolean;
+  /** A folder shared by servers for components' jco transpilations, by digest (BRAIN_COMPONENT_TRANSPILE_CACHE); default none. */
+  componentTranspileCache?: string;
   /**
    * Server-wide default limits of every API key that sets no value of its own (BRAIN_KEY_MAX_*;
    * docs/keys-and-limits.md); default none (unlimited). The operator token is never limited.
@@ -288,6 +290,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
     components: opts.components !== false,
     componentMemoryMb: opts.componentMemoryMb ?? defaults.componentMemoryMb,
     componentTelemetry: opts.componentTelemetry ?? defaults.componentTelemetry,
+    componentTranspileCache: opts.componentTranspileCache ?? defaults.componentTranspileCache,
     descriptorEnvironments: opts.descriptorEnvironments ?? {},
     httpToolOrigins: opts.httpToolOrigins ?? [],
     managedHosts: { ...defaults.managedHosts, ...opts.managedHosts },

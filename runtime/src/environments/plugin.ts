@@ -37,12 +37,30 @@ export interface EnvironmentSettings {
   componentMemoryMb: number | undefined;
   /** Whether a component's telemetry lines are logged (at info). */
   componentTelemetry: boolean;
+  /** Where jco transpilations are shared by digest between servers (undefined: not shared). */
+  componentTranspileCache: string | undefined;
   /** The operator's named descriptor Environments, unchecked ({} when none). */
   descriptorEnvironments: Readonly<Record<string, DescriptorEnvironmentConfig>>;
   /** Origins HTTP tools may be served from. */
   httpToolOrigins: string[];
-  /** The binaries Brain-managed hosts run on, the PATH their setup commands get, and whether their stderr is logged. */
-  managedHosts: { node: string; deno: string; path: string; log: boolean };
+  /** The binaries Brain-managed hosts run on, the PATH their setup commands get, whether their stderr is logged, and how lockfile installs run. */
+  managedHosts: ManagedHostSettings;
+}
+
+/** Brain-managed hosts: their binaries, PATH, logging, and how packages are prepared from their lockfile. */
+export interface ManagedHostSettings {
+  node: string;
+  deno: string;
+  path: string;
+  log: boolean;
+  /** The npm CLI that runs `npm ci` for a package uploaded with a lockfile and no node_modules (BRAIN_NPM). */
+  npm: string;
+  /** Where those installs fetch packages (BRAIN_MANAGED_REGISTRY); absent = npm's default registry. */
+  registry?: string;
+  /** npm's / Deno's download cache for those installs (BRAIN_MANAGED_CACHE); absent = one per binding folder. */
+  cache?: string;
+  /** Run the dependencies' lifecycle scripts while installing (BRAIN_MANAGED_INSTALL_SCRIPTS); off by default. */
+  installScripts: boolean;
 }
 
 /** What a plugin is given: its settings and the few runtime parts an Environment works with. */

@@ -77,7 +77,7 @@ function resolveDir(name: string, fromDir: string): string | undefined {
 }
 
 /** The third-party packages (folders in this checkout) the SDK and `extra` need at run time. */
-function thirdParty(extra: string[]): string[] {
+export function thirdParty(extra: string[]): string[] {
   const seen = new Map<string, string>();
   const visit = (dir: string) => {
     const pkg = readJson(join(dir, "package.json"));

@@ -6,6 +6,9 @@ import type { CallHandle, CallInvocation, CallSink, Environment } from "../../di
 import { BrainRuntimeError, toErrorInfo } from "../../errors.ts";
 import { checkJsonTextDepth, tooDeepDetails } from "../../json-limits.ts";
 import { validateSchema } from "../json-schema.ts";
+import type { Logger } from "../../logger.ts";
+import { logGuestOutput, withStderrTail } from "./guest-output.ts";
+import type { GuestOutput } from "./guest-output.ts";
 import { checkGuestOutcome } from "./outcome.ts";
 import { WorkerPool } from "./pool.ts";
 import type { Preopen, SlotListener, WorkerSlot } from "./pool.ts";
@@ -17,12 +20,16 @@ export interface ComponentEnvironmentOptions {
   storeDir: string;
   /** Several nodes: where uploads are kept for every node (journal/shared-files.ts). */
   uploads?: UploadShelf;
+  /** A folder of jco transpilations by digest, shared with other servers (BRAIN_COMPONENT_TRANSPILE_CACHE). */
+  transpileCache?: string;
   /** BRAIN_WORKSPACE_ROOT: the allow-list for filesystem grants; absent = every grant is denied. */
   workspaceRoot?: string;
   /** JS heap limit of each component worker (resourceLimits.maxOldGenerationSizeMb). */
   memoryLimitMb?: number;
   /** Best-effort telemetry sink; never the journal. */
   onTelemetry?: (entry: TelemetryEntry) => void;
+  /** Where each call's guest stdout/stderr is logged (the server's logger); absent = not logged. */
+  logger?: Logger;
 }
 
 export interface TelemetryEntry {
@@ -33,11 +40,16 @@ export interface TelemetryEntry {
 
 type ComponentPlacement = Extract<PlacedTool["placement"], { kind: "component" }>;
 
+/** No prewarming at session creation while this many component workers are alive (see sessionCreated). */
+export const MAX_PREWARM_WORKERS = 16;
+
 interface CallMessage {
   type: "call" | "post" | "done";
   op?: string;
   args?: unknown;
   error?: string;
+  /** With `done`: what the guest printed during the call (guest-output.mjs). */
+  output?: GuestOutput;
 }
 
 /**
@@ -58,13 +70,18 @@ export class ComponentEnvironment implements Environment {
   private closing = false;
 
   constructor(private opts: ComponentEnvironmentOptions) {
-    this.store = new ComponentStore(opts.storeDir, opts.uploads === undefined ? undefined : { shelf: opts.uploads, kind: "component" });
+    this.store = new ComponentStore(opts.storeDir, opts.transpileCache, opts.uploads === undefined ? undefined : { shelf: opts.uploads, kind: "component" });
     this.pool = new WorkerPool(opts.memoryLimitMb ?? 256);
   }
 
   /** Component workers started so far (each is a cold start: a reused warm worker does not count). */
   get workersStarted(): number {
     return this.pool.started;
+  }
+
+  /** Component workers alive now (idle, prewarmed or running a call). */
+  get workersAlive(): number {
+    return this.pool.size;
   }
 
   /** The session workspace a grant preopens: <workspaceRoot>/<sessionId>. */
@@ -93,6 +110,42 @@ export class ComponentEnvironment implements Environment {
       mkdirSync(ws, { recursive: true });
     }
     return undefined;
+  }
+
+  /**
+   * The session was created: each of its component bindings gets a worker with its instance ready
+   * before the creation answers, so the first call does not pay the worker start (hundreds of ms
+   * for a JS component). Bounded: no prewarming while MAX_PREWARM_WORKERS workers are alive (each
+   * holds up to BRAIN_COMPONENT_MEMORY_MB); a binding that is not prewarmed starts its worker at its
+   * first call, as before. A failure (a component that cannot instantiate) is the calls' to report.
+   */
+  async sessionCreated(sessionId: string, tools: PlacedTool[]): Promise<void> {
+    const bindings = new Map<string, { dir: string; preopen: Preopen | undefined }>();
+    for (const t of tools) {
+      const p = t.placement;
+      if (p.kind !== "component" || this.store.get(p.digest)?.status !== "admitted") continue;
+      const { key, preopen } = this.bindingOf(sessionId, p);
+      bindings.set(key, { dir: this.store.transpiledDir(p.digest), preopen });
+    }
+    await Promise.all([...bindings].map(async ([key, b]) => {
+      if (this.pool.size >= MAX_PREWARM_WORKERS) return;
+      await this.pool.prewarm(key, b.dir, b.preopen).catch(() => {
+        // Reported by the binding's first call, which starts its worker again.
+      });
+    }));
+  }
+
+  /** The session was deleted (its calls ended): its bindings' workers, idle or prewarmed, end too. */
+  async sessionDeleted(sessionId: string): Promise<void> {
+    await this.pool.killWhere(`${sessionId}|`);
+  }
+
+  /** A binding's worker key and preopen: every tool of one binding shares its authority; different grants never share a worker. */
+  private bindingOf(sessionId: string, p: ComponentPlacement): { key: string; preopen: Preopen | undefined } {
+    const grant = p.filesystem?.workspace;
+    const ws = this.workspaceOf(sessionId);
+    const preopen: Preopen | undefined = grant !== undefined && ws !== undefined ? { hostPath: ws, mode: grant } : undefined;
+    return { key: `${sessionId}|${p.env}|${p.digest}|${grant ?? "none"}`, preopen };
   }
 
   /** The session was not created: its workspace (new and still empty) goes again. */
@@ -124,11 +177,7 @@ export class ComponentEnvironment implements Environment {
     }
     if (call.deadlineAt !== null && call.deadlineAt <= Date.now()) return noop; // the dispatcher's deadline ends it.
 
-    const grant = p.filesystem?.workspace;
-    const ws = this.workspaceOf(call.sessionId);
-    const preopen: Preopen | undefined = grant !== undefined && ws !== undefined ? { hostPath: ws, mode: grant } : undefined;
-    // Every tool in one binding shares its authority; different grants never share a worker.
-    const key = `${call.sessionId}|${p.env}|${p.digest}|${grant ?? "none"}`;
+    const { key, preopen } = this.bindingOf(call.sessionId, p);
     const slot = await this.pool.acquire(key, this.store.transpiledDir(p.digest), preopen);
     // The runtime closed while the worker was being started: none was (see WorkerPool.closed); the
     // call stays open in the journal and recovery ends it `unknown`, as for a worker close() killed.
@@ -152,6 +201,7 @@ export class ComponentEnvironment implements Environment {
   private run(slot: WorkerSlot, call: CallInvocation, sink: CallSink, isStopped: () => boolean): () => boolean {
     const { channel } = slot;
     const outputSchema = call.tool.contract.outputSchema;
+    const p = call.tool.placement as ComponentPlacement;
     let ended = false;
 
     const reply = (body: { ok?: unknown; err?: ErrorInfo }) => {
@@ -231,7 +281,13 @@ export class ComponentEnvironment implements Environment {
       } else if (m.type === "done") {
         // A trapped instance is never run again: its worker is retired, not returned to the pool.
         const trapped = m.error !== undefined;
-        void end(m.error).then(() => (trapped ? this.pool.kill(slot) : this.pool.release(slot)));
+        logGuestOutput(this.opts.logger, m.output, { callId: call.callId, tool: call.tool.contract.name, env: p.env });
+        for (const [stream, level] of [["stdout", "info"], ["stderr", "warn"]] as const) {
+          const printed = m.output?.[stream];
+          if (printed) this.remember({ callId: call.callId, level, message: printed.text });
+        }
+        // A trap's message carries the end of stderr: a panic message, a traceback.
+        void end(trapped ? withStderrTail(m.error!, m.output) : undefined).then(() => (trapped ? this.pool.kill(slot) : this.pool.release(slot)));
       }
     };
     const pump = async () => {
@@ -251,9 +307,10 @@ export class ComponentEnvironment implements Environment {
     const listener: SlotListener = {
       error: onError,
       exit: () => void end("component worker exited"),
-      // Guest stdout/stderr are diagnostics too: telemetry, never the journal.
-      stdout: (d) => this.record({ callId: call.callId, level: "info", message: d.toString("utf8") }),
-      stderr: (d) => this.record({ callId: call.callId, level: "warn", message: d.toString("utf8") }),
+      // The worker captures the guest's stdout/stderr itself (guest-output.mjs) and sends it with
+      // `done`; what still reaches the thread's streams (Node's own warnings) is kept in the ring.
+      stdout: (d) => this.remember({ callId: call.callId, level: "info", message: d.toString("utf8") }),
+      stderr: (d) => this.remember({ callId: call.callId, level: "warn", message: d.toString("utf8") }),
     };
     slot.current = listener;
 
@@ -282,9 +339,14 @@ export class ComponentEnvironment implements Environment {
     return () => !ended;
   }
 
-  private record(entry: TelemetryEntry): void {
+  /** Kept in the in-memory ring only (guest output, logged once per call by logGuestOutput). */
+  private remember(entry: TelemetryEntry): void {
     this.telemetry.push(entry);
     if (this.telemetry.length > 200) this.telemetry.shift();
+  }
+
+  private record(entry: TelemetryEntry): void {
+    this.remember(entry);
     try {
       this.opts.onTelemetry?.(entry);
     } catch {

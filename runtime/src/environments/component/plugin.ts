@@ -7,6 +7,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { digestUploadRoute } from "../digest-upload-route.ts";
 import { BrainRuntimeError } from "../../errors.ts";
 import { sendError } from "../../http/respond.ts";
+import { LOG_LEVELS } from "../../logger.ts";
+import type { LogLevel } from "../../logger.ts";
 
 /** Largest component upload (PUT /v1/components/:digest). */
 export const MAX_COMPONENT_BYTES = 64 * 1024 * 1024;
@@ -30,9 +32,12 @@ function installComponents(ctx: PluginContext): ComponentEnvironment {
   const env = new ComponentEnvironment({
     storeDir: temp ?? join(settings.dataDir!, "components"),
     uploads: ctx.uploads,
+    ...(settings.componentTranspileCache !== undefined ? { transpileCache: settings.componentTranspileCache } : {}),
     workspaceRoot: settings.workspaceRoot,
     memoryLimitMb: settings.componentMemoryMb,
-    onTelemetry: settings.componentTelemetry ? (t) => logger.info(`component telemetry: ${t.message}`, { callId: t.callId, level: t.level }) : undefined,
+    // Telemetry goes to the log at the guest's level (BRAIN_COMPONENT_TELEMETRY: every line at info).
+    onTelemetry: (t) => logger[settings.componentTelemetry ? "info" : logLevelOf(t.level)](`component telemetry: ${t.message}`, { callId: t.callId, level: t.level }),
+    logger,
   });
   ctx.provide("component", env);
   // After the runtime closed its Environments (this one's workers or hosts stopped): the temp folder goes.
@@ -40,6 +45,11 @@ function installComponents(ctx: PluginContext): ComponentEnvironment {
   // Components are larger than ordinary bodies (a componentize-js guest is ~12 MB).
   ctx.route(digestUploadRoute({ collection: "components", noun: "component", of: "the bytes", maxBytes: MAX_COMPONENT_BYTES, store: env.store, answer: (a) => ({ admitMs: a.admitMs }) }));
   return env;
+}
+
+/** brain:tool's telemetry levels are the logger's; anything else (never sent by the WIT's enum) is info. */
+function logLevelOf(level: string): LogLevel {
+  return (LOG_LEVELS as string[]).includes(level) ? (level as LogLevel) : "info";
 }
 
 /** Without the component environment, its upload route exists and says why it cannot be used. */

@@ -161,6 +161,28 @@ export class WorkerPool {
     return ready ? slot : undefined;
   }
 
+  /** Workers alive now (idle or running a call). */
+  get size(): number {
+    return this.all.size;
+  }
+
+  /**
+   * Starts a worker for the binding and leaves it idle, unless one of the binding's workers exists
+   * (a session's first call then finds it warm). Resolves false when none was started.
+   */
+  async prewarm(key: string, dir: string, preopen: Preopen | undefined): Promise<boolean> {
+    for (const s of this.all) if (s.key === key) return false;
+    const slot = await this.acquire(key, dir, preopen);
+    if (slot === undefined) return false;
+    this.release(slot);
+    return true;
+  }
+
+  /** Ends every worker whose binding key starts with `prefix` (a deleted session's). */
+  async killWhere(prefix: string): Promise<void> {
+    await Promise.all([...this.all].filter((s) => s.key.startsWith(prefix)).map((s) => this.kill(s)));
+  }
+
   /** The slot's call has finished; its run is about to return (see HANDOFF_MS). */
   finishing(slot: WorkerSlot): void {
     slot.handoff ??= [];

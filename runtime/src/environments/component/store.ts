@@ -1,5 +1,6 @@
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { ErrorInfo } from "@aexhq/brain-protocol";
 import { parseWorld, worldProblems } from "./world.ts";
 import { DigestStore } from "../digest-store.ts";
@@ -16,10 +17,14 @@ export type Admission = DigestAdmission<{ imports: string[]; admittedAt: number;
  * Admission runs once per digest (at upload); a restart reuses everything already on disk.
  */
 export class ComponentStore extends DigestStore<{ imports: string[]; admittedAt: number; admitMs: number }> {
-  constructor(dir: string, shared?: SharedUploads) {
+  /**
+   * `transpileCache`: a folder shared with other servers, <cache>/<digest>-<recipe>/ (see cachedAdmit);
+   * `shared`: several nodes keep uploads for each other (digest-store.ts).
+   */
+  constructor(dir: string, transpileCache?: string, shared?: SharedUploads) {
     super(dir, async (digest, bytes) => {
       const t0 = performance.now();
-      const result = await admitBytes(digest, bytes, join(dir, digest));
+      const result = transpileCache === undefined ? await admitBytes(digest, bytes, join(dir, digest)) : await cachedAdmit(transpileCache, digest, bytes, join(dir, digest));
       if (!result.ok) return { status: "refused", digest, error: result.error };
       writeFileSync(join(dir, `${digest}.wasm`), bytes);
       return { status: "admitted", digest, imports: result.imports, admittedAt: Date.now(), admitMs: Math.round(performance.now() - t0) };
@@ -30,6 +35,62 @@ export class ComponentStore extends DigestStore<{ imports: string[]; admittedAt:
   transpiledDir(digest: string): string {
     return join(this.dir, digest);
   }
+}
+
+/**
+ * What changes the transpilation of given bytes besides the bytes: jco-transpile's version and our
+ * options (bump the last part when transpileBytes' options below change). A cache entry of another
+ * recipe is never used.
+ */
+let recipe: string | undefined;
+function transpileRecipe(): string {
+  if (recipe === undefined) {
+    let version = "unknown";
+    try {
+      const main = fileURLToPath(import.meta.resolve("@bytecodealliance/jco-transpile"));
+      version = (JSON.parse(readFileSync(join(dirname(main), "..", "package.json"), "utf8")) as { version: string }).version;
+    } catch {
+      // Not found: entries are keyed "unknown"; only installs that cannot tell their version share them.
+    }
+    recipe = `jco-transpile-${version}-async-1`;
+  }
+  return recipe;
+}
+
+/**
+ * Admission through a folder of transpilations shared by servers: <cache>/<digest>-<recipe>/ holds
+ * admission.json ({imports}) and the transpiled files of bytes that hashed to the digest (the upload
+ * route checked that). A hit copies the files (no world decoding, no jco); a miss admits as usual
+ * and adds the entry (written to a temporary folder, renamed into place: a concurrent writer's
+ * entry is as good). Only admitted bytes are cached; a refusal is recomputed.
+ */
+async function cachedAdmit(cache: string, digest: string, bytes: Uint8Array, outDir: string): Promise<AdmitResult> {
+  const entry = join(cache, `${digest}-${transpileRecipe()}`);
+  if (existsSync(join(entry, "admission.json"))) {
+    try {
+      const { imports } = JSON.parse(readFileSync(join(entry, "admission.json"), "utf8")) as { imports: string[] };
+      rmSync(outDir, { recursive: true, force: true });
+      cpSync(join(entry, "files"), outDir, { recursive: true });
+      return { ok: true, imports };
+    } catch {
+      // A damaged entry: admit the bytes again and replace it.
+    }
+  }
+  const result = await admitBytes(digest, bytes, outDir);
+  if (!result.ok) return result;
+  const tmp = `${entry}.${process.pid}.${Date.now()}.tmp`;
+  try {
+    mkdirSync(cache, { recursive: true });
+    cpSync(outDir, join(tmp, "files"), { recursive: true });
+    writeFileSync(join(tmp, "admission.json"), JSON.stringify({ imports: result.imports }));
+    rmSync(entry, { recursive: true, force: true });
+    renameSync(tmp, entry);
+  } catch {
+    // The cache is an optimisation: a folder we cannot write (or another server's entry renamed
+    // into place first) leaves admission as it was.
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  return result;
 }
 
 type AdmitResult = { ok: true; imports: string[] } | { ok: false; error: ErrorInfo };

@@ -16,9 +16,13 @@ import { createFilesystem } from "@bytecodealliance/preview2-shim/filesystem";
 import { HOST_IMPORT_KEY, hostImports } from "@aexhq/brain-protocol/host-imports";
 import { workerChannel } from "./channel-worker.mjs";
 import { confineDescriptors } from "./confine.mjs";
+import { withDenials } from "./wasi-denied.mjs";
+import { captureOutput } from "./guest-output.mjs";
 
 const { dir, modules, preopen, sab, channelSizes, memoryCapBytes } = workerData;
 const channel = workerChannel(sab, channelSizes);
+// The guest's stdout/stderr, per call, sent with the end of its run (guest-output.mjs).
+const output = captureOutput();
 
 /**
  * The bridge the generated host imports call. `call` appends {type:"call"} and blocks until the
@@ -101,7 +105,8 @@ function trapMessage(e) {
 // the main thread retires the worker (see docs/decisions/components.md for the isolation argument).
 let instance;
 try {
-  instance = await instantiate(getCoreModule, { ...wasi.getImportObject(), [HOST_IMPORT_KEY]: host }, instantiateCore);
+  // WASI outside the grant (sockets, http, anything else) is linked to refusing implementations.
+  instance = await instantiate(getCoreModule, withDenials({ ...wasi.getImportObject(), [HOST_IMPORT_KEY]: host }), instantiateCore);
 } catch (e) {
   parentPort.postMessage({ type: "ready", error: e instanceof Error ? e.message : String(e) });
   process.exit(1);
@@ -125,5 +130,6 @@ for (;;) {
   } catch (e) {
     error = trapMessage(e);
   }
-  channel.request(error === undefined ? { type: "done" } : { type: "done", error });
+  const printed = output.take();
+  channel.request({ type: "done", ...(error === undefined ? {} : { error }), ...(printed === undefined ? {} : { output: printed }) });
 }

@@ -3,13 +3,16 @@
  * actually has (decoded from its bytes with wasm-tools' `component wit`).
  *
  * A tool component must export exactly `run: func(invocation: invocation)` (using
- * brain:tool/types@0.2.0's invocation) and may import only brain:tool/host and brain:tool/types
- * at 0.2.0, plus the WASI 0.2 interfaces listed in ALLOWED_WASI. Anything else is refused with
- * a message naming what is missing or extra.
+ * brain:tool/types@0.2.0's invocation) and may import brain:tool/host and brain:tool/types at
+ * 0.2.0 and any WASI interface at a 0.2.x release version. Of those, GRANTED_WASI get working
+ * implementations; every other WASI interface (sockets, http, anything else) is linked to a
+ * refusing one (wasi-denied.mjs), because general-purpose toolchains import them whether the tool
+ * uses them or not. Anything else (another package, another WASI version) is refused with a
+ * message naming what is missing or extra.
  */
 
-/** WASI 0.2.x interfaces the binding provides (any 0.2 patch version). No sockets, no http. */
-export const ALLOWED_WASI = [
+/** WASI 0.2.x interfaces the binding provides (any 0.2 patch version). */
+export const GRANTED_WASI = [
   "wasi:io/error", "wasi:io/poll", "wasi:io/streams",
   "wasi:cli/environment", "wasi:cli/exit", "wasi:cli/stdin", "wasi:cli/stdout", "wasi:cli/stderr",
   "wasi:cli/terminal-input", "wasi:cli/terminal-output", "wasi:cli/terminal-stdin", "wasi:cli/terminal-stdout", "wasi:cli/terminal-stderr",
@@ -52,9 +55,22 @@ export function parseWorld(wit: string): ComponentWorld {
   return { imports, exports, uses };
 }
 
-function isAllowedWasi(name: string): boolean {
-  const m = /^(wasi:[a-z-]+\/[a-z-]+)@0\.2\.\d+$/.exec(name);
-  return m !== null && (ALLOWED_WASI as readonly string[]).includes(m[1]!);
+/** WASI 0.2.x interfaces linked to implementations that answer `access-denied` (sockets) or `HTTP-request-denied` (http). */
+export const DENIED_WASI = [
+  "wasi:sockets/network", "wasi:sockets/instance-network", "wasi:sockets/ip-name-lookup",
+  "wasi:sockets/tcp", "wasi:sockets/tcp-create-socket", "wasi:sockets/udp", "wasi:sockets/udp-create-socket",
+  "wasi:http/types", "wasi:http/outgoing-handler", "wasi:http/incoming-handler",
+] as const;
+
+/** A WASI interface at a 0.2.x release version (no pre-release tag: those WITs differ). */
+const WASI_02 = /^(wasi:[a-z][a-z0-9-]*\/[a-z][a-z0-9-]*)@0\.2\.\d+$/;
+
+/** How the runtime links one WASI import: granted, refused at run time by its error values, or trapping. */
+export function wasiLinking(name: string): "granted" | "denied" | "trapping" | undefined {
+  const m = WASI_02.exec(name);
+  if (m === null) return undefined;
+  if ((GRANTED_WASI as readonly string[]).includes(m[1]!)) return "granted";
+  return (DENIED_WASI as readonly string[]).includes(m[1]!) ? "denied" : "trapping";
 }
 
 /** Why a world is not brain:tool@0.2.0's `tool` world, or undefined when it is. */
@@ -71,7 +87,7 @@ export function worldProblems(world: ComponentWorld): { missing: string[]; extra
   }
   for (const e of world.exports) if (!/^run\s*:/.test(e)) extra.push(`export ${e}`);
   for (const i of world.imports) {
-    if (BRAIN_IMPORTS.includes(i) || isAllowedWasi(i)) continue;
+    if (BRAIN_IMPORTS.includes(i) || wasiLinking(i) !== undefined) continue;
     extra.push(`import ${i}`);
   }
   return missing.length === 0 && extra.length === 0 ? undefined : { missing, extra };

@@ -5,6 +5,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ErrorInfo, ExecutableReference } from "@aexhq/brain-protocol";
 import type { ManagedRuntime } from "./placement.ts";
+import { runToEnd } from "./run-to-end.ts";
+import { installFromLockfile } from "./install.ts";
+import type { InstallSettings } from "./install.ts";
 
 const HOST_ENTRY = fileURLToPath(new URL("./host-entry.mjs", import.meta.url));
 /** How long a managed host may take from spawn to its tools registered. */
@@ -31,41 +34,12 @@ export interface BindingSpec {
   binaries: Record<ManagedRuntime, string>;
   /** The PATH setup commands and the host process get (Brain's own environment never reaches them). */
   path: string;
+  /** How dependencies are installed from a lockfile when the upload has no node_modules. */
+  install: InstallSettings;
   /** Where the host process's stderr goes besides failure messages (BRAIN_MANAGED_HOST_LOG). */
   hostLog?: (env: string, text: string) => void;
   /** Resolves once a connection for hostId is attached and serves every tool (or the process ended). */
   connected(hostId: string): boolean;
-}
-
-/** A child process run to its end: its exit, and the last 4000 characters of its output. */
-interface Ran { code: number | null; signal: string | null; out: string }
-
-/**
- * Runs a command to its end, resolving once the process has exited and its output is closed (also
- * when `signal` aborts it: the process is killed and awaited, so nothing it writes comes later).
- */
-function runToEnd(cmd: string, args: string[], opts: { cwd?: string; env: NodeJS.ProcessEnv; timeout?: number; signal: AbortSignal }): Promise<Ran> {
-  return new Promise((resolve) => {
-    if (opts.signal.aborted) return resolve({ code: null, signal: "SIGTERM", out: "aborted: the runtime is shutting down or the session was deleted" });
-    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ["ignore", "pipe", "pipe"], ...(opts.timeout ? { timeout: opts.timeout } : {}) });
-    let out = "";
-    const keep = (b: Buffer) => (out = (out + b.toString()).slice(-4000));
-    child.stdout!.on("data", keep);
-    child.stderr!.on("data", keep);
-    const abort = () => child.kill("SIGKILL");
-    opts.signal.addEventListener("abort", abort, { once: true });
-    let spawnError: string | undefined;
-    child.on("error", (e) => {
-      spawnError = String(e);
-      // Never spawned: no "close" follows.
-      if (child.pid === undefined) done(null, null);
-    });
-    const done = (code: number | null, signal: string | null) => {
-      opts.signal.removeEventListener("abort", abort);
-      resolve({ code, signal, out: spawnError === undefined ? out : `${out}\n${spawnError}` });
-    };
-    child.on("close", done);
-  });
 }
 
 /**
@@ -147,11 +121,15 @@ export class ManagedBinding {
     if (untar.code !== 0) throw new Error(`tar exited ${untar.signal ?? untar.code}: ${untar.out.trim().split("\n").slice(-3).join(" / ")}`);
     copyFileSync(HOST_ENTRY, join(this.packageDir, ".brain-host.mjs"));
     const pkg = JSON.parse(readFileSync(join(this.packageDir, "package.json"), "utf8")) as { dependencies?: Record<string, string>; brain?: { setup?: unknown } };
+    // Dependencies not in the upload are installed from the package's lockfile, here, before setup
+    // and before the entrypoint is imported (install.ts); a failure is kept like setup's.
     if (Object.keys(pkg.dependencies ?? {}).length > 0 && !existsSync(join(this.packageDir, "node_modules"))) {
-      return {
-        code: "unsupported",
-        message: `managed host ${env}: the package has dependencies but the upload carries no package/node_modules; installing them from its lockfile is not supported yet (upload the package with its dependencies)`,
-      };
+      const failed = await installFromLockfile(
+        { env, packageDir: this.packageDir, bindingDir: dir, path: this.spec.path, node: this.spec.binaries.node, deno: this.spec.binaries.deno, signal },
+        this.spec.install,
+      );
+      if (this.closed) return { code: "tool_error", message: `managed host ${env}: the binding was closed while its dependencies were installed` };
+      if (failed !== undefined) return failed;
     }
     const setup = pkg.brain?.setup;
     if (setup === undefined) return undefined;

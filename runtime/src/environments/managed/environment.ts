@@ -9,6 +9,7 @@ import type { HostEnvironment } from "../host.ts";
 import type { Principal } from "../../credentials/keys.ts";
 import type { SessionManager } from "../../sessions/manager.ts";
 import { ManagedBinding } from "./binding.ts";
+import type { InstallSettings } from "./install.ts";
 import { PackageStore } from "./package-store.ts";
 import type { UploadShelf } from "../../journal/shared-files.ts";
 import { MANAGED_RUNTIMES } from "./placement.ts";
@@ -35,6 +36,8 @@ export interface ManagedEnvironmentOptions {
   path: string;
   /** Where a host process's stderr goes (BRAIN_MANAGED_HOST_LOG); undefined: kept only for failure messages. */
   hostLog?: (env: string, text: string) => void;
+  /** How a package uploaded with a lockfile and no node_modules is installed (install.ts). */
+  install?: InstallSettings;
 }
 
 /** Whether a runtime binary exists: a path, or a name found on `path`. */
@@ -140,6 +143,7 @@ export class ManagedEnvironment implements Environment {
       binaries: this.binaries,
       path: this.opts.path,
       ...(this.opts.hostLog !== undefined ? { hostLog: this.opts.hostLog } : {}),
+      install: this.opts.install ?? { npm: "npm", scripts: false },
       connected: (id) => this.opts.hosts.isConnected(id),
     });
     this.bindings.set(key, b);

@@ -32,6 +32,12 @@ export const managedHostsPlugin: EnvironmentPlugin = {
       url: () => ctx.localUrl(),
       binaries: { node: settings.managedHosts.node, deno: settings.managedHosts.deno },
       path: settings.managedHosts.path,
+      install: {
+        npm: settings.managedHosts.npm,
+        scripts: settings.managedHosts.installScripts,
+        ...(settings.managedHosts.registry !== undefined ? { registry: settings.managedHosts.registry } : {}),
+        ...(settings.managedHosts.cache !== undefined ? { cache: settings.managedHosts.cache } : {}),
+      },
       hostLog: settings.managedHosts.log ? (env, text) => ctx.logger.info(`managed host ${env}: ${text.trimEnd()}`) : undefined,
     });
     ctx.provide("managed", env);
