@@ -52,6 +52,8 @@ import { startTracing } from "./telemetry/tracing-sdk.ts";
 import { routeOf } from "./telemetry/http-route.ts";
 import { parseTraceparent } from "./telemetry/traceparent.ts";
 import { listenForMetrics, metricsRoute } from "./http/metrics-route.ts";
+import { mcpRoute } from "./mcp/route.ts";
+import { OriginGuard } from "./mcp/origin-guard.ts";
 import { VERSION } from "./http/routes.ts";
 
 export { defaultEnvironments };
@@ -155,6 +157,12 @@ export interface BrainOptions {
   traceUrl?: string;
   /** A second listener serving only `GET /metrics`, without a token (BRAIN_METRICS_LISTEN `host:port`); port 0 = any free port. */
   metricsListen?: { host: string; port: number };
+  /**
+   * The MCP endpoint (`/v1/mcp`, docs/mcp.md): `deadlineMs`, a call's deadline when its tools/call
+   * names none (default: none; the client's own request timeout cancels it); `allowedHosts`, host
+   * names it answers besides loopback ones and the public URL's (DNS-rebinding protection).
+   */
+  mcp?: { deadlineMs?: number; allowedHosts?: string[] };
 }
 
 /** A running Brain runtime: where it listens, its operator token, and `close()` (flushes the journal). */
@@ -273,6 +281,12 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
       },
     }),
   ];
+  // MCP clients (mcp/): Host and Origin must name this server (loopback, its public URL, the operator's list).
+  const mcpHosts = [...(opts.mcp?.allowedHosts ?? [])];
+  if (opts.publicUrl !== undefined) mcpHosts.push(new URL(opts.publicUrl).hostname);
+  if (opts.host !== undefined && opts.host !== "0.0.0.0" && opts.host !== "::") mcpHosts.push(opts.host.includes(":") ? `[${opts.host}]` : opts.host);
+  const mcp = mcpRoute({ keys, tenants, sessions, hostTools: (owner) => hostEnv.servedBy(owner), guard: new OriginGuard(mcpHosts), logger, redactor, deadlineMs: opts.mcp?.deadlineMs });
+  open.push(mcp.route);
   const hostTokens = new Map<string, Principal>();
   const hostBindings = new Map<string, { sessionId: string; env: string }>();
   const settings: EnvironmentSettings = {
@@ -422,6 +436,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
       for (const l of links) l.close();
       stopRevoking();
       streams.endAll("the server is shutting down");
+      await mcp.close();
       wss.close();
       await closeEnvironments();
       await new Promise<void>((resolve) => {
