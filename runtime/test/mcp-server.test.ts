@@ -188,7 +188,7 @@ test("cancellation: the client's notifications/cancelled ends the call `cancelle
 test("host dropped mid-call: the call ends `unknown` (never re-sent) and the client gets it as a tool error", async () => {
   const runtime = await memoryBrain({ hostTimeoutMs: 600 });
   const key = await newKey(runtime, "crash");
-  const host = spawn(process.execPath, ["--conditions=brain-source", "--import", "tsx", fileURLToPath(new URL("./mcp/host-main.ts", import.meta.url))], {
+  const host = spawn(process.execPath, ["--conditions=brain-source", "--import", "tsx", fileURLToPath(new URL("./mcp/host-main.mts", import.meta.url))], {
     env: { ...process.env, BRAIN_URL: runtime.url, BRAIN_TOKEN: key },
     stdio: ["ignore", "pipe", "inherit"],
   });
