@@ -305,6 +305,16 @@ function runtimeLayer(path) {
   return i >= 0 ? i : RUNTIME_LAYERS.length;
 }
 
+/** The runtime files that import @modelcontextprotocol/sdk: the MCP wire is kept in one place, so the next MCP revision is one change. */
+export const MCP_WIRE_FILES = ["runtime/src/mcp/sdk.ts"];
+
+/** An import of the MCP SDK by a runtime source other than MCP_WIRE_FILES. */
+function mcpWireViolation(rel, specifier) {
+  if (!rel.startsWith(RUNTIME_SRC) || MCP_WIRE_FILES.includes(rel)) return undefined;
+  if (specifier !== "@modelcontextprotocol/sdk" && !specifier.startsWith("@modelcontextprotocol/sdk/")) return undefined;
+  return `the runtime speaks MCP through ${MCP_WIRE_FILES.join(" or ")} only: import what it exports instead of ${specifier}`;
+}
+
 /** An import from a lower runtime layer into a higher one. */
 function runtimeLayerViolation(rel, specifier) {
   const from = runtimeLayer(rel);
@@ -329,7 +339,7 @@ export function checkFile(rel, text, { exists } = {}) {
   const lineOf = (pos) => source.getLineAndCharacterOfPosition(pos).line + 1;
   const violations = [];
   for (const { specifier, pos } of collectSpecifiers(source)) {
-    const message = importViolation(rel, area, rule, specifier) ?? extensionViolation(rel, specifier, exists) ?? (isTestPath(rel) ? undefined : runtimeLayerViolation(rel, specifier));
+    const message = importViolation(rel, area, rule, specifier) ?? extensionViolation(rel, specifier, exists) ?? (isTestPath(rel) ? undefined : runtimeLayerViolation(rel, specifier) ?? mcpWireViolation(rel, specifier));
     if (message) violations.push({ file: rel, line: lineOf(pos), message: `${message} — "${specifier}"` });
   }
   for (const pos of processEnvReads(rel, source)) {
