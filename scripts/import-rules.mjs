@@ -36,7 +36,7 @@ export const RULES = {
   runtime: { areas: ["generated"], node: true, wit: false, externals: ["ws", "better-sqlite3", "pg", "@bytecodealliance/*", "@sinclair/typebox", "prom-client", "@opentelemetry/*", "@modelcontextprotocol/sdk"], neutral: false },
   "sdk-core": { areas: ["generated"], node: false, wit: false, externals: ["zod"], neutral: true },
   // ts-morph: only the brain-tools publishing helper (an optional peer, loaded on demand).
-  "sdk-node": { areas: ["sdk-core"], node: true, wit: false, externals: ["ws", "zod", "ts-morph"], neutral: false },
+  "sdk-node": { areas: ["sdk-core"], node: true, wit: false, externals: ["ws", "zod", "ts-morph", "@modelcontextprotocol/sdk"], neutral: false },
   "sdk-deno": { areas: ["sdk-core"], node: false, wit: false, externals: ["zod", "@std/*"], neutral: false },
   conformance: { areas: ["runtime", "generated", "sdk-core", "sdk-node", "sdk-deno"], node: true, wit: true, externals: ["ws", "zod", "@bytecodealliance/*"], neutral: false },
   examples: { areas: ["sdk-node", "sdk-deno", "runtime"], node: true, wit: true, externals: ["zod", "@bytecodealliance/*", "@modelcontextprotocol/sdk"], neutral: false },
