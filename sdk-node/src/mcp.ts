@@ -48,7 +48,11 @@ export async function serveMcpStdio(opts: ServeMcpStdioOptions): Promise<McpStdi
   const url = opts.url ?? process.env.BRAIN_URL ?? "http://127.0.0.1:3210";
   const token = opts.token ?? process.env.BRAIN_TOKEN;
   if (token === undefined || token === "") throw new Error("serveMcpStdio: no Brain token: pass { token } or set BRAIN_TOKEN");
-  const names = new Set(await Promise.all(opts.tools.map(async (t) => (await t.tool.contract()).name)));
+  const contracts = await Promise.all(opts.tools.map((t) => t.tool.contract()));
+  // The runtime's MCP sessions place tools as their hosts registered them, without options (docs/mcp.md).
+  const optioned = contracts.filter((c) => c.optionsSchema !== undefined).map((c) => c.name);
+  if (optioned.length > 0) throw new Error(`serveMcpStdio: ${optioned.join(", ")} take factory options, which an MCP session cannot give; serve tools declared without options`);
+  const names = new Set(contracts.map((c) => c.name));
   const brain = new Brain({ url, token });
   const upstream = new Client({ name: "brain-mcp-stdio", version: "1.0.0" });
   const relay = new StreamableHTTPClientTransport(new URL("/v1/mcp", url), { requestInit: { headers: { authorization: `Bearer ${token}` } } });

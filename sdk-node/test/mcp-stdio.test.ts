@@ -10,6 +10,7 @@ import { startBrain } from "@aexhq/brain-runtime";
 import { Brain, tool } from "@aexhq/brain";
 import type { JournalRecord } from "@aexhq/brain-protocol";
 import { z } from "zod";
+import { serveMcpStdio } from "@aexhq/brain/mcp";
 
 const SCRIPT = fileURLToPath(new URL("./fixtures/mcp-stdio-server.mts", import.meta.url));
 
@@ -67,6 +68,16 @@ test("an MCP client over stdio lists only the script's tools, calls them with pr
     await client.close();
     await other.close();
     await runtime.close();
+  }
+});
+
+test("a tool that takes factory options is refused at start, before anything connects (an MCP session cannot give options)", async () => {
+  const prefixed = tool({ name: "prefixed", description: "needs options", input: z.object({}), options: z.object({ prefix: z.string() }), run: async (_i, ctx) => ctx.finish(ctx.options.prefix) });
+  try {
+    await serveMcpStdio({ tools: [prefixed({ prefix: "x" })], url: "http://127.0.0.1:9", token: "unused" });
+    assert.unreachable("refused");
+  } catch (e) {
+    assert.match(String(e), /prefixed take factory options/);
   }
 });
 
