@@ -160,9 +160,10 @@ export interface BrainOptions {
   /**
    * The MCP endpoint (`/v1/mcp`, docs/mcp.md): `deadlineMs`, a call's deadline when its tools/call
    * names none (default: none; the client's own request timeout cancels it); `allowedHosts`, host
-   * names it answers besides loopback ones and the public URL's (DNS-rebinding protection).
+   * names it answers besides loopback ones and the public URL's (DNS-rebinding protection);
+   * `idleMs`, how long an MCP session without requests or open calls lasts (default one hour).
    */
-  mcp?: { deadlineMs?: number; allowedHosts?: string[] };
+  mcp?: { deadlineMs?: number; allowedHosts?: string[]; idleMs?: number };
 }
 
 /** A running Brain runtime: where it listens, its operator token, and `close()` (flushes the journal). */
@@ -190,6 +191,9 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
   const maxStreamMs = opts.maxStreamMs ?? DEFAULT_MAX_STREAM_MS;
   if (!Number.isInteger(maxStreamMs) || maxStreamMs < 1 || maxStreamMs > MAX_STREAM_MS) throw new BrainRuntimeError("invalid_request", `maxStreamMs must be a positive integer (ms) up to ${MAX_STREAM_MS}, got ${maxStreamMs}`);
+  for (const [name, value, min] of [["mcp.deadlineMs", opts.mcp?.deadlineMs, 0], ["mcp.idleMs", opts.mcp?.idleMs, 1]] as const) {
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < min)) throw new BrainRuntimeError("invalid_request", `${name} must be an integer (ms) of at least ${min}, got ${value}`);
+  }
   let store: JournalStore;
   let nodeJournal: NodeJournal | undefined;
   // One node of several: every write proves this node's run and the session's lease token (the fence).
@@ -285,7 +289,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   const mcpHosts = [...(opts.mcp?.allowedHosts ?? [])];
   if (opts.publicUrl !== undefined) mcpHosts.push(new URL(opts.publicUrl).hostname);
   if (opts.host !== undefined && opts.host !== "0.0.0.0" && opts.host !== "::") mcpHosts.push(opts.host.includes(":") ? `[${opts.host}]` : opts.host);
-  const mcp = mcpRoute({ keys, tenants, sessions, hostTools: (owner) => hostEnv.servedBy(owner), guard: new OriginGuard(mcpHosts), logger, redactor, deadlineMs: opts.mcp?.deadlineMs });
+  const mcp = mcpRoute({ keys, tenants, sessions, hostTools: (owner) => hostEnv.servedBy(owner), guard: new OriginGuard(mcpHosts), logger, redactor, deadlineMs: opts.mcp?.deadlineMs, idleMs: opts.mcp?.idleMs });
   open.push(mcp.route);
   const hostTokens = new Map<string, Principal>();
   const hostBindings = new Map<string, { sessionId: string; env: string }>();

@@ -27,8 +27,8 @@ async function connect(runtime: Runtime, token: string): Promise<{ client: Clien
 }
 
 /** A runtime, an API key, and a host connected with that key serving the fixture tools. */
-async function setup() {
-  const runtime = await memoryBrain();
+async function setup(opts: Parameters<typeof memoryBrain>[0] = {}) {
+  const runtime = await memoryBrain(opts);
   const key = await newKey(runtime, "mcp");
   const host = new Brain({ url: runtime.url, token: key });
   await host.serve([echo(), add(), fail(), steps(), hang(), withOptions({ prefix: "x" })]);
@@ -281,6 +281,52 @@ test("DELETE ends the MCP session and deletes its Brain session (its records sta
     await client.close();
     const all = await waitRecords(t.runtime, sid, (rs) => rs.some((r) => r.type === "session.deleted"));
     assert.is(all.at(-1)!.type, "session.deleted");
+  } finally {
+    await t.close();
+  }
+});
+
+test("the runtime's default deadline (mcp.deadlineMs) bounds a call that names none; a bad mcp option stops the start", async () => {
+  const t = await setup({ mcp: { deadlineMs: 120 } });
+  try {
+    const { client } = await connect(t.runtime, t.key);
+    const r = await client.callTool({ name: "hang", arguments: {} });
+    assert.is((r._meta as Record<string, unknown>)["aexhq.brain/status"], "timeout");
+    await client.close();
+  } finally {
+    await t.close();
+  }
+  for (const mcp of [{ idleMs: 0 }, { deadlineMs: -1 }, { deadlineMs: 1.5 }]) {
+    try {
+      const runtime = await memoryBrain({ mcp });
+      await runtime.close();
+      assert.unreachable(`startBrain accepted ${JSON.stringify(mcp)}`);
+    } catch (e) {
+      assert.match(String(e), /must be an integer \(ms\)/);
+    }
+  }
+});
+
+test("an MCP session idle for mcp.idleMs ends: its id is 404 and its Brain session is deleted; one with a call open does not", async () => {
+  const t = await setup({ mcp: { idleMs: 150 } });
+  try {
+    const busy = await connect(t.runtime, t.key);
+    const hanging = busy.client.callTool({ name: "hang", arguments: {}, _meta: { "aexhq.brain/deadlineMs": 900 } });
+    const { client, transport } = await connect(t.runtime, t.key);
+    await client.callTool({ name: "echo", arguments: { text: "x" } });
+    const sid = transport.sessionId!;
+    const all = await waitRecords(t.runtime, sid, (rs) => rs.some((r) => r.type === "session.deleted"));
+    assert.is(all.at(-1)!.type, "session.deleted");
+    try {
+      await client.listTools();
+      assert.unreachable("the idle session is gone");
+    } catch (e) {
+      assert.match(String(e), /404|no MCP session/);
+    }
+    // The session with a call open outlived idleMs many times over; its call ends by its deadline.
+    assert.is(((await hanging)._meta as Record<string, unknown>)["aexhq.brain/status"], "timeout");
+    assert.equal((await busy.client.callTool({ name: "echo", arguments: { text: "still here" } })).structuredContent, { text: "still here", length: 10 });
+    await busy.client.close();
   } finally {
     await t.close();
   }

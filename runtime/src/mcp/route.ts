@@ -30,7 +30,12 @@ export interface McpRouteDeps {
   redactor?: Redactor;
   /** A call's deadline when its tools/call names none; undefined: unlimited (the client's own timeout cancels it). */
   deadlineMs?: number;
+  /** An MCP session without requests or open calls for this long ends as if its client deleted it; default DEFAULT_MCP_IDLE_MS. */
+  idleMs?: number;
 }
+
+/** Default of McpRouteDeps.idleMs: one hour. */
+export const DEFAULT_MCP_IDLE_MS = 3_600_000;
 
 /**
  * The MCP endpoint: Host/Origin checked first (DNS-rebinding protection), then the bearer token as on
@@ -48,6 +53,20 @@ export function mcpRoute(deps: McpRouteDeps): { route: Route; close(): Promise<v
     // The client ended the MCP session: its Brain session goes too (open calls end `cancelled`); its records stay.
     deps.sessions.delete(s.id).catch((e: unknown) => deps.logger.warn("deleting the Brain session of an ended MCP session failed", { sessionId: s.id, error: messageOf(e) }));
   };
+
+  // Clients that go away without DELETE leave their MCP sessions here: idle ones end, so memory and
+  // the key's open sessions stay bounded. A session with a call open is never idle.
+  const idleMs = deps.idleMs ?? DEFAULT_MCP_IDLE_MS;
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const s of open.values()) {
+      if (s.openCalls > 0 || now - s.lastActive < idleMs) continue;
+      deps.logger.debug("an idle MCP session ended", { sessionId: s.id, idleMs });
+      closed(s);
+      s.close().catch((e: unknown) => deps.logger.warn("closing an idle MCP session failed", { sessionId: s.id, error: messageOf(e) }));
+    }
+  }, Math.max(10, Math.min(idleMs / 2, 60_000)));
+  sweep.unref();
 
   const start = async (owner: string | undefined): Promise<McpSession> => {
     const tools = deps.hostTools(owner);
@@ -101,11 +120,13 @@ export function mcpRoute(deps: McpRouteDeps): { route: Route; close(): Promise<v
   /** The open MCP session of that id opened by `owner`; to anyone else it does not exist. */
   const mine = (id: string, owner: string | undefined): McpSession => {
     const s = open.get(id);
-    if (s === undefined || s.owner !== owner) throw new JsonRpcRefusal(404, -32001, `no MCP session ${id} (it ended, the runtime restarted, or another credential opened it): initialize a new one`);
+    if (s === undefined || s.owner !== owner) throw new JsonRpcRefusal(404, -32001, `no MCP session ${id} (it ended, was idle too long, the runtime restarted, or another credential opened it): initialize a new one`);
+    s.lastActive = Date.now();
     return s;
   };
 
   const close = async () => {
+    clearInterval(sweep);
     const all = [...open.values()];
     open.clear();
     await Promise.all(all.map((s) => s.close().catch((e: unknown) => deps.logger.warn("closing an MCP session failed", { sessionId: s.id, error: messageOf(e) }))));

@@ -104,6 +104,7 @@ export class McpSession {
     } finally {
       extra.signal.removeEventListener("abort", cancel);
       this.open.delete(call);
+      this.lastActive = Date.now();
     }
   }
 
@@ -114,6 +115,9 @@ export class McpSession {
     if (typeof raw !== "number" || !Number.isSafeInteger(raw) || raw < 0) throw new McpError(ErrorCode.InvalidParams, `_meta["${META_PREFIX}deadlineMs"] must be a non-negative integer (ms; 0: no deadline), got ${JSON.stringify(raw)}`);
     return raw === 0 ? null : Date.now() + raw;
   }
+
+  /** When the client last sent a request (route.ts ends MCP sessions idle for longer than `mcp.idleMs`). */
+  lastActive = Date.now();
 
   /** Calls still open (the MCP session is ending: they are cancelled with its Brain session). */
   get openCalls(): number {
