@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { Brain } from "@aexhq/brain";
 import { api, memoryBrain, ofType, records } from "./helpers/brain.ts";
 import type { Brain as Runtime } from "./helpers/brain.ts";
-import { aborted, add, echo, fail, hang, sleep, steps, withOptions } from "./mcp/fixture-tools.ts";
+import { aborted, add, echo, fail, hang, sleep, steps, upper, withOptions } from "./mcp/fixture-tools.ts";
 
 async function newKey(runtime: Runtime, name: string): Promise<string> {
   const r = await api(runtime, "POST", "/v1/keys", { name });
@@ -31,7 +31,7 @@ async function setup(opts: Parameters<typeof memoryBrain>[0] = {}) {
   const runtime = await memoryBrain(opts);
   const key = await newKey(runtime, "mcp");
   const host = new Brain({ url: runtime.url, token: key });
-  await host.serve([echo(), add(), fail(), steps(), hang(), withOptions({ prefix: "x" })]);
+  await host.serve([echo(), add(), fail(), steps(), hang(), upper(), withOptions({ prefix: "x" })]);
   return { runtime, key, host, close: async () => {
     await host.close();
     await runtime.close();
@@ -46,7 +46,7 @@ test("initialize and tools/list: the key's connected host tools, with their sche
     assert.ok(client.getServerCapabilities()?.tools, "tools capability");
     assert.ok(transport.sessionId?.startsWith("ses_"), `the MCP session id is its Brain session's: ${transport.sessionId}`);
     const { tools } = await client.listTools();
-    assert.equal(tools.map((x) => x.name).sort(), ["add", "echo", "fail", "hang", "steps"]);
+    assert.equal(tools.map((x) => x.name).sort(), ["add", "echo", "fail", "hang", "steps", "upper"]);
     const e = tools.find((x) => x.name === "echo")!;
     assert.is(e.description, "Echoes its text back, with its length.");
     assert.equal((e.inputSchema as { required?: string[] }).required, ["text"]);
@@ -54,7 +54,7 @@ test("initialize and tools/list: the key's connected host tools, with their sche
     // The Brain session is the key's: it reads it over the ordinary API.
     const view = await api(t.runtime, "GET", `/v1/sessions/${transport.sessionId}`, undefined, { token: t.key });
     assert.is(view.status, 200);
-    assert.equal(view.body.tools.map((x: { contract: { name: string } }) => x.contract.name).sort(), ["add", "echo", "fail", "hang", "steps"]);
+    assert.equal(view.body.tools.map((x: { contract: { name: string } }) => x.contract.name).sort(), ["add", "echo", "fail", "hang", "steps", "upper"]);
     await client.close();
   } finally {
     await t.close();
@@ -73,14 +73,16 @@ test("tools/call ok: structuredContent and text content, journaled as a call of 
     assert.is(meta["aexhq.brain/status"], "ok");
     const sum = await client.callTool({ name: "add", arguments: { a: 2, b: 3 } });
     assert.equal(sum.content, [{ type: "text", text: "2 + 3 = 5" }], "the tool's content is the MCP text content");
+    const shout = await client.callTool({ name: "upper", arguments: { text: "hi" } });
+    assert.equal(shout.content, [{ type: "text", text: "HI" }], "a string value without content is the text as it is");
     const all = await records(t.runtime, transport.sessionId!);
     const started = ofType(all, "tool.call_started");
-    assert.equal(started.map((s) => s.data.tool), ["echo", "add"]);
+    assert.equal(started.map((s) => s.data.tool), ["echo", "add", "upper"]);
     assert.is(started[0]!.data.callId, meta["aexhq.brain/callId"]);
     assert.equal(started[0]!.data.input, { text: "hello" });
-    assert.equal(ofType(all, "message.user").map((m) => m.data.activation), [1, 2], "each call is an activation of its own");
+    assert.equal(ofType(all, "message.user").map((m) => m.data.activation), [1, 2, 3], "each call is an activation of its own");
     assert.equal(ofType(all, "turn.started"), [], "no model turn");
-    assert.equal(ofType(all, "tool.finished").map((f) => f.data.status), ["ok", "ok"]);
+    assert.equal(ofType(all, "tool.finished").map((f) => f.data.status), ["ok", "ok", "ok"]);
     await client.close();
   } finally {
     await t.close();

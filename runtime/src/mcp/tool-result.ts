@@ -25,7 +25,8 @@ export function describesObject(schema: Record<string, unknown> | undefined): bo
 
 /**
  * A finished call's Outcome as an MCP CallToolResult:
- * - ok: its text `content` (the tool's model-facing text; else the value as JSON), and the value as
+ * - ok: its text `content` (the tool's model-facing text; else a string value as it is, any other
+ *   value as JSON), and the value as
  *   `structuredContent` when the tool advertises an object output schema;
  * - error: `isError`, the content or `code: message`, the ErrorInfo in `_meta`;
  * - timeout, cancelled, unknown: `isError`, `status: message`, the status in `_meta`.
@@ -33,7 +34,8 @@ export function describesObject(schema: Record<string, unknown> | undefined): bo
 export function callToolResult(callId: string, outcome: Outcome, content: string | undefined, contract: ToolContract): CallToolResult {
   const meta: Record<string, unknown> = { [`${META_PREFIX}callId`]: callId, [`${META_PREFIX}status`]: outcome.status };
   if (outcome.status === "ok") {
-    const result: CallToolResult = { content: [{ type: "text", text: content ?? JSON.stringify(outcome.value) }], _meta: meta };
+    const text = content ?? (typeof outcome.value === "string" ? outcome.value : JSON.stringify(outcome.value));
+    const result: CallToolResult = { content: [{ type: "text", text }], _meta: meta };
     if (describesObject(contract.outputSchema) && isPlainObject(outcome.value)) result.structuredContent = outcome.value;
     return result;
   }

@@ -25,6 +25,13 @@ export const add = tool({
   },
 });
 
+export const upper = tool({
+  name: "upper",
+  description: "Returns its text in capitals: a string value, without content.",
+  input: z.object({ text: z.string() }),
+  run: async ({ text }, ctx) => ctx.finish(text.toUpperCase()),
+});
+
 export const fail = tool({
   name: "fail",
   description: "Always ends with a typed error.",
