@@ -268,6 +268,9 @@ test("bad requests get JSON-RPC errors with 4xx statuses, never 500", async () =
     // A loopback Origin is fine.
     const ok = await rawRequest(url, { method: "POST", headers: { ...headers, origin: "http://localhost:5173" }, body: JSON.stringify(init) });
     assert.is(ok.status, 200, ok.text);
+    // The requests are counted under their own route label.
+    const metrics = await (await fetch(`${t.runtime.url}/metrics`, { headers: { authorization: `Bearer ${t.runtime.token}` } })).text();
+    assert.match(metrics, /brain_http_requests_total\{method="POST",route="\/v1\/mcp",status="401"\} 2/);
   } finally {
     await t.close();
   }
