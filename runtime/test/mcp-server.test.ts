@@ -265,6 +265,12 @@ test("bad requests get JSON-RPC errors with 4xx statuses, never 500", async () =
       assert.type(body.error.code, "number", name);
       assert.ok(body.error.message.length > 0, name);
     }
+    // An initialize the MCP transport refuses (this one cannot take an SSE answer) opens no session: its Brain session is deleted at once.
+    const refused = await rawRequest(url, { method: "POST", headers: { ...headers, accept: "application/json" }, body: JSON.stringify(init) });
+    assert.is(refused.status, 406, refused.text);
+    assert.is((JSON.parse(refused.text) as { jsonrpc: string }).jsonrpc, "2.0");
+    const live = await api(t.runtime, "GET", "/v1/sessions?status=idle", undefined, { token: t.key });
+    assert.equal(live.body.sessions, [], "no Brain session is left open by refused requests");
     // A loopback Origin is fine.
     const ok = await rawRequest(url, { method: "POST", headers: { ...headers, origin: "http://localhost:5173" }, body: JSON.stringify(init) });
     assert.is(ok.status, 200, ok.text);
@@ -313,10 +319,11 @@ test("the runtime's default deadline (mcp.deadlineMs) bounds a call that names n
 });
 
 test("an MCP session idle for mcp.idleMs ends: its id is 404 and its Brain session is deleted; one with a call open does not", async () => {
-  const t = await setup({ mcp: { idleMs: 150 } });
+  // Margins for a loaded machine: a stall of the event loop longer than idleMs would end the busy session before its call starts.
+  const t = await setup({ mcp: { idleMs: 500 } });
   try {
     const busy = await connect(t.runtime, t.key);
-    const hanging = busy.client.callTool({ name: "hang", arguments: {}, _meta: { "aexhq.brain/deadlineMs": 900 } });
+    const hanging = busy.client.callTool({ name: "hang", arguments: {}, _meta: { "aexhq.brain/deadlineMs": 2500 } });
     const { client, transport } = await connect(t.runtime, t.key);
     await client.callTool({ name: "echo", arguments: { text: "x" } });
     const sid = transport.sessionId!;

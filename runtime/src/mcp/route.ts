@@ -47,11 +47,14 @@ export const DEFAULT_MCP_IDLE_MS = 3_600_000;
 export function mcpRoute(deps: McpRouteDeps): { route: Route; close(): Promise<void> } {
   const open = new Map<string, McpSession>();
 
-  const closed = (s: McpSession) => {
+  const closed = async (s: McpSession): Promise<void> => {
     if (open.get(s.id) !== s) return;
     open.delete(s.id);
     // The client ended the MCP session: its Brain session goes too (open calls end `cancelled`); its records stay.
-    deps.sessions.delete(s.id).catch((e: unknown) => deps.logger.warn("deleting the Brain session of an ended MCP session failed", { sessionId: s.id, error: messageOf(e) }));
+    await deps.sessions.delete(s.id).then(
+      () => undefined,
+      (e: unknown) => deps.logger.warn("deleting the Brain session of an ended MCP session failed", { sessionId: s.id, error: messageOf(e) }),
+    );
   };
 
   // Clients that go away without DELETE leave their MCP sessions here: idle ones end, so memory and
@@ -62,7 +65,7 @@ export function mcpRoute(deps: McpRouteDeps): { route: Route; close(): Promise<v
     for (const s of open.values()) {
       if (s.openCalls > 0 || now - s.lastActive < idleMs) continue;
       deps.logger.debug("an idle MCP session ended", { sessionId: s.id, idleMs });
-      closed(s);
+      void closed(s);
       s.close().catch((e: unknown) => deps.logger.warn("closing an idle MCP session failed", { sessionId: s.id, error: messageOf(e) }));
     }
   }, Math.max(10, Math.min(idleMs / 2, 60_000)));
@@ -105,7 +108,7 @@ export function mcpRoute(deps: McpRouteDeps): { route: Route; close(): Promise<v
         const session = await start(owner);
         await session.transport.handleRequest(req, res, body);
         // An initialize the transport refused opened no MCP session: its Brain session goes at once.
-        if (session.transport.sessionId === undefined) closed(session);
+        if (session.transport.sessionId === undefined) await closed(session);
         return;
       }
       return void (await mine(sessionId, owner).transport.handleRequest(req, res, body));

@@ -15,7 +15,7 @@ export interface McpSessionDeps {
   /** A call's deadline when its request names none (`_meta["aexhq.brain/deadlineMs"]`); undefined: unlimited. */
   deadlineMs: number | undefined;
   /** The client ended the MCP session (HTTP DELETE): its Brain session goes. */
-  closed(session: McpSession): void;
+  closed(session: McpSession): Promise<void>;
 }
 
 const LEVELS: readonly LoggingLevel[] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
