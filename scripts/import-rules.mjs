@@ -33,13 +33,13 @@ export const RULES = {
   contract: { areas: [], node: false, wit: false, externals: [], neutral: true },
   codegen: { areas: ["contract"], node: true, wit: false, externals: ["ts-morph", "typescript", "@bytecodealliance/*", "@sinclair/typebox"], neutral: false },
   generated: { areas: [], node: false, wit: true, externals: ["@sinclair/typebox", "canonicalize"], neutral: true },
-  runtime: { areas: ["generated"], node: true, wit: false, externals: ["ws", "better-sqlite3", "pg", "@bytecodealliance/*", "@sinclair/typebox", "prom-client", "@opentelemetry/*"], neutral: false },
+  runtime: { areas: ["generated"], node: true, wit: false, externals: ["ws", "better-sqlite3", "pg", "@bytecodealliance/*", "@sinclair/typebox", "prom-client", "@opentelemetry/*", "@modelcontextprotocol/sdk"], neutral: false },
   "sdk-core": { areas: ["generated"], node: false, wit: false, externals: ["zod"], neutral: true },
   // ts-morph: only the brain-tools publishing helper (an optional peer, loaded on demand).
-  "sdk-node": { areas: ["sdk-core"], node: true, wit: false, externals: ["ws", "zod", "ts-morph"], neutral: false },
+  "sdk-node": { areas: ["sdk-core"], node: true, wit: false, externals: ["ws", "zod", "ts-morph", "@modelcontextprotocol/sdk"], neutral: false },
   "sdk-deno": { areas: ["sdk-core"], node: false, wit: false, externals: ["zod", "@std/*"], neutral: false },
   conformance: { areas: ["runtime", "generated", "sdk-core", "sdk-node", "sdk-deno"], node: true, wit: true, externals: ["ws", "zod", "@bytecodealliance/*"], neutral: false },
-  examples: { areas: ["sdk-node", "sdk-deno", "runtime"], node: true, wit: true, externals: ["zod", "@bytecodealliance/*"], neutral: false },
+  examples: { areas: ["sdk-node", "sdk-deno", "runtime"], node: true, wit: true, externals: ["zod", "@bytecodealliance/*", "@modelcontextprotocol/sdk"], neutral: false },
   bench: { areas: EVERY_AREA, node: true, wit: true, externals: ["*"], neutral: false },
   scripts: { areas: EVERY_AREA.filter((a) => !LEAVES.includes(a)), node: true, wit: false, externals: ["*"], neutral: false },
 };
@@ -293,7 +293,7 @@ function consoleUses(rel, source) {
   visit(source);
   return found;
 }
-export const RUNTIME_LAYERS = [RUNTIME_FLOOR, "telemetry", "limits", "journal", "credentials", "models", "dispatch", "hosts", "agentloop", "sessions", "http", "ui", "environments", "cluster"];
+export const RUNTIME_LAYERS = [RUNTIME_FLOOR, "telemetry", "limits", "journal", "credentials", "models", "dispatch", "hosts", "agentloop", "sessions", "http", "mcp", "ui", "environments", "cluster"];
 const RUNTIME_SRC = "runtime/src/";
 const layerName = (layer) => (Array.isArray(layer) ? layer.join(" + ") : layer);
 
@@ -303,6 +303,16 @@ function runtimeLayer(path) {
   const first = path.slice(RUNTIME_SRC.length).split("/")[0];
   const i = RUNTIME_LAYERS.findIndex((layer) => (Array.isArray(layer) ? layer.includes(first) : layer === first));
   return i >= 0 ? i : RUNTIME_LAYERS.length;
+}
+
+/** The runtime files that import @modelcontextprotocol/sdk: the MCP wire is kept in one place, so the next MCP revision is one change. */
+export const MCP_WIRE_FILES = ["runtime/src/mcp/sdk.ts"];
+
+/** An import of the MCP SDK by a runtime source other than MCP_WIRE_FILES. */
+function mcpWireViolation(rel, specifier) {
+  if (!rel.startsWith(RUNTIME_SRC) || MCP_WIRE_FILES.includes(rel)) return undefined;
+  if (specifier !== "@modelcontextprotocol/sdk" && !specifier.startsWith("@modelcontextprotocol/sdk/")) return undefined;
+  return `the runtime speaks MCP through ${MCP_WIRE_FILES.join(" or ")} only: import what it exports instead of ${specifier}`;
 }
 
 /** An import from a lower runtime layer into a higher one. */
@@ -329,7 +339,7 @@ export function checkFile(rel, text, { exists } = {}) {
   const lineOf = (pos) => source.getLineAndCharacterOfPosition(pos).line + 1;
   const violations = [];
   for (const { specifier, pos } of collectSpecifiers(source)) {
-    const message = importViolation(rel, area, rule, specifier) ?? extensionViolation(rel, specifier, exists) ?? (isTestPath(rel) ? undefined : runtimeLayerViolation(rel, specifier));
+    const message = importViolation(rel, area, rule, specifier) ?? extensionViolation(rel, specifier, exists) ?? (isTestPath(rel) ? undefined : runtimeLayerViolation(rel, specifier) ?? mcpWireViolation(rel, specifier));
     if (message) violations.push({ file: rel, line: lineOf(pos), message: `${message} — "${specifier}"` });
   }
   for (const pos of processEnvReads(rel, source)) {

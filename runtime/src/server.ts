@@ -53,6 +53,8 @@ import { startTracing } from "./telemetry/tracing-sdk.ts";
 import { routeOf } from "./telemetry/http-route.ts";
 import { parseTraceparent } from "./telemetry/traceparent.ts";
 import { listenForMetrics, metricsRoute } from "./http/metrics-route.ts";
+import { mcpRoute } from "./mcp/route.ts";
+import { OriginGuard } from "./mcp/origin-guard.ts";
 import { VERSION } from "./http/routes.ts";
 
 export { defaultEnvironments };
@@ -158,6 +160,13 @@ export interface BrainOptions {
   traceUrl?: string;
   /** A second listener serving only `GET /metrics`, without a token (BRAIN_METRICS_LISTEN `host:port`); port 0 = any free port. */
   metricsListen?: { host: string; port: number };
+  /**
+   * The MCP endpoint (`/v1/mcp`, docs/mcp.md): `deadlineMs`, a call's deadline when its tools/call
+   * names none (default: none; the client's own request timeout cancels it); `allowedHosts`, host
+   * names it answers besides loopback ones and the public URL's (DNS-rebinding protection);
+   * `idleMs`, how long an MCP session without requests or open calls lasts (default one hour).
+   */
+  mcp?: { deadlineMs?: number; allowedHosts?: string[]; idleMs?: number };
 }
 
 /** A running Brain runtime: where it listens, its operator token, and `close()` (flushes the journal). */
@@ -185,6 +194,9 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
   const maxStreamMs = opts.maxStreamMs ?? DEFAULT_MAX_STREAM_MS;
   if (!Number.isInteger(maxStreamMs) || maxStreamMs < 1 || maxStreamMs > MAX_STREAM_MS) throw new BrainRuntimeError("invalid_request", `maxStreamMs must be a positive integer (ms) up to ${MAX_STREAM_MS}, got ${maxStreamMs}`);
+  for (const [name, value, min] of [["mcp.deadlineMs", opts.mcp?.deadlineMs, 0], ["mcp.idleMs", opts.mcp?.idleMs, 1]] as const) {
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < min)) throw new BrainRuntimeError("invalid_request", `${name} must be an integer (ms) of at least ${min}, got ${value}`);
+  }
   let store: JournalStore;
   let nodeJournal: NodeJournal | undefined;
   // One node of several: every write proves this node's run and the session's lease token (the fence).
@@ -282,6 +294,12 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
       },
     }),
   ];
+  // MCP clients (mcp/): Host and Origin must name this server (loopback, its public URL, the operator's list).
+  const mcpHosts = [...(opts.mcp?.allowedHosts ?? [])];
+  if (opts.publicUrl !== undefined) mcpHosts.push(new URL(opts.publicUrl).hostname);
+  if (opts.host !== undefined && opts.host !== "0.0.0.0" && opts.host !== "::") mcpHosts.push(opts.host.includes(":") ? `[${opts.host}]` : opts.host);
+  const mcp = mcpRoute({ keys, tenants, sessions, hostTools: (owner) => hostEnv.servedBy(owner), guard: new OriginGuard(mcpHosts), logger, redactor, deadlineMs: opts.mcp?.deadlineMs, idleMs: opts.mcp?.idleMs });
+  open.push(mcp.route);
   const hostTokens = new Map<string, Principal>();
   const hostBindings = new Map<string, { sessionId: string; env: string }>();
   const settings: EnvironmentSettings = {
@@ -434,6 +452,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
       for (const l of links) l.close();
       stopRevoking();
       streams.endAll("the server is shutting down");
+      await mcp.close();
       wss.close();
       await closeEnvironments();
       await new Promise<void>((resolve) => {

@@ -2,6 +2,7 @@ import type { ErrorInfo, PlacedTool } from "@aexhq/brain-protocol";
 import { invokeFrame } from "../dispatch/environment.ts";
 import type { CallHandle, CallInvocation, CallSink, Environment } from "../dispatch/environment.ts";
 import { BrainRuntimeError } from "../errors.ts";
+import { isManagedHostId } from "../hosts/registry.ts";
 import type { HostRegistry } from "../hosts/registry.ts";
 import type { HostConnection } from "../hosts/connection.ts";
 import type { HostConnections } from "../hosts/connections.ts";
@@ -73,6 +74,26 @@ export class HostEnvironment implements Environment {
         if (status === "timeout" || status === "cancelled") conn.cancel(call.callId, status);
       },
     };
+  }
+
+  /**
+   * The tools the hosts registered with `owner`'s credential (an API key id; undefined: the operator
+   * token) serve on their connection here now, placed as they are (no factory options): what an MCP
+   * session of that credential serves (mcp/). A tool that takes options, or whose input is no JSON
+   * object (MCP requires one), is left out; of two tools with one name, the first host's (by id) wins.
+   */
+  servedBy(owner: string | undefined): PlacedTool[] {
+    const byName = new Map<string, PlacedTool>();
+    for (const row of this.registry.registeredBy(owner)) {
+      if (isManagedHostId(row.hostId)) continue;
+      const conn = this.connections.get(row.hostId);
+      if (conn === undefined) continue;
+      for (const contract of row.contracts) {
+        if (!conn.advertises(contract.digest) || contract.optionsSchema !== undefined || (contract.inputSchema as { type?: unknown }).type !== "object" || byName.has(contract.name)) continue;
+        byName.set(contract.name, { contract, options: {}, placement: { kind: "host", hostId: row.hostId } });
+      }
+    }
+    return [...byName.values()];
   }
 
   /** A second connection with the same host id replaces the first. */

@@ -104,6 +104,11 @@ export class HostRegistry {
     return [...this.hosts.keys()].filter(isManagedHostId);
   }
 
+  /** Registrations made with `owner`'s credential (an API key id; undefined: the operator token), by host id. */
+  registeredBy(owner: string | undefined): HostRow[] {
+    return [...this.hosts.values()].filter((r) => r.owner === owner).sort((a, b) => (a.hostId < b.hostId ? -1 : a.hostId > b.hostId ? 1 : 0));
+  }
+
   /** Hosts registered under `owner` (an API key id). */
   ownedBy(owner: string): string[] {
     return [...this.hosts.values()].filter((r) => r.owner === owner).map((r) => r.hostId);

@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
-import type { ApprovalRequest, ApprovalResponse, CancelResponse, CreateSessionRequest, Decider, PlacedTool, Session, SessionCreatedRecord } from "@aexhq/brain-protocol";
+import type { ApprovalRequest, ApprovalResponse, CancelResponse, CreateSessionRequest, Decider, JournalRecord, PlacedTool, Session, SessionCreatedRecord } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
 import type { JournalStore, KeyedMessage } from "../journal/store.ts";
 import type { SessionHead } from "../journal/head.ts";
 import { hasOpenWork } from "../journal/head.ts";
-import type { Dispatcher } from "../dispatch/dispatcher.ts";
+import type { CallOwner, Dispatcher } from "../dispatch/dispatcher.ts";
+import type { ToolCall } from "../dispatch/call.ts";
 import type { Environment } from "../dispatch/environment.ts";
 import { Agentloop } from "../agentloop/loop.ts";
 import type { TurnEnd } from "../agentloop/loop.ts";
@@ -429,6 +430,48 @@ export class SessionManager {
     if (ended !== undefined) return ended;
     if (head.deleted) throw new BrainRuntimeError("conflict", `session ${id} is deleted`);
     return (await this.entry(id)).loop.turnEnd(activation, after, signal);
+  }
+
+  /**
+   * Starts one call of a tool placed in the session without a model turn (an MCP client's
+   * `tools/call`: docs/decisions/mcp-server.md). It is an activation of its own, opened by a
+   * message.user record naming the request (`text`), so it gets its own emission and model-call
+   * budgets; no turn.started follows and the Agentloop is not woken by its records. The call is
+   * journaled and dispatched as every call is (intent committed first, sent once, deadline armed).
+   * `listen` hears the call's committed tool.event, tool.result and tool.finished records, in order;
+   * `call.outcome()` resolves once its tool.finished is committed.
+   */
+  async startCall(id: string, toolName: string, input: unknown, deadlineAt: number | null, text: string, listen: (r: JournalRecord) => void): Promise<ToolCall> {
+    const e = await this.entry(id);
+    if (e.state.deletedAdmitted) throw new BrainRuntimeError("conflict", `session ${id} is deleted`);
+    const tool = e.state.created.tools.find((t) => t.contract.name === toolName);
+    if (tool === undefined) throw new BrainRuntimeError("not_found", `no tool ${toolName} is placed in session ${id}`);
+    e.state.checkJournalBytes("call refused");
+    const activation = ++e.state.activation;
+    e.state.append("message.user", { text, activation });
+    // The call's id is known once start() returns, before any commit can be heard (commits land later).
+    let callId: string | undefined;
+    const stop = e.state.onCommit((r) => {
+      if (callId !== undefined && (r.type === "tool.event" || r.type === "tool.result" || r.type === "tool.finished") && r.data.callId === callId) listen(r);
+    });
+    const owner: CallOwner = {
+      provider: e.provider,
+      calls: e.calls,
+      committed: (_call, kind) => {
+        if (kind !== "finished") return;
+        stop();
+        // Nothing here is for the Agentloop: it has seen all of it, so the session can settle and page out.
+        e.loop.skipAdmitted();
+      },
+    };
+    const call = this.dispatcher.start(e.state, activation, [{ tool, input, deadlineAt }], owner)[0]!;
+    callId = call.callId;
+    return call;
+  }
+
+  /** Cancels a call `startCall` started (an MCP client's notifications/cancelled); false when it had ended. */
+  async cancelCall(call: ToolCall): Promise<boolean> {
+    return (await this.dispatcher.cancel([call])).length > 0;
   }
 
   /** Cancels one call, or the running activation with all its open calls. */

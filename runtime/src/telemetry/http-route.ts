@@ -4,7 +4,7 @@
  * values stay few however many sessions there are. A path outside the API is `other`, so a
  * scanner probing random paths cannot grow the label set either.
  */
-const STATIC = new Set(["v1", "sessions", "messages", "cancel", "events", "keys", "hosts", "connect", "calls", "http", "components", "packages", "environments", "cluster", "link", "ui", "assets", "login", "logout", "healthz", "metrics"]);
+const STATIC = new Set(["v1", "sessions", "messages", "cancel", "events", "keys", "hosts", "connect", "calls", "http", "components", "packages", "environments", "cluster", "link", "ui", "assets", "login", "logout", "healthz", "metrics", "mcp"]);
 
 const ROOTS = new Set(["v1", "ui", "healthz", "metrics"]);
 
