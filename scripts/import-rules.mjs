@@ -33,7 +33,7 @@ export const RULES = {
   contract: { areas: [], node: false, wit: false, externals: [], neutral: true },
   codegen: { areas: ["contract"], node: true, wit: false, externals: ["ts-morph", "typescript", "@bytecodealliance/*", "@sinclair/typebox"], neutral: false },
   generated: { areas: [], node: false, wit: true, externals: ["@sinclair/typebox", "canonicalize"], neutral: true },
-  runtime: { areas: ["generated"], node: true, wit: false, externals: ["ws", "better-sqlite3", "pg", "@bytecodealliance/*", "@sinclair/typebox", "prom-client", "@opentelemetry/*"], neutral: false },
+  runtime: { areas: ["generated"], node: true, wit: false, externals: ["ws", "better-sqlite3", "pg", "@bytecodealliance/*", "@sinclair/typebox", "prom-client", "@opentelemetry/*", "@modelcontextprotocol/sdk"], neutral: false },
   "sdk-core": { areas: ["generated"], node: false, wit: false, externals: ["zod"], neutral: true },
   // ts-morph: only the brain-tools publishing helper (an optional peer, loaded on demand).
   "sdk-node": { areas: ["sdk-core"], node: true, wit: false, externals: ["ws", "zod", "ts-morph"], neutral: false },

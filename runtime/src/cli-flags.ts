@@ -36,6 +36,7 @@ export const SERVE_FLAGS: readonly ServeFlag[] = [
   { flag: "--component-memory-mb", variable: "BRAIN_COMPONENT_MEMORY_MB", value: "<n>", help: "JS heap and wasm memory cap of each component worker (default 256, at least 16)" },
   { flag: "--component-telemetry", variable: "BRAIN_COMPONENT_TELEMETRY", help: "log components' telemetry lines" },
   { flag: "--http-environments", variable: "BRAIN_HTTP_ENVIRONMENTS", value: "<json>", help: "descriptor Environments as one JSON object (holds credentials: prefer the variable)" },
+  { flag: "--mcp-servers", variable: "BRAIN_MCP_SERVERS", value: "<json>", help: "MCP servers as one JSON object: {\"fs\":{\"command\":…,\"args\":[…]}} or {\"name\":{\"url\":…}} (may hold credentials: prefer the variable)" },
   { flag: "--http-tool-origins", variable: "BRAIN_HTTP_TOOL_ORIGINS", value: "<origins>", help: "comma-separated origins HTTP tools may be served from" },
   { flag: "--model-base-urls", variable: "BRAIN_MODEL_BASE_URLS", value: "<urls>", help: "comma-separated further model endpoints sessions may name" },
   { flag: "--node", variable: "BRAIN_NODE", value: "<path>", help: "the node binary Brain-managed hosts run on (default: this node)" },
