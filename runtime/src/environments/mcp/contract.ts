@@ -59,7 +59,8 @@ export function contractOf(t: WireTool, name: string = brainName(t.name)): ToolC
   if (problem !== undefined) return { reason: problem };
   const base = {
     name,
-    ...(t.description === undefined ? {} : { description: t.description }),
+    // ToolContract requires a description; MCP does not (it is not part of the digest).
+    description: t.description ?? "",
     inputSchema: t.inputSchema as Record<string, unknown>,
     ...(t.outputSchema === undefined ? {} : { outputSchema: t.outputSchema as Record<string, unknown> }),
   };

@@ -89,7 +89,8 @@ function wireError(e: unknown, what: string): WireError {
     if (e.code === ErrorCode.RequestTimeout) return new WireError("timeout", `${what}: no answer in time`, e.code, undefined, { cause: e });
     return new WireError("server", e.message.replace(/^MCP error -?\d+: /, ""), e.code, e.data, { cause: e });
   }
-  if (e instanceof Error && e.name === "ZodError") return new WireError("malformed", `${what}: the server's answer is not a valid MCP result`, undefined, undefined, { cause: e });
+  // The SDK's schema check of the result (zod) failed: the server answered, but not a CallToolResult.
+  if (e instanceof Error && Array.isArray((e as { issues?: unknown }).issues)) return new WireError("malformed", `${what}: the server's answer is not a valid MCP result`, undefined, undefined, { cause: e });
   return new WireError("transport", `${what}: ${e instanceof Error ? e.message : String(e)}`, undefined, undefined, { cause: e });
 }
 
@@ -139,6 +140,23 @@ export async function connect(target: WireTarget, o: { timeoutMs: number; client
     throw err;
   }
   watch?.observe();
+  // Progress is taken off the transport synchronously, before the SDK sees it: the SDK hands
+  // notifications on a microtask later, after it may already have handled the response that
+  // followed on the same read (and dropped the request's progress handler), losing the last ones.
+  const progress = new Map<string, (p: WireProgress) => void>();
+  let tokens = 0;
+  const onmessage = transport.onmessage;
+  transport.onmessage = (m: JSONRPCMessage, extra?: unknown) => {
+    if ("method" in m && m.method === "notifications/progress" && !("id" in m)) {
+      const p = m.params as { progressToken?: unknown; progress?: unknown; total?: unknown; message?: unknown } | undefined;
+      const fn = typeof p?.progressToken === "string" ? progress.get(p.progressToken) : undefined;
+      if (fn !== undefined && typeof p!.progress === "number") {
+        fn({ progress: p!.progress, ...(typeof p!.total === "number" ? { total: p!.total } : {}), ...(typeof p!.message === "string" ? { message: p!.message } : {}) });
+      }
+      return;
+    }
+    (onmessage as ((m: JSONRPCMessage, extra?: unknown) => void) | undefined)?.(m, extra);
+  };
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
     for (const fn of changedFns) fn();
   });
@@ -159,17 +177,20 @@ export async function connect(target: WireTarget, o: { timeoutMs: number; client
       return out;
     },
     async callTool(name, args, c) {
+      const token = `brain-${++tokens}`;
+      progress.set(token, c.onProgress);
       try {
         // client.request, not client.callTool: Brain checks structuredContent against the placed
         // contract itself and must not have the SDK refuse a result the server did send.
-        const r = await client.request({ method: "tools/call", params: { name, arguments: args as Record<string, unknown> } }, CallToolResultSchema, {
+        const r = await client.request({ method: "tools/call", params: { name, arguments: args as Record<string, unknown>, _meta: { progressToken: token } } }, CallToolResultSchema, {
           signal: c.signal,
           timeout: c.timeoutMs,
-          onprogress: (p) => c.onProgress({ progress: p.progress, ...(p.total === undefined ? {} : { total: p.total }), ...(p.message === undefined ? {} : { message: p.message }) }),
         });
         return { content: (r.content ?? []) as unknown[], structuredContent: r.structuredContent as Record<string, unknown> | undefined, isError: r.isError === true };
       } catch (e) {
         throw wireError(e, `tools/call ${name}`);
+      } finally {
+        progress.delete(token);
       }
     },
     onClosed(fn) {
