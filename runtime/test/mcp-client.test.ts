@@ -9,7 +9,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync, existsSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync, existsSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -268,7 +268,7 @@ test("the server advertising other schemas than the placed contract is digest_mi
   const c = { name: "add", description: "Adds.", inputSchema: { type: "object", properties: { a: { type: "number" } } } };
   const { contractDigest } = await import("../src/index.ts");
   const r = await refusal({ ...add, contract: { ...c, digest: contractDigest(c) } });
-  assert.is(r.code, "digest_mismatch", r.message);
+  assert.equal([r.status, r.code], [400, "digest_mismatch"], r.message);
 });
 
 test("a malformed tools/call answer ends the call invalid_output", async () => {
@@ -283,6 +283,12 @@ test("bad definitions stop startBrain and brain serve with a message naming the 
   assert.throws(() => configFromEnv({ BRAIN_MCP_SERVERS: "{nope", BRAIN_TOKEN: "t" }), /BRAIN_MCP_SERVERS must be a JSON object; it is not valid JSON/);
   assert.throws(() => configFromEnv({ BRAIN_MCP_SERVERS: '{"fs":{"command":"x","shell":true}}', BRAIN_TOKEN: "t" }), /BRAIN_MCP_SERVERS\.fs has unknown key "shell"/);
   assert.equal(configFromEnv({ BRAIN_MCP_SERVERS: '{"fs":{"command":"x","args":["a"]}}', BRAIN_TOKEN: "t" }).mcpServers, { fs: { command: "x", args: ["a"] } });
+});
+
+test("the MCP client's wire is one file: only environments/mcp/wire.ts imports the MCP SDK", () => {
+  const folder = fileURLToPath(new URL("../src/environments/mcp/", import.meta.url));
+  const importers = readdirSync(folder).filter((f) => /@modelcontextprotocol\//.test(readFileSync(join(folder, f), "utf8")));
+  assert.equal(importers, ["wire.ts"]);
 });
 
 test.run();
