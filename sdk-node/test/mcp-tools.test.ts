@@ -3,6 +3,7 @@
 // tool() placed with mcpEnv runs when its schemas are the server's, and is refused when not.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { startBrain } from "@aexhq/brain-runtime";
@@ -53,6 +54,15 @@ test("a declared tool() placed with mcpEnv must have the server's schemas: other
   assert.throws(() => tool({ name: "echo", description: "Echo.", input: z.object({ text: z.string() }), run: () => "x" })({ env: mcpEnv({ name: "everything" }) }), /MCP server everything runs the tool itself/);
   const refused = await brain.sessions.create({ model: scripted({ text: "unused" }), tools: [echo({ env: mcpEnv({ name: "everything" }) })] }).catch((e: unknown) => e);
   assert.ok(refused instanceof BrainError && refused.code === "digest_mismatch", String(refused));
+});
+
+test("npm run example:mcp prints the results, the progress events and the answer", () => {
+  const root = fileURLToPath(new URL("../..", import.meta.url));
+  const run = spawnSync(process.execPath, ["--conditions=brain-source", "--import", "tsx", "examples/mcp/main.ts"], { cwd: root, encoding: "utf8", timeout: 60000 });
+  assert.is(run.status, 0, run.stderr);
+  assert.match(run.stdout, /result  "The sum of 2 and 40 is 42\."/);
+  assert.match(run.stdout, /event   progress \{"progress":3,"total":3\}/);
+  assert.match(run.stdout, /answer  The sum is 42 and the operation finished\./);
 });
 
 test.run();
