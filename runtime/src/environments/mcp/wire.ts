@@ -257,14 +257,32 @@ class StreamWatch {
 
   readonly fetch = async (url: string | URL, init?: RequestInit): Promise<Response> => {
     const id = this.callId(init);
-    const res = await globalThis.fetch(url, init);
-    if (id === undefined || res.body === null || !(res.headers.get("content-type") ?? "").includes("text/event-stream")) return res;
-    this.pending.add(id);
+    // The transport passes one AbortSignal (its own) to every request, and fetch leaves a listener
+    // on it per request until garbage collection: over a long-lived connection they pile up (Node's
+    // MaxListenersExceededWarning). Each request gets its own signal, linked to the transport's
+    // until the response is read.
+    const link = linkedSignal(init?.signal ?? undefined);
+    let res: Response;
+    try {
+      res = await globalThis.fetch(url, { ...init, ...(link.signal === undefined ? {} : { signal: link.signal }) });
+    } catch (e) {
+      link.unlink();
+      throw e;
+    }
+    if (res.body === null || !(res.headers.get("content-type") ?? "").includes("text/event-stream")) {
+      link.unlink();
+      return res;
+    }
+    if (id !== undefined) this.pending.add(id);
     let primed = false;
     let tail = "";
+    let over = false;
     const decoder = new TextDecoder();
     const ended = () => {
-      if (!this.pending.has(id)) return;
+      if (over) return;
+      over = true;
+      link.unlink();
+      if (id === undefined || !this.pending.has(id)) return;
       if (primed) this.resuming.add(id);
       // Let the SDK read the last events first: the response may be among them.
       else setTimeout(() => this.lose(id), 0);
@@ -293,7 +311,10 @@ class StreamWatch {
           controller.error(e);
         }
       },
-      cancel: (reason) => reader.cancel(reason),
+      cancel: (reason) => {
+        ended();
+        return reader.cancel(reason);
+      },
     });
     return new Response(forwarded, { status: res.status, statusText: res.statusText, headers: res.headers });
   };
@@ -307,4 +328,17 @@ class StreamWatch {
       return undefined;
     }
   }
+}
+
+/** A signal of its own that aborts with `outer` until `unlink` (undefined when there is no outer signal). */
+function linkedSignal(outer: AbortSignal | undefined): { signal: AbortSignal | undefined; unlink(): void } {
+  if (outer === undefined) return { signal: undefined, unlink: () => undefined };
+  const inner = new AbortController();
+  if (outer.aborted) {
+    inner.abort(outer.reason);
+    return { signal: inner.signal, unlink: () => undefined };
+  }
+  const onAbort = () => inner.abort(outer.reason);
+  outer.addEventListener("abort", onAbort, { once: true });
+  return { signal: inner.signal, unlink: () => outer.removeEventListener("abort", onAbort) };
 }
