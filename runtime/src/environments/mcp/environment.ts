@@ -27,6 +27,9 @@ export class McpEnvironment implements Environment {
   private readonly servers = new Map<string, McpServer>();
   private readonly inflight = new Set<AbortController>();
   private closing = false;
+  // The contract (and digest: JCS + SHA-256 of the schemas) of a listed tool under a Brain name,
+  // computed once per listing rather than at every call.
+  private readonly contracts = new WeakMap<WireTool, Map<string, ReturnType<typeof contractOf>>>();
 
   constructor(definitions: Readonly<Record<string, McpServerConfig>>, logger: Logger, version: string) {
     for (const [name, config] of Object.entries(parseMcpServers(definitions, "mcpServers"))) this.servers.set(name, new McpServer(name, config, logger, version));
@@ -57,7 +60,7 @@ export class McpEnvironment implements Environment {
     }
     const listed = (await server.tools()).find((t) => t.name === p.tool);
     if (listed === undefined) throw new BrainRuntimeError("not_found", `MCP server ${p.server} lists no tool ${JSON.stringify(p.tool)} (tool ${name})`, { tool: name, server: p.server, mcpTool: p.tool });
-    const advertised = contractOf(listed, name);
+    const advertised = this.advertised(listed, name);
     if ("reason" in advertised) throw new BrainRuntimeError("unsupported", `MCP server ${p.server}'s tool ${p.tool} cannot be placed: ${advertised.reason}`, { tool: name, server: p.server, mcpTool: p.tool });
     if (advertised.digest !== tool.contract.digest) {
       throw new BrainRuntimeError(
@@ -67,6 +70,14 @@ export class McpEnvironment implements Environment {
       );
     }
     return { server, listed };
+  }
+
+  private advertised(listed: WireTool, name: string): ReturnType<typeof contractOf> {
+    let byName = this.contracts.get(listed);
+    if (byName === undefined) this.contracts.set(listed, (byName = new Map()));
+    let c = byName.get(name);
+    if (c === undefined) byName.set(name, (c = contractOf(listed, name)));
+    return c;
   }
 
   async start(call: CallInvocation, sink: CallSink): Promise<CallHandle> {
