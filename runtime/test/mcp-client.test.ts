@@ -218,7 +218,12 @@ test("Streamable HTTP: the server process killed mid-call ends the call unknown"
   http.kill("SIGKILL");
   const all = await waitFor(brain, s.id, (r) => r.type === "turn.completed", 15000);
   assert.is(finished(all)[0]!.status, "unknown");
+  // A new server process on the same URL knows nothing of Brain's MCP session: the call that finds
+  // out (404 to its POST) is not sent again, and Brain connects again for the next one.
   await startHttpEverything();
+  const statuses: string[] = [];
+  for (let i = 0; i < 2; i++) statuses.push(finished(await turn([await placed("web", "echo")], [{ name: "echo", input: { message: "again" } }]))[0]!.status);
+  assert.equal(statuses, ["unknown", "ok"], statuses.join(", "));
 });
 
 test("filesystem: a file is read; isError: true is an error outcome with the server's text", async () => {

@@ -9,7 +9,7 @@ import { contractOf } from "./contract.ts";
 import { requestErrorEnd, resultEnd } from "./outcome.ts";
 import type { McpEnd } from "./outcome.ts";
 import { McpServer } from "./server.ts";
-import { MAX_TIMER_MS } from "./wire.ts";
+import { MAX_TIMER_MS, WireError } from "./wire.ts";
 import type { WireTool } from "./wire.ts";
 
 type McpPlacement = Extract<PlacedTool["placement"], { kind: "mcp" }>;
@@ -112,6 +112,7 @@ export class McpEnvironment implements Environment {
           // The dispatcher ended it (timeout/cancelled), or the runtime is closing (recovery ends it `unknown`).
           if (abort.signal.aborted || this.closing) return undefined;
           const end = requestErrorEnd(e, where);
+          if (e instanceof WireError && e.reason === "transport") server.broken(conn);
           if (end === undefined) sink.lost(`${where}: ${e instanceof Error ? e.message : String(e)}; the server may have acted on it (never re-sent)`);
           return end;
         },

@@ -32,6 +32,18 @@ export class McpServer {
     return this.config.initializeTimeoutMs ?? DEFAULT_INITIALIZE_TIMEOUT_MS;
   }
 
+  /**
+   * A request on `conn` could not be sent (Streamable HTTP: the server answered the POST with an
+   * HTTP error, such as 404 for a session it no longer knows after a restart, or could not be
+   * reached). Over HTTP no connection ends to say so: drop this one, so the next use connects (and
+   * initializes) again. Calls still open on it end `unknown`, as for a process that exited.
+   */
+  broken(conn: WireConnection): void {
+    void this.conn?.then((c) => {
+      if (c === conn) void c.close();
+    }, () => undefined);
+  }
+
   /** The live connection, connecting (starting the process) when there is none. Rejects `unavailable`. */
   connection(): Promise<WireConnection> {
     if (this.closed) return Promise.reject(new BrainRuntimeError("unavailable", `MCP server ${this.name}: the runtime is closing`, { server: this.name }));
