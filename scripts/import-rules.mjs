@@ -305,8 +305,8 @@ function runtimeLayer(path) {
   return i >= 0 ? i : RUNTIME_LAYERS.length;
 }
 
-/** The runtime files that import @modelcontextprotocol/sdk: the MCP wire is kept in one place, so the next MCP revision is one change. */
-export const MCP_WIRE_FILES = ["runtime/src/mcp/sdk.ts"];
+/** The runtime files that import @modelcontextprotocol/sdk, one per direction (the server at /v1/mcp, the client Environment): the MCP wire is kept in those, so the next MCP revision is a change there. */
+export const MCP_WIRE_FILES = ["runtime/src/mcp/sdk.ts", "runtime/src/environments/mcp/wire.ts"];
 
 /** An import of the MCP SDK by a runtime source other than MCP_WIRE_FILES. */
 function mcpWireViolation(rel, specifier) {

@@ -3,7 +3,7 @@
 import { BrainClient, type BrainOptions } from "@aexhq/brain-core";
 import { denoPlatform } from "./platform.ts";
 
-export { tool, hostEnv, brainEnv, httpEnv, httpTools, component, Session, BrainError, LimitExceededError, ProtocolError, SdkError, toOutcome } from "@aexhq/brain-core";
+export { tool, hostEnv, brainEnv, httpEnv, mcpEnv, httpTools, component, Session, BrainError, LimitExceededError, ProtocolError, SdkError, toOutcome } from "@aexhq/brain-core";
 export type {
   ToolDefinition, ToolFactory, PlacedToolSpec, ExecutableReference, DeclaredTool, ToolOutput, RunResult, OutputOf, Environment, HostEnvironment, BrainEnvironment, HttpEnvironment, HttpToolsOptions, Component,
   ToolContext, EnvironmentControl, BrainOptions, CloseOptions, CreateSessionOptions, SendOptions, WaitOptions, TurnAnswer, ToolFailure, ListSessionsOptions, SessionsApi, SessionView, SessionList, Outcome, JournalRecord, ModelRequest, ModelResult, ModelConfig, ErrorInfo,
@@ -12,6 +12,8 @@ export type {
 export type { PendingApproval, ApprovalAnswer, ApprovalHandler, ApprovalHookOptions, ApprovalResponse, Decider } from "@aexhq/brain-core";
 // Environment control (ctx.environments, granted by hostEnv({ environments })): docs/environments.md.
 export type { EnvironmentAuthority, EnvironmentBinding, EnvironmentSpec, EnvironmentUpdate } from "@aexhq/brain-core";
+// MCP servers the operator defines (brain.mcpTools, mcpEnv; docs/mcp.md).
+export type { McpEnvironment, McpToolsOptions } from "@aexhq/brain-core";
 // The v1 plain-JSON HTTP placements (docs/http-tools.md).
 export { http, httpTool } from "@aexhq/brain-core";
 export type { PlainHttpEnvironment, HttpToolDefinition } from "@aexhq/brain-core";

@@ -14,7 +14,7 @@ let report: Awaited<ReturnType<typeof runBench>> | undefined;
 
 test("the smoke-sized bench reports every section with numbers and evaluated goals", async () => {
   const r = (report = await runBench(CONFIGS.smoke));
-  assert.equal(r.sections.map((s) => s.id), ["1", "2", "3", "4", "5", "6", "7", "8", "13", "14", "15", "16"]);
+  assert.equal(r.sections.map((s) => s.id), ["1", "2", "3", "4", "5", "6", "7", "8", "13", "14", "15", "16", "17"]);
   for (const s of r.sections) {
     assert.ok(s.figures.length > 0, `section ${s.id} has figures`);
     for (const f of s.figures) {
@@ -46,7 +46,7 @@ test("the smoke-sized bench reports every section with numbers and evaluated goa
   assert.not.ok(limited.includes("200 stream"), "the noisy key never got a stream over its limit");
   const history = r.sections.find((s) => s.id === "8")!;
   assert.ok(history.notes.some((n) => n.includes("instead of 1,000,000+")), "section 8 says its fixture is smaller than the goal's");
-  for (const name of ["1", "2", "3", "7", "8", "13", "15", "16"]) assert.ok(r.sections.find((s) => s.id === name)!.figures.some((f) => f.baseline), `section ${name} has baselines`);
+  for (const name of ["1", "2", "3", "7", "8", "13", "15", "16", "17"]) assert.ok(r.sections.find((s) => s.id === name)!.figures.some((f) => f.baseline), `section ${name} has baselines`);
 });
 
 (rustMissing ? test.skip : test)("the Rust component is measured and its goal evaluated (smoke report)", () => {

@@ -37,6 +37,7 @@ export const SERVE_FLAGS: readonly ServeFlag[] = [
   { flag: "--component-transpile-cache", variable: "BRAIN_COMPONENT_TRANSPILE_CACHE", value: "<path>", help: "folder of component transpilations by digest, shared by servers (default: none)" },
   { flag: "--component-telemetry", variable: "BRAIN_COMPONENT_TELEMETRY", help: "log every telemetry line of components at info" },
   { flag: "--http-environments", variable: "BRAIN_HTTP_ENVIRONMENTS", value: "<json>", help: "descriptor Environments as one JSON object (holds credentials: prefer the variable)" },
+  { flag: "--mcp-servers", variable: "BRAIN_MCP_SERVERS", value: "<json>", help: "MCP servers as one JSON object: {\"fs\":{\"command\":…,\"args\":[…]}} or {\"name\":{\"url\":…}} (may hold credentials: prefer the variable)" },
   { flag: "--http-tool-origins", variable: "BRAIN_HTTP_TOOL_ORIGINS", value: "<origins>", help: "comma-separated origins HTTP tools may be served from" },
   { flag: "--model-base-urls", variable: "BRAIN_MODEL_BASE_URLS", value: "<urls>", help: "comma-separated further model endpoints sessions may name" },
   { flag: "--node", variable: "BRAIN_NODE", value: "<path>", help: "the node binary Brain-managed hosts run on (default: this node)" },

@@ -8,6 +8,8 @@ import { MAX_STREAM_MS } from "./http/sse.ts";
 import { componentMemoryMb } from "./environments/component/memory-setting.ts";
 import { parseDescriptorEnvironments } from "./environments/descriptor/environment.ts";
 import type { DescriptorEnvironmentConfig } from "./environments/descriptor/environment.ts";
+import { parseMcpServers } from "./environments/mcp/config.ts";
+import type { McpServerConfig } from "./environments/mcp/config.ts";
 import { modelSettingsFromEnv } from "./models/select.ts";
 import type { ModelSettings } from "./models/select.ts";
 import { LOG_LEVELS } from "./logger.ts";
@@ -32,6 +34,24 @@ export function httpEnvironments(env: NodeJS.ProcessEnv): Record<string, Descrip
     throw new BrainRuntimeError("invalid_request", `BRAIN_HTTP_ENVIRONMENTS must be a JSON object; it is not valid JSON${at === undefined ? "" : ` (at position ${at})`}`);
   }
   return parseDescriptorEnvironments(value, "BRAIN_HTTP_ENVIRONMENTS");
+}
+
+/**
+ * BRAIN_MCP_SERVERS: the operator's MCP servers as one JSON object,
+ * `{"fs":{"command":"npx","args":["-y","@modelcontextprotocol/server-filesystem","/data"]},"remote":{"url":"https://…","headers":{…}}}`.
+ */
+export function mcpServers(env: NodeJS.ProcessEnv): Record<string, McpServerConfig> | undefined {
+  const text = env.BRAIN_MCP_SERVERS;
+  if (text === undefined || text.trim() === "") return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    // Only the position: the text holds credentials (see httpEnvironments).
+    const at = /at position (\d+)/.exec(e instanceof Error ? e.message : "")?.[1];
+    throw new BrainRuntimeError("invalid_request", `BRAIN_MCP_SERVERS must be a JSON object; it is not valid JSON${at === undefined ? "" : ` (at position ${at})`}`);
+  }
+  return parseMcpServers(value, "BRAIN_MCP_SERVERS");
 }
 
 /** BRAIN_HTTP_TOOL_ORIGINS: comma-separated origins (`https://app.example.com`) HTTP tools may be served from. */
@@ -63,6 +83,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): BrainOption
   // Read by the component plugin; checked here too so a typo stops the CLI before anything opens.
   componentMemoryMb(env);
   const descriptorEnvironments = httpEnvironments(env);
+  const mcp = mcpServers(env);
   const dataDir = resolve(env.BRAIN_DATA_DIR ?? "./.brain");
   const opts: BrainOptions & { tokenFile?: string } = { dataDir, journal: journal as BrainOptions["journal"], port, host: env.BRAIN_HOST ?? "127.0.0.1" };
   if (postgres) {
@@ -90,6 +111,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): BrainOption
   if (maxWait !== undefined && (!Number.isInteger(maxWait) || maxWait < 1)) throw new BrainRuntimeError("invalid_request", `BRAIN_MAX_WAIT_MS must be a positive integer (ms), got ${env.BRAIN_MAX_WAIT_MS}`);
   if (maxWait !== undefined) opts.maxWaitMs = maxWait;
   if (descriptorEnvironments !== undefined) opts.descriptorEnvironments = descriptorEnvironments;
+  if (mcp !== undefined) opts.mcpServers = mcp;
   const origins = httpToolOrigins(env);
   if (origins.length > 0) opts.httpToolOrigins = origins;
   if (env.BRAIN_PUBLIC_URL) opts.publicUrl = absoluteUrl("BRAIN_PUBLIC_URL", env.BRAIN_PUBLIC_URL);

@@ -17,6 +17,7 @@ export { ComponentEnvironment } from "./environments/component/environment.ts";
 export { DescriptorEnvironment } from "./environments/descriptor/environment.ts";
 export type { DescriptorEnvironmentConfig } from "./environments/descriptor/environment.ts";
 export type { HttpJsonEnvironmentConfig } from "./environments/descriptor/http-json.ts";
+export type { McpServerConfig, McpStdioServerConfig, McpHttpServerConfig } from "./environments/mcp/config.ts";
 export { HttpToolEnvironment } from "./environments/http/environment.ts";
 export { PlainHttpEnvironment } from "./environments/http/plain.ts";
 export type { BrainOptions, BrainServer, BrainInternals } from "./server.ts";

@@ -41,6 +41,8 @@ import { Redactor } from "./redact.ts";
 import { BrainRuntimeError } from "./errors.ts";
 import type { ModelSettings } from "./models/select.ts";
 import type { DescriptorEnvironmentConfig } from "./environments/descriptor/environment.ts";
+import type { McpServerConfig } from "./environments/mcp/config.ts";
+import { mcpSecrets } from "./environments/mcp/config.ts";
 import { defaultEnvironments } from "./environments/defaults.ts";
 import type { BrainInternals, EnvironmentPlugin, EnvironmentSettings, PluginContext } from "./environments/plugin.ts";
 import { environmentDefaults } from "./config.ts";
@@ -116,6 +118,12 @@ export interface BrainOptions {
    * makes startBrain reject.
    */
   descriptorEnvironments?: Readonly<Record<string, DescriptorEnvironmentConfig>>;
+  /**
+   * MCP servers by name (BRAIN_MCP_SERVERS for the CLI): `{ fs: { command, args?, env?, cwd? } }`
+   * (stdio: Brain starts and owns the process) or `{ remote: { url, headers? } }` (Streamable HTTP).
+   * Applications place their tools by name only (docs/mcp.md); a bad entry makes startBrain reject.
+   */
+  mcpServers?: Readonly<Record<string, McpServerConfig>>;
   /** Origins (`https://app.example.com`) HTTP tools may be served from (BRAIN_HTTP_TOOL_ORIGINS); none by default. */
   httpToolOrigins?: string[];
   /** The URL applications reach this server at, for HTTP tools' callbacks (BRAIN_PUBLIC_URL); default the listening URL. */
@@ -217,6 +225,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   redactor.add(models.openai?.apiKey);
   redactor.add(models.anthropic?.apiKey);
   for (const env of Object.values(opts.descriptorEnvironments ?? {})) for (const value of Object.values(env.headers ?? {})) redactor.add(value);
+  for (const value of mcpSecrets(opts.mcpServers ?? {})) redactor.add(value);
   // The collector's headers (an API key, usually) are secrets like the others.
   for (const value of Object.values(defaults.tracing?.headers ?? {})) redactor.add(value);
   let tracerProvider = opts.tracerProvider;
@@ -310,6 +319,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
     componentTelemetry: opts.componentTelemetry ?? defaults.componentTelemetry,
     componentTranspileCache: opts.componentTranspileCache ?? defaults.componentTranspileCache,
     descriptorEnvironments: opts.descriptorEnvironments ?? {},
+    mcpServers: opts.mcpServers ?? {},
     httpToolOrigins: opts.httpToolOrigins ?? [],
     managedHosts: { ...defaults.managedHosts, ...opts.managedHosts },
   };

@@ -452,7 +452,7 @@ test("unsupported grants and placement kinds fail at session creation with an un
     ["a grant kind", (p) => (p.network = { outbound: true }), /asks for a "network" grant, which this runtime does not support/, { tool: "inspect", env: "reader", grant: "network" }],
     ["a filesystem grant kind", (p) => (p.filesystem = { home: "read" }), /asks for a filesystem.home grant/, { tool: "inspect", env: "reader", grant: "filesystem.home" }],
     ["a workspace mode", (p) => (p.filesystem = { workspace: "admin" }), /asks for filesystem.workspace "admin", which this runtime does not support \(supported: read, write\)/, { tool: "inspect", env: "reader", grant: "filesystem.workspace", mode: "admin" }],
-    ["a placement kind (another runtime)", (p) => (p.kind = "python"), /placement kind "python", which this runtime does not support/, { tool: "inspect", placement: "python", supported: ["host", "component", "descriptor", "http", "http_plain", "managed"] }],
+    ["a placement kind (another runtime)", (p) => (p.kind = "python"), /placement kind "python", which this runtime does not support/, { tool: "inspect", placement: "python", supported: ["host", "component", "descriptor", "http", "http_plain", "managed", "mcp"] }],
   ];
   for (const [what, mutate, message, details] of cases) {
     const tool = base();

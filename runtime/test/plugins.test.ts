@@ -65,7 +65,7 @@ test("a test Environment passed to startBrain serves a call, without any change 
 });
 
 test("without `environments` a runtime has the default list; an empty list leaves host placements only", async () => {
-  assert.equal(defaultEnvironments().map((p) => p.name), ["component", "managed", "descriptor", "http", "control"]);
+  assert.equal(defaultEnvironments().map((p) => p.name), ["component", "managed", "descriptor", "mcp", "http", "control"]);
   const bare = await startBrain({ dataDir: ":memory:", port: 0, environments: [] });
   try {
     assert.equal([...bare.internals.environments.keys()], ["host"]);
@@ -78,7 +78,7 @@ test("without `environments` a runtime has the default list; an empty list leave
   }
   const full = await startBrain({ dataDir: ":memory:", port: 0 });
   try {
-    assert.equal([...full.internals.environments.keys()].sort(), ["component", "descriptor", "host", "http", "http_plain", "managed"]);
+    assert.equal([...full.internals.environments.keys()].sort(), ["component", "descriptor", "host", "http", "http_plain", "managed", "mcp"]);
   } finally {
     await full.close();
   }

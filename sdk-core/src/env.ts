@@ -1,5 +1,5 @@
 /** Where a placed tool runs. Without one, a `run` tool runs in the registering application. */
-export type Environment = HostEnvironment | BrainEnvironment | HttpEnvironment | PlainHttpEnvironment;
+export type Environment = HostEnvironment | BrainEnvironment | HttpEnvironment | PlainHttpEnvironment | McpEnvironment;
 
 /**
  * A host process: another application registered with host id `name`, or (no name) the registering
@@ -60,7 +60,24 @@ export interface PlainHttpEnvironment {
   readonly url: string;
 }
 
+/**
+ * An MCP server the Brain server's operator defines by name (BRAIN_MCP_SERVERS): a tool placed here
+ * is that server's tool of the same name (or, from `brain.mcpTools`, of its MCP name). Its contract
+ * must be the server's advertised schemas: `brain.mcpTools` gives exactly those.
+ */
+export interface McpEnvironment {
+  readonly kind: "mcp";
+  /** The operator's name for the server. */
+  readonly name: string;
+}
+
 const ENV_NAME = /^[a-zA-Z0-9._:-]{1,128}$/;
+
+/** `mcpEnv({ name })`: the operator's MCP server `name`. Throws a TypeError for a bad name. */
+export function mcpEnv(config: { name: string }): McpEnvironment {
+  if (typeof config?.name !== "string" || !ENV_NAME.test(config.name)) throw new TypeError(`mcpEnv: invalid name ${JSON.stringify(config?.name)}`);
+  return Object.freeze({ kind: "mcp", name: config.name });
+}
 
 /**
  * `hostEnv({ name })`: a named host process. `hostEnv({ environments })` (no name): the registering

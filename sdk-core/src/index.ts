@@ -9,8 +9,9 @@
 export { tool } from "./tool.ts";
 export type { ToolDefinition, ToolFactory, FactoryCall, PlacedToolSpec, ExecutableReference, DeclaredTool, RunResult, OutputOf } from "./tool.ts";
 export type { ToolOutput } from "./outcome.ts";
-export { hostEnv, brainEnv, httpEnv } from "./env.ts";
-export type { Environment, HostEnvironment, BrainEnvironment, HttpEnvironment, EnvironmentAuthority } from "./env.ts";
+export { hostEnv, brainEnv, httpEnv, mcpEnv } from "./env.ts";
+export type { Environment, HostEnvironment, BrainEnvironment, HttpEnvironment, EnvironmentAuthority, McpEnvironment } from "./env.ts";
+export type { McpToolsOptions } from "./client/mcp-tools.ts";
 export { httpTools } from "./http/handler.ts";
 export { http } from "./env.ts";
 export type { PlainHttpEnvironment } from "./env.ts";

@@ -85,6 +85,8 @@ export interface PlacedToolSpec {
   readonly descriptor?: unknown;
   /** The factory's executable reference, when it came from a package built with `brain-tools`. */
   readonly executable?: ExecutableReference;
+  /** The MCP server's name for the tool (brain.mcpTools), when it differs from the Brain name or is set; else the tool's name. */
+  readonly mcpTool?: string;
   /** `"always"`: this placement's calls wait for approval, whatever the tool's declaration says (see ToolDefinition.approval). */
   readonly approval?: "always";
 }
@@ -199,7 +201,10 @@ export function tool<I extends z.ZodType, O extends z.ZodType | undefined = unde
     if (placedEnv?.kind === "http_plain" && def.implementation !== undefined) {
       throw new TypeError(`${def.name}(): a plain-JSON endpoint (http({ url })) serves the tool itself; component and descriptor implementations run in brainEnv`);
     }
-    if (placedEnv?.kind !== "http_plain" && def.run === undefined && def.implementation === undefined) {
+    if (placedEnv?.kind === "mcp" && (def.run !== undefined || def.implementation !== undefined)) {
+      throw new TypeError(`${def.name}(): MCP server ${placedEnv.name} runs the tool itself: declare only its contract (name, description, input, output) to place it with mcpEnv`);
+    }
+    if (placedEnv?.kind !== "http_plain" && placedEnv?.kind !== "mcp" && def.run === undefined && def.implementation === undefined) {
       throw new TypeError(`${def.name}(): tool ${def.name} has only a contract (no run, no implementation), so an endpoint elsewhere serves it: place it with env: http({ url })`);
     }
     if (placedEnv?.kind === "brain" && placedEnv.runtime !== undefined && (factory as { executable?: ExecutableReference }).executable === undefined) {

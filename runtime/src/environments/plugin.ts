@@ -6,6 +6,7 @@ import type { Dispatcher, HostBinding } from "../dispatch/dispatcher.ts";
 import type { Environment, EnvironmentControlHandler } from "../dispatch/environment.ts";
 import type { Route } from "../http/routes.ts";
 import type { DescriptorEnvironmentConfig } from "./descriptor/environment.ts";
+import type { McpServerConfig } from "./mcp/config.ts";
 import type { HostEnvironment } from "./host.ts";
 import type { Principal } from "../credentials/keys.ts";
 import type { Logger } from "../logger.ts";
@@ -41,6 +42,8 @@ export interface EnvironmentSettings {
   componentTranspileCache: string | undefined;
   /** The operator's named descriptor Environments, unchecked ({} when none). */
   descriptorEnvironments: Readonly<Record<string, DescriptorEnvironmentConfig>>;
+  /** The operator's named MCP servers, unchecked ({} when none). */
+  mcpServers: Readonly<Record<string, McpServerConfig>>;
   /** Origins HTTP tools may be served from. */
   httpToolOrigins: string[];
   /** The binaries Brain-managed hosts run on, the PATH their setup commands get, whether their stderr is logged, and how lockfile installs run. */

@@ -1,7 +1,7 @@
 import { BrainRuntimeError } from "../errors.ts";
 
 /** What a component placement may ask for, as the contract (ComponentPlacement) defines it. */
-const PLACEMENT_KINDS = ["host", "component", "descriptor", "http", "http_plain", "managed"];
+const PLACEMENT_KINDS = ["host", "component", "descriptor", "http", "http_plain", "managed", "mcp"];
 /** The keys of the placements that carry grants (a binding in a brainEnv): any other key is a grant this runtime does not give. */
 const BINDING_KEYS: Record<string, readonly string[]> = { component: ["kind", "env", "digest", "filesystem"], managed: ["kind", "env", "runtime", "digest", "executable", "filesystem"] };
 const FILESYSTEM_GRANTS: Record<string, readonly string[]> = { workspace: ["read", "write"] };

@@ -10,6 +10,8 @@ import { ensureAdmitted, forgetAdmission } from "./components.ts";
 import { ensurePackage, forgetPackage } from "./packages.ts";
 import { checkedHost } from "./host-identity.ts";
 import type { ApprovalHandler } from "./approvals.ts";
+import { listMcpTools } from "./mcp-tools.ts";
+import type { McpToolsOptions } from "./mcp-tools.ts";
 
 /** Where the client's Brain is and who it is there; each falls back to its environment variable. */
 export interface BrainOptions {
@@ -155,6 +157,9 @@ export class BrainClient {
     } else if (spec.env.kind === "http") {
       if (!spec.tool.run) throw new SdkError("unsupported", `tool ${spec.tool.name} has no run function for an HTTP endpoint to serve`);
       placement = { kind: "http", url: spec.env.url };
+    } else if (spec.env.kind === "mcp") {
+      // The operator's MCP server: the runtime checks the contract against what the server advertises.
+      placement = { kind: "mcp", server: spec.env.name, tool: spec.mcpTool ?? contract.name };
     } else if (spec.env.kind === "http_plain") {
       // A plain-JSON endpoint serves the tool (the v1 http()/httpTool() placements): only its contract travels.
       placement = { kind: "http_plain", url: spec.env.url };
@@ -285,6 +290,16 @@ export class BrainClient {
    * Serves tools on this host for any session placed on it (a named host: other applications place
    * tools here with `hostEnv({ name })`).
    */
+  /**
+   * The tools of the operator's MCP server `server` (all, or those named in `include`), placed
+   * there, for `sessions.create({ tools: [...await brain.mcpTools({ server: "fs" })] })`: their
+   * contracts are the server's advertised schemas, as this Brain server lists them.
+   */
+  mcpTools(o: McpToolsOptions): Promise<PlacedToolSpec[]> {
+    this.token();
+    return listMcpTools(this.http, o);
+  }
+
   async serve(tools: PlacedToolSpec[]): Promise<void> {
     const contracts = await Promise.all(tools.map((t) => t.tool.contract()));
     this.connection.serve(tools);

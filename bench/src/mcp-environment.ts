@@ -1,0 +1,118 @@
+// Section 17: MCP servers as an Environment (issue 29). The same echo tool on the same kind of MCP
+// server (bench/src/mcp/echo-server.ts), called directly by the MCP SDK's Client and through Brain
+// (each call journaled: tool.call_started, tool.result, tool.finished in the memory journal), over
+// stdio (a child process each) and over Streamable HTTP (a server in this process each).
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { randomUUID } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { PlacedTool } from "@aexhq/brain-protocol";
+import { startBrain } from "@aexhq/brain-runtime";
+import type { BenchConfig } from "./config.ts";
+import { httpPeer, stdioPeer } from "./mcp/peer.ts";
+import type { McpPeer } from "./mcp/peer.ts";
+import { mcpEchoServer } from "./mcp/echo-server.ts";
+import { createSession } from "./fixture.ts";
+import { figure } from "./report.ts";
+import type { Section } from "./report.ts";
+import { summarize, now, round } from "./stats.ts";
+
+const CONCURRENCY = 64;
+
+/** An echo server over Streamable HTTP for one client (the SDK's stateful transport serves one session). */
+async function httpEchoServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID() });
+  await mcpEchoServer().connect(transport);
+  const http = createServer((req, res) => void transport.handleRequest(req, res));
+  await new Promise<void>((r) => http.listen(0, "127.0.0.1", () => r()));
+  return {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
+    async close() {
+      await transport.close();
+      await new Promise<void>((r) => {
+        http.close(() => r());
+        http.closeAllConnections();
+      });
+    },
+  };
+}
+
+/** Calls of the echo tool through Brain: CONCURRENCY sessions placing it from `server`, each call started as the Agentloop starts one. */
+async function brainPeer(server: { command: string; args: string[] } | { url: string }): Promise<McpPeer> {
+  const brain = await startBrain({ dataDir: ":memory:", port: 0, maxEmittedBytes: 2 ** 40, mcpServers: { echo: server } });
+  const { internals } = brain;
+  const listed = (await (await fetch(`${brain.url}/v1/mcp-servers/echo/tools`, { headers: { authorization: `Bearer ${brain.token}` } })).json()) as { tools: { tool: string; contract: PlacedTool["contract"] }[] };
+  const placed: PlacedTool = { contract: listed.tools.find((t) => t.tool === "echo")!.contract, options: {}, placement: { kind: "mcp", server: "echo", tool: "echo" } };
+  const sessions = await Promise.all(Array.from({ length: CONCURRENCY }, () => createSession(brain.url, brain.token, [placed]).then((id) => internals.sessions.state(id))));
+  const waiters = new Map<string, (status: string) => void>();
+  for (const s of sessions) {
+    s.onCommit((r) => {
+      if (r.type !== "tool.finished") return;
+      const w = waiters.get(r.data.callId);
+      if (w) waiters.delete(r.data.callId), w(r.data.status);
+    });
+  }
+  let next = 0;
+  return {
+    call() {
+      // Round robin over the sessions: a session's calls share its activation 0 (no model turn).
+      const s = sessions[next++ % CONCURRENCY]!;
+      return new Promise<void>((resolve, reject) => {
+        const [c] = internals.dispatcher.start(s, 0, [{ modelCallId: "bench", tool: s.created.tools[0]!, input: { x: 1 }, deadlineAt: null }], internals.sessions.loopOf(s.id)!);
+        waiters.set(c!.callId, (status) => (status === "ok" ? resolve() : reject(new Error(`echo through Brain ended ${status}`))));
+      });
+    },
+    close: () => brain.close(),
+  };
+}
+
+async function measure(p: McpPeer, iterations: number, ms: number): Promise<{ p50us: number; p99us: number; perS64: number }> {
+  for (let i = 0; i < Math.min(100, iterations); i++) await p.call();
+  const samples: number[] = [];
+  for (let i = 0; i < iterations; i++) {
+    const t = now();
+    await p.call();
+    samples.push(now() - t);
+  }
+  const l = summarize(samples);
+  let done = 0;
+  const end = Date.now() + ms;
+  const t = now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (Date.now() < end) {
+        await p.call();
+        done++;
+      }
+    }),
+  );
+  return { p50us: l.p50us, p99us: l.p99us, perS64: done / ((now() - t) / 1e9) };
+}
+
+export async function mcpEnvironment(cfg: BenchConfig, log: (s: string) => void): Promise<Section> {
+  const s: Section = { id: "17", title: "17. MCP servers as an Environment: the same MCP echo server called by the MCP SDK's Client directly vs through Brain (memory journal)", figures: [], notes: [] };
+  const stdioServer = { command: process.execPath, args: ["--import", "tsx", fileURLToPath(new URL("./mcp/stdio-server.ts", import.meta.url))] };
+  for (const transport of ["stdio", "Streamable HTTP"] as const) {
+    log(`  mcp environment: ${transport}, direct`);
+    const direct = transport === "stdio" ? await stdioPeer() : await httpPeer();
+    const d = await measure(direct, cfg.mcpIterations, cfg.throughputMs).finally(() => direct.close());
+    log(`  mcp environment: ${transport}, through Brain`);
+    const http = transport === "stdio" ? undefined : await httpEchoServer();
+    const through = await brainPeer(http === undefined ? stdioServer : { url: http.url });
+    const b = await measure(through, cfg.mcpIterations, cfg.throughputMs).finally(async () => {
+      await through.close();
+      await http?.close();
+    });
+    s.figures.push(figure(`${transport}: direct Client p50`, d.p50us, "µs"));
+    s.figures.push(figure(`${transport}: through Brain p50`, b.p50us, "µs", { name: "direct p50", value: d.p50us }, { text: "≤ 1.5× the direct Client's p50", pass: b.p50us <= 1.5 * d.p50us }));
+    s.figures.push(figure(`${transport}: through Brain p99`, b.p99us, "µs", { name: "direct p99", value: d.p99us }));
+    s.figures.push(
+      figure(`${transport}: through Brain, ${CONCURRENCY} concurrent calls`, round(b.perS64, 0), "calls/s", { name: `direct ×${CONCURRENCY}`, value: round(d.perS64, 0) }, { text: "≥ 0.8× the direct Client's calls/s", pass: b.perS64 >= 0.8 * d.perS64 }),
+    );
+  }
+  s.notes.push(
+    `Through Brain: ${CONCURRENCY} sessions placing the server's echo tool, calls started by the dispatcher as the Agentloop starts them (no model turn), each journaled (memory journal) and answered from its tool.finished commit. Direct: one MCP SDK Client. Each side has its own server (a child process for stdio, a server in this process for Streamable HTTP); Brain's client is the same SDK underneath (runtime/src/environments/mcp/wire.ts).`,
+  );
+  return s;
+}

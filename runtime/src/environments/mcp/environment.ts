@@ -1,0 +1,141 @@
+import type { ErrorInfo, PlacedTool, ToolContract } from "@aexhq/brain-protocol";
+import type { CallHandle, CallInvocation, CallSink, Environment } from "../../dispatch/environment.ts";
+import { BrainRuntimeError, toErrorInfo } from "../../errors.ts";
+import type { Logger } from "../../logger.ts";
+import { validateSchema } from "../json-schema.ts";
+import { parseMcpServers } from "./config.ts";
+import type { McpServerConfig } from "./config.ts";
+import { contractOf } from "./contract.ts";
+import { requestErrorEnd, resultEnd } from "./outcome.ts";
+import type { McpEnd } from "./outcome.ts";
+import { McpServer } from "./server.ts";
+import { MAX_TIMER_MS, WireError } from "./wire.ts";
+import type { WireTool } from "./wire.ts";
+
+type McpPlacement = Extract<PlacedTool["placement"], { kind: "mcp" }>;
+
+/**
+ * MCP servers as an Environment (docs/mcp.md). The operator defines servers by name; a session
+ * places a server's tool with its advertised schemas as the contract. Admission and every call
+ * check that the server still advertises those schemas. Each call is one `tools/call`, sent once
+ * after the dispatcher committed tool.call_started and never re-sent; progress notifications are
+ * journaled as `progress` events; the dispatcher's deadline or a cancellation aborts the request
+ * (MCP `notifications/cancelled`); a connection or process lost with the call open is `unknown`.
+ */
+export class McpEnvironment implements Environment {
+  readonly kind = "mcp" as const;
+  private readonly servers = new Map<string, McpServer>();
+  private readonly inflight = new Set<AbortController>();
+  private closing = false;
+  // The contract (and digest: JCS + SHA-256 of the schemas) of a listed tool under a Brain name,
+  // computed once per listing rather than at every call.
+  private readonly contracts = new WeakMap<WireTool, Map<string, ReturnType<typeof contractOf>>>();
+
+  constructor(definitions: Readonly<Record<string, McpServerConfig>>, logger: Logger, version: string) {
+    for (const [name, config] of Object.entries(parseMcpServers(definitions, "mcpServers"))) this.servers.set(name, new McpServer(name, config, logger, version));
+  }
+
+  /** The operator's server `name`, or undefined. */
+  server(name: string): McpServer | undefined {
+    return this.servers.get(name);
+  }
+
+  async admit(tool: PlacedTool): Promise<ErrorInfo | undefined> {
+    try {
+      await this.resolve(tool);
+      return undefined;
+    } catch (e) {
+      return toErrorInfo(e);
+    }
+  }
+
+  /** The server's listed tool for this placement, checked against the placed contract. Throws a typed BrainRuntimeError. */
+  private async resolve(tool: PlacedTool): Promise<{ server: McpServer; listed: WireTool }> {
+    const p = tool.placement as McpPlacement;
+    const name = tool.contract.name;
+    const server = this.servers.get(p.server);
+    if (server === undefined) {
+      // Only the requested name: the operator's other servers are not the application's business.
+      throw new BrainRuntimeError("unsupported", `this runtime has no MCP server ${JSON.stringify(p.server)} (tool ${name}): the operator defines MCP servers (BRAIN_MCP_SERVERS)`, { tool: name, server: p.server });
+    }
+    const listed = (await server.tools()).find((t) => t.name === p.tool);
+    if (listed === undefined) throw new BrainRuntimeError("not_found", `MCP server ${p.server} lists no tool ${JSON.stringify(p.tool)} (tool ${name})`, { tool: name, server: p.server, mcpTool: p.tool });
+    const advertised = this.advertised(listed, name);
+    if ("reason" in advertised) throw new BrainRuntimeError("unsupported", `MCP server ${p.server}'s tool ${p.tool} cannot be placed: ${advertised.reason}`, { tool: name, server: p.server, mcpTool: p.tool });
+    if (advertised.digest !== tool.contract.digest) {
+      throw new BrainRuntimeError(
+        "digest_mismatch",
+        `tool ${name}: MCP server ${p.server} now advertises other schemas for ${p.tool} (digest ${advertised.digest}, placed ${tool.contract.digest}); place it again from GET /v1/mcp-servers/${p.server}/tools`,
+        { tool: name, server: p.server, mcpTool: p.tool, digest: tool.contract.digest, expected: advertised.digest },
+      );
+    }
+    return { server, listed };
+  }
+
+  private advertised(listed: WireTool, name: string): ReturnType<typeof contractOf> {
+    let byName = this.contracts.get(listed);
+    if (byName === undefined) this.contracts.set(listed, (byName = new Map()));
+    let c = byName.get(name);
+    if (c === undefined) byName.set(name, (c = contractOf(listed, name)));
+    return c;
+  }
+
+  async start(call: CallInvocation, sink: CallSink): Promise<CallHandle> {
+    // Checked again: the operator may have changed the server, or the server its tools, since admission.
+    const { server } = await this.resolve(call.tool);
+    const p = call.tool.placement as McpPlacement;
+    const where = `MCP tool ${p.tool} on server ${p.server}`;
+    const contract: ToolContract = call.tool.contract;
+    const issues = validateSchema(contract.inputSchema, call.input);
+    if (issues.length > 0) throw new BrainRuntimeError("invalid_input", "input does not match the tool's input schema", issues);
+    const conn = await server.connection();
+    const abort = new AbortController();
+    const handle: CallHandle = { stop: () => abort.abort(new Error("the call ended in Brain (deadline or cancellation)")) };
+    // The call may have ended (deadline, cancellation) while the server was being started: nothing is sent then.
+    if (sink.finished || (call.deadlineAt !== null && call.deadlineAt <= Date.now())) return handle;
+    this.inflight.add(abort);
+    let events: Promise<unknown> = Promise.resolve();
+    const timeoutMs = call.deadlineAt === null ? MAX_TIMER_MS : Math.min(MAX_TIMER_MS, Math.max(1, call.deadlineAt - Date.now() + 60_000));
+    const sent = conn.callTool(p.tool, call.input ?? {}, {
+      signal: abort.signal,
+      timeoutMs,
+      onProgress: (progress) => {
+        events = events.then(() => sink.emit("progress", progress)).catch(() => {
+          // Handled: a refused emit is a call already over or over its emission budget (the call says which).
+        });
+      },
+    });
+    void sent
+      .then(
+        (r): McpEnd | undefined => resultEnd(r, contract, where),
+        (e): McpEnd | undefined => {
+          // The dispatcher ended it (timeout/cancelled), or the runtime is closing (recovery ends it `unknown`).
+          if (abort.signal.aborted || this.closing) return undefined;
+          const end = requestErrorEnd(e, where);
+          if (e instanceof WireError && e.reason === "transport") server.broken(conn);
+          if (end === undefined) sink.lost(`${where}: ${e instanceof Error ? e.message : String(e)}; the server may have acted on it (never re-sent)`);
+          return end;
+        },
+      )
+      .then(async (end) => {
+        await events;
+        if (end === undefined || abort.signal.aborted || sink.finished) return;
+        await sink.finish(end.outcome, end.content).catch(() => {
+          // Handled: a refused finish is a call already finished (its first outcome stands); a failed
+          // commit is logged by the call itself.
+        });
+      })
+      .catch((e) => {
+        if (!this.closing) sink.lost(`${where}: ${toErrorInfo(e).message}`);
+      })
+      .finally(() => this.inflight.delete(abort));
+    return handle;
+  }
+
+  async close(): Promise<void> {
+    // Server shutdown: in-flight calls are left open (recovery ends them `unknown`), their servers stopped.
+    this.closing = true;
+    for (const s of this.servers.values()) await s.close();
+  }
+}
+

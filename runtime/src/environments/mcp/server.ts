@@ -1,0 +1,125 @@
+import { BrainRuntimeError } from "../../errors.ts";
+import type { Logger } from "../../logger.ts";
+import type { McpServerConfig } from "./config.ts";
+import { DEFAULT_INITIALIZE_TIMEOUT_MS } from "./config.ts";
+import { connect, WireError } from "./wire.ts";
+import type { WireConnection, WireTarget, WireTool } from "./wire.ts";
+
+// stderr lines kept to explain a server that would not start.
+const STDERR_LINES = 5;
+
+/**
+ * One operator-defined MCP server as the runtime holds it: connected on first use (admission or a
+ * call), its tool list cached until it says the list changed or the connection ends, and, when a
+ * stdio process dies or a connection ends, connected again (a new process) for the next use.
+ * Calls in flight on a connection that ends are the caller's to report (`unknown`); nothing is
+ * re-sent on the new one.
+ */
+export class McpServer {
+  private conn: Promise<WireConnection> | undefined;
+  private list: Promise<WireTool[]> | undefined;
+  private closed = false;
+  private readonly stderr: string[] = [];
+
+  constructor(
+    readonly name: string,
+    private readonly config: McpServerConfig,
+    private readonly logger: Logger,
+    private readonly version: string,
+  ) {}
+
+  get initializeTimeoutMs(): number {
+    return this.config.initializeTimeoutMs ?? DEFAULT_INITIALIZE_TIMEOUT_MS;
+  }
+
+  /**
+   * A request on `conn` could not be sent (Streamable HTTP: the server answered the POST with an
+   * HTTP error, such as 404 for a session it no longer knows after a restart, or could not be
+   * reached). Over HTTP no connection ends to say so: drop this one, so the next use connects (and
+   * initializes) again. Calls still open on it end `unknown`, as for a process that exited.
+   */
+  broken(conn: WireConnection): void {
+    void this.conn?.then((c) => {
+      if (c === conn) void c.close();
+    }, () => undefined);
+  }
+
+  /** The live connection, connecting (starting the process) when there is none. Rejects `unavailable`. */
+  connection(): Promise<WireConnection> {
+    if (this.closed) return Promise.reject(new BrainRuntimeError("unavailable", `MCP server ${this.name}: the runtime is closing`, { server: this.name }));
+    if (this.conn === undefined) {
+      const started = this.open();
+      this.conn = started;
+      started.then(
+        (c) =>
+          c.onClosed((why) => {
+            if (this.conn !== started) return;
+            this.conn = undefined;
+            this.list = undefined;
+            if (!this.closed) this.logger.warn("MCP server connection ended; it is connected again for the next call", { server: this.name, reason: why });
+          }),
+        () => {
+          // Not kept: the next use tries again (the failure was reported to this use).
+          if (this.conn === started) this.conn = undefined;
+        },
+      );
+    }
+    return this.conn;
+  }
+
+  private async open(): Promise<WireConnection> {
+    const c = this.config;
+    const target: WireTarget = "url" in c ? { kind: "http", url: c.url, headers: c.headers ?? {} } : { kind: "stdio", command: c.command, args: c.args ?? [], env: c.env ?? {}, cwd: c.cwd };
+    this.stderr.length = 0;
+    try {
+      const conn = await connect(target, {
+        timeoutMs: this.initializeTimeoutMs,
+        clientName: "brain",
+        clientVersion: this.version,
+        onStderr: (line) => {
+          this.stderr.push(line);
+          if (this.stderr.length > STDERR_LINES) this.stderr.shift();
+          this.logger.debug("MCP server stderr", { server: this.name, line });
+        },
+      });
+      conn.onToolsChanged(() => (this.list = undefined));
+      return conn;
+    } catch (e) {
+      const why =
+        e instanceof WireError && e.reason === "timeout"
+          ? `did not answer initialize within ${this.initializeTimeoutMs} ms`
+          : e instanceof WireError && e.reason === "malformed"
+            ? "answered initialize with something that is not an MCP result"
+            : `could not be started or reached (${e instanceof Error ? e.message : String(e)})`;
+      // The process may have said why before it exited.
+      await new Promise((r) => setTimeout(r, 20));
+      const tail = this.stderr.length > 0 ? `; its stderr ended with: ${this.stderr.join(" | ")}` : "";
+      throw new BrainRuntimeError("unavailable", `MCP server ${this.name} ${why}${tail}`, { server: this.name }, true, { cause: e });
+    }
+  }
+
+  /** The server's tools (cached). Rejects `unavailable` when it cannot be reached or will not list them. */
+  tools(): Promise<WireTool[]> {
+    if (this.list === undefined) {
+      const listed = this.connection().then(async (c) => {
+        try {
+          return await c.listTools(this.initializeTimeoutMs);
+        } catch (e) {
+          throw new BrainRuntimeError("unavailable", `MCP server ${this.name} did not list its tools: ${e instanceof Error ? e.message : String(e)}`, { server: this.name }, true, { cause: e });
+        }
+      });
+      this.list = listed;
+      listed.catch(() => {
+        if (this.list === listed) this.list = undefined;
+      });
+    }
+    return this.list;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const c = this.conn;
+    this.conn = undefined;
+    if (c !== undefined) await c.then((x) => x.close()).catch(() => undefined);
+  }
+}
