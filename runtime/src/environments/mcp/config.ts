@@ -18,6 +18,7 @@ export interface McpHttpServerConfig {
   initializeTimeoutMs?: number;
 }
 
+/** One operator-defined MCP server (BRAIN_MCP_SERVERS, startBrain({ mcpServers })): started by Brain over stdio, or reached over Streamable HTTP. */
 export type McpServerConfig = McpStdioServerConfig | McpHttpServerConfig;
 
 export const DEFAULT_INITIALIZE_TIMEOUT_MS = 10_000;
