@@ -265,6 +265,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   const open: RouteDeps["open"] = [
     uiRoute({
       accepts: (credential) => keys.authenticate(credential) !== undefined,
+      isOperator: (credential) => keys.authenticate(credential)?.kind === "operator",
       traces: async (sessionId, credential) => {
         const principal = keys.authenticate(credential);
         if (principal === undefined) throw new BrainRuntimeError("unauthorized", "the login's credential is no longer accepted");
