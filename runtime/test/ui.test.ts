@@ -789,4 +789,61 @@ test("420 px wide: the list and a session reflow (no sideways scroll, rows on tw
   await api(brain, "POST", `/v1/sessions/${session.id}/cancel`, {});
 });
 
+test("the operator's hosts and keys pages: each host's tools, key, connection and last sign of life (GET /v1/hosts); each key live or revoked with its limits; the session list names each session's owner key", async () => {
+  const key = await api(brain, "POST", "/v1/keys", { name: "billing-app" });
+  const gone = await api(brain, "POST", "/v1/keys", { name: "retired-app" });
+  assert.is(key.status, 201);
+  await api(brain, "DELETE", `/v1/keys/${gone.body.id}`);
+  const asKey = { url: brain.url, token: key.body.key as string };
+  // A host of the key's, connected; one of the operator's that has left.
+  const billing = await TestHost.register(asKey, [transfer], { hostId: "billing-host" });
+  hosts.push(billing);
+  const left = await TestHost.register(brain, [lookup], { hostId: "left-host" });
+  await left.close();
+  for (let i = 0; (await api(brain, "GET", "/v1/hosts/left-host")).body.connected; i++) {
+    if (i > 100) throw new Error("left-host is still connected after its close");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const owned = await api(asKey, "POST", "/v1/sessions", { model: { provider: "scripted", script: [{ text: "ok" }] }, tools: [placed(transfer, "billing-host")] });
+  assert.is(owned.status, 201, JSON.stringify(owned.body));
+  // The list route is the operator's: an API key gets 403 (it reads its own hosts with GET /v1/hosts/:id).
+  assert.is((await api(asKey, "GET", "/v1/hosts")).status, 403);
+  assert.is((await api(asKey, "GET", "/v1/hosts/billing-host")).status, 200);
+
+  const page = await newPage();
+  await login(page, brain.token);
+  // The session list: the owner column names the key that owns each session.
+  await page.waitForSelector(`td[data-owner="${owned.body.id}"]:has-text("billing-app")`);
+  // Hosts, from the header.
+  await Promise.all([page.waitForURL((u) => u.pathname === "/ui/hosts"), page.click("#page-hosts")]);
+  assert.is(await page.getAttribute("#page-hosts", "aria-current"), "page");
+  await page.waitForSelector('tr[data-host="billing-host"]');
+  const billingRow = page.locator('tr[data-host="billing-host"]');
+  assert.is(await billingRow.getAttribute("data-connected"), "true");
+  assert.match((await billingRow.textContent()) ?? "", /billing-app.*transfer.*connected.*(just now|ago)/);
+  const leftRow = page.locator('tr[data-host="left-host"]');
+  assert.is(await leftRow.getAttribute("data-connected"), "false");
+  assert.match((await leftRow.textContent()) ?? "", /operator.*lookup.*not connected.*(just now|ago)/, "a host that left keeps its last sign of life");
+  await page.screenshot({ path: join(ARTIFACTS, "hosts.png") });
+  // Keys.
+  await Promise.all([page.waitForURL((u) => u.pathname === "/ui/keys"), page.click("#page-keys")]);
+  await page.waitForSelector(`tr[data-key="${key.body.id}"]`);
+  assert.match((await page.textContent(`tr[data-key="${key.body.id}"]`)) ?? "", /billing-app.*live/);
+  assert.is(await page.getAttribute(`tr[data-key="${gone.body.id}"]`, "data-revoked"), "true");
+  assert.match((await page.textContent(`tr[data-key="${gone.body.id}"]`)) ?? "", /retired-app.*revoked/);
+  await page.screenshot({ path: join(ARTIFACTS, "keys.png") });
+  // A reload of the page itself lands on it again (the login's `next` and the router know it).
+  await page.reload();
+  await page.waitForSelector(`tr[data-key="${key.body.id}"]`);
+
+  // An API key's login: no hosts or keys links, and the pages say they are the operator's.
+  const keyPage = await newPage();
+  await login(keyPage, key.body.key, "/ui/hosts");
+  assert.is(await keyPage.locator("#page-hosts").count(), 0);
+  await keyPage.waitForSelector("#hosts-error");
+  assert.match((await keyPage.textContent("#hosts-error")) ?? "", /403/);
+  await keyPage.goto(`${brain.url}/ui/keys`);
+  await keyPage.waitForSelector("#keys-error");
+});
+
 test.run();
