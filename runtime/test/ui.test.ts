@@ -794,6 +794,7 @@ test("the operator's hosts and keys pages: each host's tools, key, connection an
   const gone = await api(brain, "POST", "/v1/keys", { name: "retired-app" });
   assert.is(key.status, 201);
   await api(brain, "DELETE", `/v1/keys/${gone.body.id}`);
+  assert.is((await api(brain, "PATCH", `/v1/keys/${key.body.id}`, { limits: { sessions: 20, requestsPerSecond: 50 } })).status, 200);
   const asKey = { url: brain.url, token: key.body.key as string };
   // A host of the key's, connected; one of the operator's that has left.
   const billing = await TestHost.register(asKey, [transfer], { hostId: "billing-host" });
@@ -829,6 +830,7 @@ test("the operator's hosts and keys pages: each host's tools, key, connection an
   await Promise.all([page.waitForURL((u) => u.pathname === "/ui/keys"), page.click("#page-keys")]);
   await page.waitForSelector(`tr[data-key="${key.body.id}"]`);
   assert.match((await page.textContent(`tr[data-key="${key.body.id}"]`)) ?? "", /billing-app.*live/);
+  assert.match((await page.textContent(`[data-limits="${key.body.id}"]`)) ?? "", /sessions 20 · requestsPerSecond 50/);
   assert.is(await page.getAttribute(`tr[data-key="${gone.body.id}"]`, "data-revoked"), "true");
   assert.match((await page.textContent(`tr[data-key="${gone.body.id}"]`)) ?? "", /retired-app.*revoked/);
   await page.screenshot({ path: join(ARTIFACTS, "keys.png") });

@@ -27,7 +27,7 @@ export async function showHosts() {
       h("td", { class: "mono" }, x.hostId),
       h("td", { dataset: { owner: x.hostId } }, x.owner === undefined ? h("span", { class: "muted" }, "operator") : [names.get(x.owner) ?? x.owner, " ", h("span", { class: "mono muted" }, x.owner)]),
       h("td", { class: "tools" }, x.tools.join(", ") || "—"),
-      h("td", { dataset: { connection: x.hostId } }, x.connected ? badge("ok", "connected") : badge("unknown", "not connected"), x.node !== undefined ? [" ", h("span", { class: "muted" }, `on ${x.node}`)] : null),
+      h("td", { dataset: { connection: x.hostId } }, x.connected ? badge("ok", "connected") : badge("deleted", "not connected"), x.node !== undefined ? [" ", h("span", { class: "muted" }, `on ${x.node}`)] : null),
       h("td", { title: x.lastSeenAt ? fmtTime(Date.parse(x.lastSeenAt)) : undefined }, x.lastSeenAt ? ago(Date.parse(x.lastSeenAt)) : h("span", { class: "muted" }, "not seen by this node")),
       h("td", { class: "wide" }, fmtTime(Date.parse(x.registeredAt))),
     ),
