@@ -846,6 +846,20 @@ test("the operator's hosts and keys pages: each host's tools, key, connection an
   assert.match((await keyPage.textContent("#hosts-error")) ?? "", /403/);
   await keyPage.goto(`${brain.url}/ui/keys`);
   await keyPage.waitForSelector("#keys-error");
+
+  // Both pages at 420 px in the dark: nothing scrolls sideways.
+  const context = await browser.newContext({ viewport: { width: 420, height: 860 }, colorScheme: "dark" });
+  context.setDefaultTimeout(10_000);
+  contexts.push(context);
+  const narrow = await context.newPage();
+  await login(narrow, brain.token, "/ui/hosts");
+  for (const [path, row] of [["/ui/hosts", 'tr[data-host="billing-host"]'], ["/ui/keys", `tr[data-key="${key.body.id}"]`]] as const) {
+    if (new URL(narrow.url()).pathname !== path) await narrow.goto(brain.url + path);
+    await narrow.waitForSelector(row);
+    const width = await narrow.evaluate(() => (document as unknown as { documentElement: { scrollWidth: number } }).documentElement.scrollWidth);
+    assert.ok(width <= 420, `${path} fits: ${width}px; wider: ${await tooWide(narrow)}`);
+    await narrow.screenshot({ path: join(ARTIFACTS, `narrow${path.replace("/ui/", "-")}-dark.png`) });
+  }
 });
 
 test.run();

@@ -27,6 +27,8 @@ export function hostsRoute(registry: HostRegistry, hosts: HostEnvironment, sessi
     if (url.pathname.replace(/\/+$/, "") === "/v1/hosts") {
       if (req.method !== "GET") throw new BrainRuntimeError("not_found", `no route ${req.method} ${url.pathname}`);
       if (principal.kind !== "operator") throw new BrainRuntimeError("forbidden", "only the operator token lists every host; an API key reads its own with GET /v1/hosts/:id");
+      // Every node lists every host: registrations made through other nodes are read first.
+      await hosts.refresh();
       const nodes = await hosts.nodes();
       const body: HostList = { hosts: registry.all().map((row) => hostSummary(row, hosts, nodes)) };
       sendJson(res, 200, body);

@@ -100,6 +100,11 @@ export class HostEnvironment implements Environment {
     return this.connections.lastSeenAt(hostId);
   }
 
+  /** Reads host registrations again on a node of several (some may have been made through another node). */
+  async refresh(): Promise<void> {
+    await this.remote?.refresh();
+  }
+
   /** On a node of several: the live node each connected host is connected to; undefined on one node alone. */
   nodes(): Promise<Map<string, string>> | undefined {
     return this.remote?.nodes();

@@ -38,7 +38,7 @@ export async function showHosts() {
     h(
       "table",
       { class: "sessions", id: "hosts" },
-      h("thead", {}, h("tr", {}, ...["Host", "Key", "Tools", "Connection", "Last seen", "Registered"].map((c, i) => h("th", { scope: "col", class: i === 5 ? "wide" : undefined }, c)))),
+      h("thead", {}, h("tr", {}, ...[["Host"], ["Key"], ["Tools", "tools"], ["Connection"], ["Last seen"], ["Registered", "wide"]].map(([c, cls]) => h("th", { scope: "col", class: cls }, c)))),
       h("tbody", {}, ...(rows.length > 0 ? rows : [h("tr", {}, h("td", { colspan: "6", class: "muted" }, "No host has registered yet."))])),
     ),
   );

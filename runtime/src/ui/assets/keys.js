@@ -32,10 +32,10 @@ export async function showKeys() {
       { dataset: { key: k.id, revoked: String(k.revokedAt !== undefined) } },
       h("td", { class: "mono" }, k.id),
       h("td", {}, k.name),
-      h("td", {}, k.revokedAt === undefined ? badge("ok", "live") : badge("error", "revoked")),
+      h("td", { title: k.revokedAt === undefined ? undefined : `revoked ${fmtTime(Date.parse(k.revokedAt))}` }, k.revokedAt === undefined ? badge("ok", "live") : badge("error", "revoked")),
       h("td", { class: "wide" }, fmtTime(Date.parse(k.createdAt))),
-      h("td", {}, k.revokedAt === undefined ? "—" : fmtTime(Date.parse(k.revokedAt))),
-      h("td", { dataset: { limits: k.id }, title: k.limits ? `set on the key: ${limitsText(k.limits)}` : "the server-wide defaults" }, limitsText(k.effectiveLimits)),
+      h("td", { class: "wide" }, k.revokedAt === undefined ? "—" : fmtTime(Date.parse(k.revokedAt))),
+      h("td", { class: "limits", dataset: { limits: k.id }, title: k.limits ? `set on the key: ${limitsText(k.limits)}` : "the server-wide defaults" }, limitsText(k.effectiveLimits)),
     ),
   );
   main.replaceChildren(
@@ -44,7 +44,7 @@ export async function showKeys() {
     h(
       "table",
       { class: "sessions", id: "keys" },
-      h("thead", {}, h("tr", {}, ...["Key", "Name", "State", "Created", "Revoked", "Limits"].map((c, i) => h("th", { scope: "col", class: i === 3 ? "wide" : undefined }, c)))),
+      h("thead", {}, h("tr", {}, ...[["Key"], ["Name"], ["State"], ["Created", "wide"], ["Revoked", "wide"], ["Limits"]].map(([c, cls]) => h("th", { scope: "col", class: cls }, c)))),
       h("tbody", {}, ...(rows.length > 0 ? rows : [h("tr", {}, h("td", { colspan: "6", class: "muted" }, "No API key yet: the operator token is the only credential."))])),
     ),
   );

@@ -8,7 +8,7 @@ import { main, crumbs, navigate, onLeave, redraw } from "./nav.js";
 
 const PAGE_SIZE = 25;
 /** The list's columns and their classes: `wide` ones give way on a narrow screen (app.css). */
-const COLUMNS = [["Session"], ["State"], ["Tools"], ["Owner"], ["Model", "wide"], ["Created", "wide"], ["Last activity", "wide"], ["Open calls", "num"], ["Approvals", "num"]];
+const COLUMNS = [["Session"], ["State"], ["Tools", "tools"], ["Owner"], ["Model", "wide"], ["Created", "wide"], ["Last activity", "wide"], ["Open calls", "num"], ["Approvals", "num"]];
 
 export async function showList() {
   document.title = "Sessions · Brain";
