@@ -658,6 +658,19 @@ test("a background call's State reads as text (no [object HTMLSpanElement]); a w
   await page.screenshot({ path: join(ARTIFACTS, "timeline-wakes-dark.png") });
 });
 
+/**
+ * A bar's box. The axis redraws its bars when records arrive (the wake turn's end may still be on
+ * its way), and a bar replaced between finding it and measuring it has no box: measure again.
+ */
+async function boxOf(bar: ReturnType<Page["locator"]>): Promise<{ x: number; y: number; width: number; height: number }> {
+  for (let i = 0; i < 40; i++) {
+    const box = await bar.boundingBox();
+    if (box !== null) return box;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error("the bar has no box (not drawn)");
+}
+
 test("the time axis: each turn, model call and tool call is a bar on one scale; a background call visibly extends past its turn; calls side by side get lanes of their own", async () => {
   const host = await lookupHost();
   const session = await createSession(brain, [placed(lookup, host.hostId)], [
@@ -681,14 +694,14 @@ test("the time axis: each turn, model call and tool call is a bar on one scale; 
   // The turn item whose row is message-started: its bar is the one with its message.user's sequence.
   const turnBar = page.locator(`#axis [data-axis-kind="turn"]`).first();
   const callBar = page.locator(`#axis [data-axis-call="${held.callId}"]`);
-  const turn = (await turnBar.boundingBox())!;
-  const call = (await callBar.boundingBox())!;
+  const turn = await boxOf(turnBar);
+  const call = await boxOf(callBar);
   assert.ok(call.x + call.width > turn.x + turn.width + 20, `the background call's bar (${call.x}+${call.width}) ends well after its turn's (${turn.x}+${turn.width})`);
   assert.is(await callBar.locator(".past-turn").count(), 1, "its part after the turn is marked");
   assert.match((await callBar.getAttribute("title")) ?? "", "background");
   // The two calls of one step ran side by side: two lanes, not one row.
   const sideId = all.filter((r) => r.type === "tool.call_started").map((r) => r.data.callId as string).find((id) => id !== held.callId)!;
-  const side = (await page.locator(`#axis [data-axis-call="${sideId}"]`).boundingBox())!;
+  const side = await boxOf(page.locator(`#axis [data-axis-call="${sideId}"]`));
   assert.is.not(side.y, call.y, "parallel calls on lanes of their own");
   assert.ok(turnSeq > 0);
   // A click on a bar selects its row.

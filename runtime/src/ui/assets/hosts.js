@@ -25,7 +25,7 @@ export async function showHosts() {
       "tr",
       { dataset: { host: x.hostId, connected: String(x.connected) } },
       h("td", { class: "mono" }, x.hostId),
-      h("td", { dataset: { owner: x.hostId } }, x.owner === undefined ? h("span", { class: "muted" }, "operator") : [names.get(x.owner) ?? x.owner, " ", h("span", { class: "mono muted" }, x.owner)]),
+      h("td", { dataset: { owner: x.hostId } }, x.owner === undefined ? h("span", { class: "muted" }, "operator") : [names.get(x.owner) ?? x.owner, " ", h("span", { class: "mono muted wide" }, x.owner)]),
       h("td", { class: "tools" }, x.tools.join(", ") || "—"),
       h("td", { dataset: { connection: x.hostId } }, x.connected ? badge("ok", "connected") : badge("deleted", "not connected"), x.node !== undefined ? [" ", h("span", { class: "muted" }, `on ${x.node}`)] : null),
       h("td", { title: x.lastSeenAt ? fmtTime(Date.parse(x.lastSeenAt)) : undefined }, x.lastSeenAt ? ago(Date.parse(x.lastSeenAt)) : h("span", { class: "muted" }, "not seen by this node")),
