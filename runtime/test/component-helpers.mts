@@ -22,7 +22,7 @@ export interface Built {
 let built: Promise<Built> | undefined;
 /** Builds (or reuses from the cache) the example components and fixtures once per process. */
 export function components(): Promise<Built> {
-  return (built ??= buildComponents({ rust: rustMissing === undefined }) as unknown as Promise<Built>);
+  return (built ??= buildComponents({ rust: rustMissing === undefined }));
 }
 
 export function digestOf(path: string): string {

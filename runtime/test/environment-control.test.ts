@@ -21,7 +21,7 @@ import { contractDigest, startBrain } from "../src/index.ts";
 // @ts-ignore: a plain .mjs build script without declarations.
 import { buildFixtures } from "../../scripts/build-components.mjs";
 
-const fixtures = (await buildFixtures({ js: false })) as unknown as Record<string, string>;
+const fixtures = (await buildFixtures({ js: false })) as Record<string, string>;
 
 /** A component tool: `echo_c` (background.wat: its result is {"later": true}), `spin` (never returns). */
 function componentContract(name: string): ToolContract {

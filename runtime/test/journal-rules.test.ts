@@ -6,7 +6,11 @@
 // from the bytes /ui served) answers as SessionState does on the same journals.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { JournalRecord } from "@aexhq/brain-protocol";
 import { SessionState } from "../src/journal/session.ts";
 import { JournalRules, wokenByText } from "../src/journal/journal-rules.js";
@@ -137,6 +141,18 @@ test("what is open, what awaits approval, and what woke each wake turn", async (
   assert.is(second!.rules.lastObservation, 11);
   // The model read a's result (through #6); b's timeout came after.
   assert.equal(third!.turns, ["1.1", "1.2 woken by b ending timeout"]);
+});
+
+test("journal-rules.d.ts (what TypeScript code of every workspace reads) is what tsc declares from journal-rules.js: run `npm run rules:types -w runtime` after a change", () => {
+  const out = mkdtempSync(join(tmpdir(), "brain-rules-types-"));
+  try {
+    const tsc = fileURLToPath(new URL("../../node_modules/typescript/bin/tsc", import.meta.url));
+    const r = spawnSync(process.execPath, [tsc, fileURLToPath(SOURCE), "--allowJs", "--declaration", "--emitDeclarationOnly", "--target", "es2022", "--module", "nodenext", "--strict", "--outDir", out], { encoding: "utf8" });
+    assert.is(r.status, 0, r.stdout + r.stderr);
+    assert.is(readFileSync(new URL("../src/journal/journal-rules.d.ts", import.meta.url), "utf8"), readFileSync(join(out, "journal-rules.d.ts"), "utf8"));
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
 });
 
 test.run();

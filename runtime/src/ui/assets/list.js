@@ -33,7 +33,7 @@ export async function showList() {
   const count = h("span", { class: "muted", id: "list-count", role: "status" });
   const failure = h("div");
   // Search the sessions shown by id, first message or tool; Enter on a whole id opens that session.
-  const search = h("input", { type: "search", id: "search", placeholder: OPERATOR ? "Search by id, message, tool or owner" : "Search by id, message or tool", autocomplete: "off" });
+  const search = h("input", { type: "search", id: "search", placeholder: OPERATOR ? "Search id, message, tool, owner" : "Search by id, message or tool", autocomplete: "off" });
   const applySearch = () => {
     const q = search.value.trim().toLowerCase();
     for (const tr of tbody.querySelectorAll("tr[data-session]")) tr.hidden = q !== "" && !tr.dataset.search.includes(q);
