@@ -15,10 +15,11 @@ export class JournalRules {
     withResult: Set<string>;
     /**
      * Open nested calls (ctx.environments.call: a tool.call_started with `origin`): the model did not
-     * ask for them, so their results are no observation of the Agentloop's.
-     * @type {Set<string>}
+     * ask for them, so their results are no observation of the Agentloop's. Made at the first one
+     * (most sessions have none; the runtime keeps one JournalRules per resident session).
+     * @type {Set<string> | undefined}
      */
-    nested: Set<string>;
+    nested: Set<string> | undefined;
     /**
      * Sequence of the latest observation: a tool.result of a call the model asked for, or its
      * tool.finished when that tells the model something new (not `ok`, or `ok` without any result).

@@ -42,10 +42,11 @@ export class JournalRules {
   withResult = new Set();
   /**
    * Open nested calls (ctx.environments.call: a tool.call_started with `origin`): the model did not
-   * ask for them, so their results are no observation of the Agentloop's.
-   * @type {Set<string>}
+   * ask for them, so their results are no observation of the Agentloop's. Made at the first one
+   * (most sessions have none; the runtime keeps one JournalRules per resident session).
+   * @type {Set<string> | undefined}
    */
-  nested = new Set();
+  nested = undefined;
   /**
    * Sequence of the latest observation: a tool.result of a call the model asked for, or its
    * tool.finished when that tells the model something new (not `ok`, or `ok` without any result).
@@ -101,7 +102,7 @@ export class JournalRules {
       }
       case "tool.call_started":
         this.openCalls.add(d.callId);
-        if (d.origin !== undefined) this.nested.add(d.callId);
+        if (d.origin !== undefined) (this.nested ??= new Set()).add(d.callId);
         if (d.approval !== undefined) this.pendingApprovals.add(d.callId);
         return undefined;
       case "tool.approval_decided":
@@ -109,10 +110,10 @@ export class JournalRules {
         return undefined;
       case "tool.result":
         this.withResult.add(d.callId);
-        if (!this.nested.has(d.callId)) this.observed({ sequence: r.sequence, callId: d.callId, what: "result" });
+        if (!this.nested?.has(d.callId)) this.observed({ sequence: r.sequence, callId: d.callId, what: "result" });
         return undefined;
       case "tool.finished": {
-        const nested = this.nested.delete(d.callId);
+        const nested = this.nested?.delete(d.callId) === true;
         if (!nested && (d.status !== "ok" || !this.withResult.has(d.callId))) this.observed({ sequence: r.sequence, callId: d.callId, what: d.status === "ok" ? "finish" : d.status });
         this.openCalls.delete(d.callId);
         this.pendingApprovals.delete(d.callId);
