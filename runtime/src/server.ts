@@ -295,6 +295,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
       },
       // Several nodes: a login made through one node is valid on every node (sealed with the operator token they share).
       logins: nodeJournal === undefined ? undefined : new SharedLogins(nodeJournal.pg.shared, token),
+      isOperator: (credential) => keys.authenticate(credential)?.kind === "operator",
       traces: async (sessionId, credential) => {
         const principal = keys.authenticate(credential);
         if (principal === undefined) throw new BrainRuntimeError("unauthorized", "the login's credential is no longer accepted");

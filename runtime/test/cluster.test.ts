@@ -267,6 +267,13 @@ test("a host connected to one node serves sessions another node owns: calls go t
   // The host is connected to A only; the session is created through B, so B owns it.
   const host = await TestHost.register(as(a), [echo], { hostId: "host-r", secret: "host-r-secret-0001" });
   const id = await sessionWithCall(b, host, [{ toolCalls: [{ name: "echo", input: { n: 1 } }] }, { toolCalls: [{ name: "echo", input: { n: 2 } }] }, { text: "done" }]);
+  // Every node lists it (GET /v1/hosts, the operator's hosts page), connected to A; only A has seen it.
+  const listed = async (n: { url: string }) => ((await api(as(n), "GET", "/v1/hosts")).body.hosts as Array<{ hostId: string; registeredAt: string; connected: boolean; node?: string; lastSeenAt?: string }>).find((x) => x.hostId === "host-r");
+  const onA = await listed(a);
+  const onB = await listed(b);
+  assert.equal({ connected: onA?.connected, node: onA?.node }, { connected: true, node: "node-a" });
+  assert.ok(onA?.lastSeenAt !== undefined && Date.parse(onA.lastSeenAt) > Date.now() - 60_000, "A saw it lately");
+  assert.equal(onB, { hostId: "host-r", registeredAt: onA!.registeredAt, tools: ["echo"], connected: true, node: "node-a" });
   assert.is((await api(as(b), "POST", `/v1/sessions/${id}/messages`, { text: "go" })).status, 202);
   const call = await host.invoke();
   assert.equal(call.input, { n: 1 });

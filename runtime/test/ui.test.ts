@@ -658,6 +658,19 @@ test("a background call's State reads as text (no [object HTMLSpanElement]); a w
   await page.screenshot({ path: join(ARTIFACTS, "timeline-wakes-dark.png") });
 });
 
+/**
+ * A bar's box. The axis redraws its bars when records arrive (the wake turn's end may still be on
+ * its way), and a bar replaced between finding it and measuring it has no box: measure again.
+ */
+async function boxOf(bar: ReturnType<Page["locator"]>): Promise<{ x: number; y: number; width: number; height: number }> {
+  for (let i = 0; i < 40; i++) {
+    const box = await bar.boundingBox();
+    if (box !== null) return box;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error("the bar has no box (not drawn)");
+}
+
 test("the time axis: each turn, model call and tool call is a bar on one scale; a background call visibly extends past its turn; calls side by side get lanes of their own", async () => {
   const host = await lookupHost();
   const session = await createSession(brain, [placed(lookup, host.hostId)], [
@@ -681,14 +694,14 @@ test("the time axis: each turn, model call and tool call is a bar on one scale; 
   // The turn item whose row is message-started: its bar is the one with its message.user's sequence.
   const turnBar = page.locator(`#axis [data-axis-kind="turn"]`).first();
   const callBar = page.locator(`#axis [data-axis-call="${held.callId}"]`);
-  const turn = (await turnBar.boundingBox())!;
-  const call = (await callBar.boundingBox())!;
+  const turn = await boxOf(turnBar);
+  const call = await boxOf(callBar);
   assert.ok(call.x + call.width > turn.x + turn.width + 20, `the background call's bar (${call.x}+${call.width}) ends well after its turn's (${turn.x}+${turn.width})`);
   assert.is(await callBar.locator(".past-turn").count(), 1, "its part after the turn is marked");
   assert.match((await callBar.getAttribute("title")) ?? "", "background");
   // The two calls of one step ran side by side: two lanes, not one row.
   const sideId = all.filter((r) => r.type === "tool.call_started").map((r) => r.data.callId as string).find((id) => id !== held.callId)!;
-  const side = (await page.locator(`#axis [data-axis-call="${sideId}"]`).boundingBox())!;
+  const side = await boxOf(page.locator(`#axis [data-axis-call="${sideId}"]`));
   assert.is.not(side.y, call.y, "parallel calls on lanes of their own");
   assert.ok(turnSeq > 0);
   // A click on a bar selects its row.
@@ -787,6 +800,79 @@ test("420 px wide: the list and a session reflow (no sideways scroll, rows on tw
     await page.screenshot({ path: join(ARTIFACTS, `narrow-session-${scheme}.png`), fullPage: true });
   }
   await api(brain, "POST", `/v1/sessions/${session.id}/cancel`, {});
+});
+
+test("the operator's hosts and keys pages: each host's tools, key, connection and last sign of life (GET /v1/hosts); each key live or revoked with its limits; the session list names each session's owner key", async () => {
+  const key = await api(brain, "POST", "/v1/keys", { name: "billing-app" });
+  const gone = await api(brain, "POST", "/v1/keys", { name: "retired-app" });
+  assert.is(key.status, 201);
+  await api(brain, "DELETE", `/v1/keys/${gone.body.id}`);
+  assert.is((await api(brain, "PATCH", `/v1/keys/${key.body.id}`, { limits: { sessions: 20, requestsPerSecond: 50 } })).status, 200);
+  const asKey = { url: brain.url, token: key.body.key as string };
+  // A host of the key's, connected; one of the operator's that has left.
+  const billing = await TestHost.register(asKey, [transfer], { hostId: "billing-host" });
+  hosts.push(billing);
+  const left = await TestHost.register(brain, [lookup], { hostId: "left-host" });
+  await left.close();
+  for (let i = 0; (await api(brain, "GET", "/v1/hosts/left-host")).body.connected; i++) {
+    if (i > 100) throw new Error("left-host is still connected after its close");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const owned = await api(asKey, "POST", "/v1/sessions", { model: { provider: "scripted", script: [{ text: "ok" }] }, tools: [placed(transfer, "billing-host")] });
+  assert.is(owned.status, 201, JSON.stringify(owned.body));
+  // The list route is the operator's: an API key gets 403 (it reads its own hosts with GET /v1/hosts/:id).
+  assert.is((await api(asKey, "GET", "/v1/hosts")).status, 403);
+  assert.is((await api(asKey, "GET", "/v1/hosts/billing-host")).status, 200);
+
+  const page = await newPage();
+  await login(page, brain.token);
+  // The session list: the owner column names the key that owns each session.
+  await page.waitForSelector(`td[data-owner="${owned.body.id}"]:has-text("billing-app")`);
+  // Hosts, from the header.
+  await Promise.all([page.waitForURL((u) => u.pathname === "/ui/hosts"), page.click("#page-hosts")]);
+  assert.is(await page.getAttribute("#page-hosts", "aria-current"), "page");
+  await page.waitForSelector('tr[data-host="billing-host"]');
+  const billingRow = page.locator('tr[data-host="billing-host"]');
+  assert.is(await billingRow.getAttribute("data-connected"), "true");
+  assert.match((await billingRow.textContent()) ?? "", /billing-app.*transfer.*connected.*(just now|ago)/);
+  const leftRow = page.locator('tr[data-host="left-host"]');
+  assert.is(await leftRow.getAttribute("data-connected"), "false");
+  assert.match((await leftRow.textContent()) ?? "", /operator.*lookup.*not connected.*(just now|ago)/, "a host that left keeps its last sign of life");
+  await page.screenshot({ path: join(ARTIFACTS, "hosts.png") });
+  // Keys.
+  await Promise.all([page.waitForURL((u) => u.pathname === "/ui/keys"), page.click("#page-keys")]);
+  await page.waitForSelector(`tr[data-key="${key.body.id}"]`);
+  assert.match((await page.textContent(`tr[data-key="${key.body.id}"]`)) ?? "", /billing-app.*live/);
+  assert.match((await page.textContent(`[data-limits="${key.body.id}"]`)) ?? "", /sessions 20 · requestsPerSecond 50/);
+  assert.is(await page.getAttribute(`tr[data-key="${gone.body.id}"]`, "data-revoked"), "true");
+  assert.match((await page.textContent(`tr[data-key="${gone.body.id}"]`)) ?? "", /retired-app.*revoked/);
+  await page.screenshot({ path: join(ARTIFACTS, "keys.png") });
+  // A reload of the page itself lands on it again (the login's `next` and the router know it).
+  await page.reload();
+  await page.waitForSelector(`tr[data-key="${key.body.id}"]`);
+
+  // An API key's login: no hosts or keys links, and the pages say they are the operator's.
+  const keyPage = await newPage();
+  await login(keyPage, key.body.key, "/ui/hosts");
+  assert.is(await keyPage.locator("#page-hosts").count(), 0);
+  await keyPage.waitForSelector("#hosts-error");
+  assert.match((await keyPage.textContent("#hosts-error")) ?? "", /403/);
+  await keyPage.goto(`${brain.url}/ui/keys`);
+  await keyPage.waitForSelector("#keys-error");
+
+  // Both pages at 420 px in the dark: nothing scrolls sideways.
+  const context = await browser.newContext({ viewport: { width: 420, height: 860 }, colorScheme: "dark" });
+  context.setDefaultTimeout(10_000);
+  contexts.push(context);
+  const narrow = await context.newPage();
+  await login(narrow, brain.token, "/ui/hosts");
+  for (const [path, row] of [["/ui/hosts", 'tr[data-host="billing-host"]'], ["/ui/keys", `tr[data-key="${key.body.id}"]`]] as const) {
+    if (new URL(narrow.url()).pathname !== path) await narrow.goto(brain.url + path);
+    await narrow.waitForSelector(row);
+    const width = await narrow.evaluate(() => (document as unknown as { documentElement: { scrollWidth: number } }).documentElement.scrollWidth);
+    assert.ok(width <= 420, `${path} fits: ${width}px; wider: ${await tooWide(narrow)}`);
+    await narrow.screenshot({ path: join(ARTIFACTS, `narrow${path.replace("/ui/", "-")}-dark.png`) });
+  }
 });
 
 test.run();

@@ -68,11 +68,14 @@ test("npx @aexhq/brain-runtime serve starts with its SQLite journal in ./.brain 
   const s = serve(npx, ["--offline", "@aexhq/brain-runtime", "serve"]);
   const [, url] = await s.out.waitFor(/brain listening on (http:\/\/\S+)/);
   assert.is((await fetch(`${url}/healthz`)).status, 200);
-  // The session viewer's page and its static files ship in the package (dist/ui/assets).
+  // The session viewer's page and its static files ship in the package (dist/ui/assets), and the
+  // journal's rules it shares with the runtime (dist/journal/journal-rules.js, emitted by tsc).
   assert.match(await (await fetch(`${url}/ui`)).text(), /name="credential"/);
-  const page = await fetch(`${url}/ui/assets/app.js`);
-  assert.is(page.status, 200);
-  assert.match(await page.text(), /EventSource/);
+  for (const [asset, mark] of [["app.js", /showSession/], ["session.js", /EventSource/], ["journal-rules.js", /class JournalRules/]]) {
+    const page = await fetch(`${url}/ui/assets/${asset}`);
+    assert.is(page.status, 200, asset);
+    assert.match(await page.text(), mark);
+  }
   assert.match(s.out.text(), /journal: .*\.brain\/journal\.sqlite/);
   assert.ok(existsSync(join(app, ".brain/operator.token")));
   ctrlC(s.child);

@@ -79,6 +79,13 @@ export class HostRelay implements RemoteHosts, LinkMessageHandler {
     return this.refreshRegistry();
   }
 
+  async nodes(): Promise<Map<string, string>> {
+    const { rows } = await this.pool.query<{ host_id: string; node_id: string }>(
+      `SELECT h.host_id, h.node_id FROM host_links h JOIN nodes n ON n.node_id = h.node_id WHERE n.expires_at > clock_timestamp()`,
+    );
+    return new Map(rows.map((r) => [r.host_id, r.node_id]));
+  }
+
   async connected(hostId: string): Promise<boolean> {
     return (await this.where(hostId)) !== undefined;
   }

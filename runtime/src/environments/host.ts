@@ -15,6 +15,8 @@ export interface RemoteHosts {
   /** Reads host registrations again (one may have been made through another node a moment ago). */
   refresh(): Promise<void>;
   connected(hostId: string): Promise<boolean>;
+  /** Which live node each connected host is connected to (this one included), by host id. */
+  nodes(): Promise<Map<string, string>>;
   start(call: CallInvocation, sink: CallSink): Promise<CallHandle>;
 }
 
@@ -114,6 +116,21 @@ export class HostEnvironment implements Environment {
     return this.connections.has(hostId);
   }
 
+  /** The host's last sign of life seen by this node, if any since it started. */
+  lastSeenAt(hostId: string): number | undefined {
+    return this.connections.lastSeenAt(hostId);
+  }
+
+  /** Reads host registrations again on a node of several (some may have been made through another node). */
+  async refresh(): Promise<void> {
+    await this.remote?.refresh();
+  }
+
+  /** On a node of several: the live node each connected host is connected to; undefined on one node alone. */
+  nodes(): Promise<Map<string, string>> | undefined {
+    return this.remote?.nodes();
+  }
+
   /** Closes the connections of these hosts (their API key was revoked); their open calls end `unknown`. */
   disconnect(hostIds: string[], message: string): void {
     for (const id of hostIds) this.connections.refuse(id, message);
@@ -126,6 +143,7 @@ export class HostEnvironment implements Environment {
    */
   forgetManaged(hostId: string): void {
     if (!this.registry.forgetManaged(hostId)) return;
+    this.connections.forget(hostId);
     this.connections.refuse(hostId, `managed host ${hostId}: its binding ended and its registration was forgotten`);
   }
 

@@ -73,6 +73,8 @@ export class HostConnection implements RuntimeFrameHandler {
   private pinger: NodeJS.Timeout;
   /** Pings sent since the host last showed a sign of life (a pong or any frame). */
   private unanswered = 0;
+  /** When the host last showed a sign of life (a pong or any frame), ms since the epoch: the operator's hosts page shows it. */
+  lastSeenAt = Date.now();
 
   constructor(private ws: WebSocket, private deps: ConnectionDeps) {
     this.cork = tickCorker(ws);
@@ -85,12 +87,16 @@ export class HostConnection implements RuntimeFrameHandler {
       if (ws.readyState === ws.OPEN) ws.ping();
     }, Math.max(1, Math.floor(timeoutMs / PINGS_PER_TIMEOUT)));
     this.pinger.unref();
-    ws.on("pong", () => (this.unanswered = 0));
+    ws.on("pong", () => {
+      this.unanswered = 0;
+      this.lastSeenAt = Date.now();
+    });
     this.registerTimer = setTimeout(() => {
       if (this.hostId === undefined) this.fail("not_registered", `no valid register frame within ${LIMITS.registerTimeoutMs} ms`, CLOSE.registerTimeout);
     }, LIMITS.registerTimeoutMs);
     ws.on("message", (data, isBinary) => {
       this.unanswered = 0;
+      this.lastSeenAt = Date.now();
       const raw = isBinary ? "" : data.toString();
       if (isBinary) return this.send({ type: "error", error: { code: "invalid_frame", message: "frames are UTF-8 JSON text messages" } });
       const tooDeep = tooDeepFrame(raw);

@@ -8,6 +8,10 @@ import type { HostConnection } from "./connection.ts";
  */
 export class HostConnections {
   private connections = new Map<string, HostConnection>();
+  /** When hosts no longer connected here were last seen (their connection's last sign of life). */
+  private gone = new Map<string, number>();
+  /** Connections of forgotten registrations: nothing is kept of them when they close. */
+  private forgotten = new WeakSet<HostConnection>();
 
   /** A second connection with the same host id replaces the first. */
   attach(hostId: string, conn: HostConnection): void {
@@ -17,7 +21,22 @@ export class HostConnections {
   }
 
   detach(conn: HostConnection): void {
-    if (conn.hostId !== undefined && this.connections.get(conn.hostId) === conn) this.connections.delete(conn.hostId);
+    if (conn.hostId !== undefined && this.connections.get(conn.hostId) === conn) {
+      this.connections.delete(conn.hostId);
+      if (!this.forgotten.has(conn)) this.gone.set(conn.hostId, conn.lastSeenAt);
+    }
+  }
+
+  /** The host's last sign of life seen here (now connected or not), if it connected here since this process started. */
+  lastSeenAt(hostId: string): number | undefined {
+    return this.connections.get(hostId)?.lastSeenAt ?? this.gone.get(hostId);
+  }
+
+  /** A registration forgotten (a managed host's binding ended): nothing is kept of it. */
+  forget(hostId: string): void {
+    this.gone.delete(hostId);
+    const conn = this.connections.get(hostId);
+    if (conn !== undefined) this.forgotten.add(conn);
   }
 
   /** The host's current connection, if connected. */

@@ -123,6 +123,11 @@ export class HostRegistry {
     }
   }
 
+  /** Every registration, oldest first (GET /v1/hosts). */
+  all(): HostRow[] {
+    return [...this.hosts.values()].sort((a, b) => a.registeredAt - b.registeredAt || (a.hostId < b.hostId ? -1 : 1));
+  }
+
   get(hostId: string): HostRow | undefined {
     return this.hosts.get(hostId);
   }

@@ -7,6 +7,7 @@ import { headStatus } from "./head.ts";
 import { BrainRuntimeError } from "../errors.ts";
 import type { Redactor } from "../redact.ts";
 import { parseCallId } from "./call-id.ts";
+import { JournalRules } from "./journal-rules.js";
 
 type RecordOf<T extends JournalRecord["type"]> = Extract<JournalRecord, { type: T }>;
 export type RecordData<T extends JournalRecord["type"]> = RecordOf<T>["data"];
@@ -27,22 +28,27 @@ export class SessionState {
   private stoppedWith: Error | undefined;
   /** Activation count (message.user records admitted). */
   activation = 0;
-  readonly openCalls = new Set<string>();
-  /** Open calls that await an approval: a tool.call_started with `approval`, no decision or end yet. */
-  readonly pendingApprovals = new Set<string>();
-  /** Open calls that have a committed tool.result. */
-  private withResult = new Set<string>();
   /**
-   * Open nested calls (ctx.environments.call: tool.call_started with `origin`): the model did not
-   * ask for them, so their results are no observation of the Agentloop's.
+   * What is open and what the model has not seen, by the journal's rules (journal-rules.js, the
+   * module the /ui page folds records with too).
    */
-  private nested: Set<string> | undefined;
+  readonly rules = new JournalRules();
+  /** Open calls: a tool.call_started without its tool.finished. */
+  get openCalls(): ReadonlySet<string> {
+    return this.rules.openCalls;
+  }
+  /** Open calls that await an approval: a tool.call_started with `approval`, no decision or end yet. */
+  get pendingApprovals(): ReadonlySet<string> {
+    return this.rules.pendingApprovals;
+  }
   /**
    * Sequence of the latest committed observation: a tool.result, or a tool.finished that tells the
    * model something new (not `ok`, or completion without any result). The Agentloop compares it
    * with what it already fed the model.
    */
-  lastObservation = 0;
+  get lastObservation(): number {
+    return this.rules.lastObservation;
+  }
   /** model.request records admitted: the next one's index among the session's model calls (the scripted provider's step). */
   private modelRequestCount = 0;
   /** Sequences of committed model.request records without a committed model.response (recovery answers them `unknown`). */
@@ -253,21 +259,8 @@ export class SessionState {
   private observe(r: JournalRecord): void {
     this.committedThrough = r.sequence;
     if (this.bytes !== undefined && r.sequence > this.bytes.through) this.bytes.since += dataBytes([r]);
-    if (r.type === "tool.call_started") {
-      this.openCalls.add(r.data.callId);
-      if (r.data.origin !== undefined) (this.nested ??= new Set()).add(r.data.callId);
-      if (r.data.approval !== undefined) this.pendingApprovals.add(r.data.callId);
-    } else if (r.type === "tool.approval_decided") this.pendingApprovals.delete(r.data.callId);
-    else if (r.type === "tool.result") {
-      this.withResult.add(r.data.callId);
-      if (!this.nested?.has(r.data.callId)) this.lastObservation = r.sequence;
-    } else if (r.type === "tool.finished") {
-      const nested = this.nested?.delete(r.data.callId) === true;
-      if (!nested && (r.data.status !== "ok" || !this.withResult.has(r.data.callId))) this.lastObservation = r.sequence;
-      this.openCalls.delete(r.data.callId);
-      this.pendingApprovals.delete(r.data.callId);
-      this.withResult.delete(r.data.callId);
-    } else if (r.type === "model.request") this.pendingModelRequests.add(r.sequence);
+    this.rules.observe(r);
+    if (r.type === "model.request") this.pendingModelRequests.add(r.sequence);
     else if (r.type === "model.response") {
       // Responses without `request` come from journals written before it existed: they answer the oldest open request.
       const answered = r.data.request ?? this.pendingModelRequests.values().next().value;

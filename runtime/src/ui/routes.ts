@@ -17,7 +17,8 @@ import type { Login, LoginKeeper } from "./logins.ts";
  * The credential (an API key or the operator token) is posted once by the login form and kept
  * server-side; the browser holds only an opaque id in an HttpOnly, SameSite=Strict cookie. For GET
  * requests under /v1/sessions that carry that cookie and no Authorization header, this route fills
- * in `Authorization: Bearer <credential>` and lets the API handle the request as usual.
+ * in `Authorization: Bearer <credential>` and lets the API handle the request as usual; likewise for
+ * GET /v1/hosts and GET /v1/keys (`READS`: the operator's hosts and keys pages; an API key gets 403).
  *
  * The page also acts on sessions through the same API (send a message, cancel a call or a turn,
  * delete, decide an approval: `ACTIONS`). Such a request is bridged only when it also carries the
@@ -28,11 +29,23 @@ import type { Login, LoginKeeper } from "./logins.ts";
 
 export const UI_COOKIE = "brain_ui";
 const ASSETS = new URL("./assets/", import.meta.url);
-const ASSET_TYPES: Record<string, string> = {
-  "app.js": "text/javascript; charset=utf-8",
-  "app.css": "text/css; charset=utf-8",
-  "favicon.svg": "image/svg+xml",
+const JS = "text/javascript; charset=utf-8";
+/**
+ * What /ui/assets/<name> serves, and where from: the page's modules (one per thing it shows), its
+ * style and icon, and journal-rules.js, the runtime's own module of the journal's rules
+ * (journal/journal-rules.js, read here by path, not imported): the page folds records with the code
+ * SessionState does.
+ */
+const ASSET_FILES: Record<string, { type: string; url: URL }> = {
+  ...Object.fromEntries(
+    ["app.js", "nav.js", "dom.js", "api.js", "actions.js", "list.js", "session.js", "timeline.js", "rows.js", "axis.js", "call-panel.js", "hosts.js", "keys.js"].map((name) => [name, { type: JS, url: new URL(name, ASSETS) }]),
+  ),
+  "journal-rules.js": { type: JS, url: new URL("../journal/journal-rules.js", import.meta.url) },
+  "app.css": { type: "text/css; charset=utf-8", url: new URL("app.css", ASSETS) },
+  "favicon.svg": { type: "image/svg+xml", url: new URL("favicon.svg", ASSETS) },
 };
+/** The asset names /ui serves (the npm package test fetches each). */
+export const UI_ASSETS = Object.keys(ASSET_FILES);
 const SECURITY_HEADERS = {
   "content-security-policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
   "x-content-type-options": "nosniff",
@@ -47,12 +60,19 @@ const ACTIONS: ReadonlyArray<readonly [string, RegExp]> = [
 ];
 /** The header the page sends its login's anti-forgery token in. */
 export const CSRF_HEADER = "x-brain-csrf";
-/** Where a login may send the browser back to: the list or one session's page. */
-const PAGE = /^\/ui(?:\/sessions\/[^/?#]+)?$/;
+/** Where a login may send the browser back to: the list, one session's page, the hosts or keys page. */
+const PAGE = /^\/ui(?:\/sessions\/[^/?#]+|\/hosts|\/keys)?$/;
+/**
+ * The reads the page makes with a login besides sessions: the operator's hosts and keys pages. The
+ * API decides who may (an API key's login gets its 403), as for any request with that credential.
+ */
+const READS = new Set(["/v1/hosts", "/v1/keys"]);
 
 export interface UiOptions {
   /** Whether a credential is one the API accepts (the operator token or an API key); several nodes may look the keys up again first. */
   accepts(credential: string): boolean | Promise<boolean>;
+  /** Whether a credential is the operator token (the page then links the hosts and keys pages and names sessions' owners). */
+  isOperator?(credential: string): boolean;
   /** How long a login lasts; default 12 hours. */
   ttlMs?: number;
   /** Where logins are kept: this process's memory by default; several nodes share theirs (ui/logins.ts SharedLogins). */
@@ -73,7 +93,7 @@ export function uiRoute(opts: UiOptions): Route {
   const cache = new Map<string, Buffer>();
   const asset = (name: string): Buffer => {
     let b = cache.get(name);
-    if (b === undefined) cache.set(name, (b = readFileSync(new URL(name, ASSETS))));
+    if (b === undefined) cache.set(name, (b = readFileSync(ASSET_FILES[name]?.url ?? new URL(name, ASSETS))));
     return b;
   };
 
@@ -106,8 +126,8 @@ export function uiRoute(opts: UiOptions): Route {
     const method = req.method ?? "GET";
     const path = url.pathname;
 
-    // The cookie bridge: reads of the sessions API from the page.
-    if ((path === "/v1/sessions" || path.startsWith("/v1/sessions/")) && method === "GET" && req.headers.authorization === undefined) {
+    // The cookie bridge: reads of the sessions API from the page, and of the hosts and keys lists.
+    if ((path === "/v1/sessions" || path.startsWith("/v1/sessions/") || READS.has(path.replace(/\/+$/, ""))) && method === "GET" && req.headers.authorization === undefined) {
       try {
         const login = await loginOf(req);
         if (login !== undefined) req.headers.authorization = `Bearer ${login.credential}`;
@@ -137,7 +157,7 @@ export function uiRoute(opts: UiOptions): Route {
       const bare = path.replace(/\/+$/, "") || "/";
       if (bare.startsWith("/ui/assets/")) {
         const name = bare.slice("/ui/assets/".length);
-        const type = ASSET_TYPES[name];
+        const type = Object.hasOwn(ASSET_FILES, name) ? ASSET_FILES[name]!.type : undefined;
         if (type === undefined || method !== "GET") throw new BrainRuntimeError("not_found", `no route ${method} ${path}`);
         const body = asset(name);
         res.writeHead(200, { ...SECURITY_HEADERS, "content-type": type, "cache-control": "no-cache", "content-length": body.length });
@@ -183,7 +203,7 @@ export function uiRoute(opts: UiOptions): Route {
         if (method !== "GET") throw new BrainRuntimeError("not_found", `no route ${method} ${path}`);
         const login = await loginOf(req);
         if (login === undefined) loginPage(res, 200, bare);
-        else page(res, 200, asset("app.html").toString("utf8").replace("{{csrf}}", login.csrf));
+        else page(res, 200, asset("app.html").toString("utf8").replace("{{csrf}}", login.csrf).replace("{{principal}}", opts.isOperator?.(login.credential) === true ? "operator" : "key"));
         return true;
       }
       throw new BrainRuntimeError("not_found", `no route ${method} ${path}`);

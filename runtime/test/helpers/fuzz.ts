@@ -151,14 +151,14 @@ const idArb: fc.Arbitrary<Id> = fc.oneof(
 const rawTargetArb = fc.oneof(
   fc.constantFrom("///", "//", "/", "*", "//evil.example/v1/sessions", "http://h/v1/sessions", "http://h", "/v1/sessions?%", "/v1/sessions?after=%FF", "/v1/sessions#frag",
     "/v1/sessions/..%2F..%2Fetc", "/v1//sessions", "/v1/sessions/%/events?after=1", "/v1/hosts/%", "/v1/hosts/connect", "/healthz?%%", "/v1/sessions/%E0%A4%A/events",
-    "/\\v1\\sessions", "/v1/sessions;x=1", "/%2e%2e/v1/sessions", "/v1/components/%ZZ", "/v1/calls/%C0%80/http", "/v1/keys", "/v1/keys/%FF", "/ui", "/ui/%FF"),
+    "/\\v1\\sessions", "/v1/sessions;x=1", "/%2e%2e/v1/sessions", "/v1/components/%ZZ", "/v1/calls/%C0%80/http", "/v1/keys", "/v1/keys/%FF", "/v1/hosts", "/v1/hosts/", "/ui", "/ui/%FF", "/ui/hosts", "/ui/keys", "/ui/assets/journal-rules.js", "/ui/assets/%2e%2e%2fjournal%2fsession.ts"),
   fc.array(fc.constantFrom("/", "%", "v1", "sessions", "hosts", "events", "..", ".", "?", "#", "&", "=", "%FF", "%2F", "ses_", "😀", "\\", "@", ":"), { maxLength: 12 }).map((a) => "/" + a.join("")),
 );
 const DEF_OF_ROUTE: Record<string, string> = { sessions: "CreateSessionRequest", messages: "SendMessageRequest", cancel: "CancelRequest", calls: "HttpCallbackRequest", keys: "CreateKeyRequest" };
 /** Routes with the method they take, weighted towards session creation and messages. */
 const ROUTES: Array<[string, string, number]> = [
   ["sessions", "POST", 8], ["sessions", "GET", 1], ["session", "GET", 2], ["session", "DELETE", 1], ["messages", "POST", 5], ["cancel", "POST", 2],
-  ["events", "GET", 3], ["hosts", "GET", 1], ["components", "PUT", 1], ["calls", "POST", 1], ["healthz", "GET", 1], ["keys", "POST", 1], ["key", "DELETE", 1],
+  ["events", "GET", 3], ["hosts", "GET", 1], ["components", "PUT", 1], ["calls", "POST", 1], ["healthz", "GET", 1], ["keys", "POST", 1], ["key", "DELETE", 1], ["hostList", "GET", 1],
 ];
 const routeArb = fc.oneof(...ROUTES.map(([route, method, weight]) => ({ weight, arbitrary: fc.constant({ route, method }) })));
 const methodArb = (natural: string) => fc.oneof(
@@ -604,6 +604,7 @@ export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
       healthz: "/healthz",
       keys: "/v1/keys",
       key: `/v1/keys/${id}`,
+      hostList: "/v1/hosts",
     } as Record<string, string>)[c.route]! + c.query;
     const body = c.body === null ? Buffer.alloc(0) : bodyBytes(c.body, c.body.base || DEF_OF_ROUTE[c.route] || "", baseFor(c.route, c.body.base), fixText);
     const lines = [`${c.method} ${target} HTTP/1.1`, `host: 127.0.0.1:${port}`, "connection: close"];
