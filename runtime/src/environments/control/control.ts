@@ -54,9 +54,9 @@ export class EnvironmentControl {
         return { binding: existing(bindings, request.name).view };
       }
       case "create":
-        return { binding: this.create(caller, bindings, request.spec, authority) };
+        return { binding: await this.create(caller, bindings, request.spec, authority) };
       case "update":
-        return { binding: this.update(caller, bindings, request.name, request.spec, authority) };
+        return { binding: await this.update(caller, bindings, request.name, request.spec, authority) };
       case "delete": {
         const b = this.mutable(bindings, "delete", request.name, authority);
         bindings.delete(b.view.name);
@@ -71,16 +71,19 @@ export class EnvironmentControl {
     }
   }
 
-  private create(caller: EnvironmentCaller, bindings: SessionBindings, spec: EnvironmentSpec, authority: EnvironmentAuthority) {
+  private async create(caller: EnvironmentCaller, bindings: SessionBindings, spec: EnvironmentSpec, authority: EnvironmentAuthority) {
     if (authority.create === undefined) throw forbidden("create", `(${JSON.stringify(spec.name)}): the placement does not grant environments.create`, "environments.create", { binding: spec.name });
-    const workspace = this.checkSpec(caller, bindings, "create", spec.name, spec, authority);
+    const workspace = await this.checkSpec(caller, bindings, "create", spec.name, spec, authority);
+    // Checked after the admission (which may read a component from the database): a create of the same name meanwhile wins.
     if (bindings.get(spec.name) !== undefined) throw new BrainRuntimeError("conflict", `ctx.environments.create: the session already has a binding named ${JSON.stringify(spec.name)}`, { binding: spec.name });
     return bindings.put(spec.name, workspace, spec.tools ?? []).view;
   }
 
-  private update(caller: EnvironmentCaller, bindings: SessionBindings, name: string, spec: EnvironmentUpdate, authority: EnvironmentAuthority) {
+  private async update(caller: EnvironmentCaller, bindings: SessionBindings, name: string, spec: EnvironmentUpdate, authority: EnvironmentAuthority) {
     this.mutable(bindings, "update", name, authority);
-    const workspace = this.checkSpec(caller, bindings, "update", name, spec, authority);
+    const workspace = await this.checkSpec(caller, bindings, "update", name, spec, authority);
+    // Again after the admission's wait: a delete meanwhile is not undone by this update.
+    this.mutable(bindings, "update", name, authority);
     return bindings.put(name, workspace, spec.tools ?? []).view;
   }
 
@@ -89,7 +92,7 @@ export class EnvironmentControl {
    * `create` authority and the server's allow-list; tools that are component tools of the session.
    * Returns the workspace grant.
    */
-  private checkSpec(caller: EnvironmentCaller, bindings: SessionBindings, operation: "create" | "update", name: string, spec: EnvironmentUpdate, authority: EnvironmentAuthority): Workspace {
+  private async checkSpec(caller: EnvironmentCaller, bindings: SessionBindings, operation: "create" | "update", name: string, spec: EnvironmentUpdate, authority: EnvironmentAuthority): Promise<Workspace> {
     if (spec.runtime !== undefined) {
       throw new BrainRuntimeError("unsupported", `ctx.environments.${operation}(${JSON.stringify(name)}): Brain-managed ${spec.runtime} hosts (brainEnv({ runtime: "${spec.runtime}" })) are not supported by this runtime yet`, { binding: name, runtime: spec.runtime });
     }
@@ -115,8 +118,8 @@ export class EnvironmentControl {
     // digest is admitted, the workspace exists): what a session could not be created with, a
     // binding cannot be made with.
     for (const t of bindings.make(name, workspace, spec.tools ?? []).tools) {
-      const refused = component!.admit(t, caller.session.id, caller.session.created.owner);
-      if (refused instanceof Promise) throw new BrainRuntimeError("internal", "the component Environment admits asynchronously");
+      // Several nodes: a component uploaded through another node is read and admitted here first.
+      const refused = await component!.admit(t, caller.session.id, caller.session.created.owner);
       if (refused !== undefined) throw BrainRuntimeError.of({ ...refused, message: `ctx.environments.${operation}(${JSON.stringify(name)}): ${refused.message}` });
     }
     return workspace;
