@@ -54,7 +54,7 @@ test("store: a read and a write while PostgreSQL is down fail unavailable (retry
   }
 });
 
-test("node: a message sent while PostgreSQL restarts is answered 503 unavailable, not 500; the session takes messages again afterwards", async () => {
+test("node: messages sent while PostgreSQL is down for 5 s are answered 503 unavailable at once, not 500 and not after it is back; the session takes messages again afterwards", async () => {
   const db = await freshDatabase(cluster.url, "outage_node");
   const token = "outage-operator-token-0001";
   const node = await startNode(db, token, { BRAIN_LEASE_MS: "1000" });
@@ -66,13 +66,20 @@ test("node: a message sent while PostgreSQL restarts is answered 503 unavailable
   assert.is(created.status, 201, JSON.stringify(created.body));
   const id = created.body.id as string;
   assert.is((await call("POST", `/v1/sessions/${id}/messages`, { text: "before", wait: true })).status, 200);
-  const restarted = cluster.restart("immediate", 2500);
+  // Down for 5 s, five times the node's lease: requests all through the outage are answered 503
+  // while the database is still down (none waits for it to come back), the first ones by a node
+  // that still holds its lease, the later ones by one that let its sessions go.
+  let back = false;
+  const restarted = cluster.restart("immediate", 5000).then(() => (back = true));
   try {
-    await sleep(800);
-    const during = await call("POST", `/v1/sessions/${id}/messages`, { text: "during" });
-    assert.is(during.status, 503, JSON.stringify(during.body));
-    assert.is(during.body.error.code, "unavailable");
-    assert.is(during.body.error.retryable, true);
+    for (const at of [800, 2500, 4000]) {
+      await sleep(at === 800 ? 800 : at === 2500 ? 1700 : 1500);
+      const during = await call("POST", `/v1/sessions/${id}/messages`, { text: `during ${at}` });
+      assert.is(during.status, 503, JSON.stringify(during.body));
+      assert.is(during.body.error.code, "unavailable");
+      assert.is(during.body.error.retryable, true);
+      assert.not.ok(back, `the request sent ${at} ms into the outage was answered only once PostgreSQL was back`);
+    }
   } finally {
     await restarted;
   }
