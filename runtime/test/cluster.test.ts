@@ -147,7 +147,7 @@ test("the fence: a takeover waits for the old owner's write in flight (which hol
   }
 });
 
-test("long-dead nodes' rows and host links are swept; their sessions' leases stay takeable, and a swept node that comes back rejoins", async () => {
+test("long-dead nodes' rows, host links and Brain-managed hosts are swept; their sessions' leases stay takeable, and a swept node that comes back rejoins", async () => {
   const db = await freshDatabase(cluster.url, `nodes_${++databases}`);
   const store = await PostgresStore.open(db); // migrates the database
   try {
@@ -159,10 +159,13 @@ test("long-dead nodes' rows and host links are swept; their sessions' leases sta
     await rows(db, "UPDATE nodes SET expires_at = clock_timestamp() - interval '2 hours' WHERE node_id = 'gone'");
     await rows(db, "INSERT INTO leases (session_id, owner, token) VALUES ('s1', 'gone', 3)");
     await rows(db, "INSERT INTO sessions (session_id, created_at, last_sequence, activations, model_requests, open_calls, open_model_requests, turn_open, deleted) VALUES ('s1', 0, 1, 0, 0, 1, 0, false, false)");
-    await rows(db, "INSERT INTO host_links (host_id, node_id, url) VALUES ('h-gone', 'gone', 'http://gone.invalid'), ('h-recent', 'recent', 'http://recent.invalid')");
+    await rows(db, "INSERT INTO host_links (host_id, node_id, url) VALUES ('h-gone', 'gone', 'http://gone.invalid'), ('h-recent', 'recent', 'http://recent.invalid'), ('managed-0123', 'gone', 'http://gone.invalid')");
+    // A Brain-managed host the dead node ran goes with it (its process was the node's); an application's host stays registered.
+    await rows(db, "INSERT INTO hosts (host_id, salt, hash, contracts, registered_at) VALUES ('managed-0123', 's', 'h', '[]', 0), ('h-gone', 's', 'h', '[]', 0)");
     assert.is(await live.forgetDead(60 * 60_000), 1);
     assert.equal(await rows(db, "SELECT node_id FROM nodes ORDER BY node_id"), [{ node_id: "recent" }, { node_id: "sweeper" }]);
     assert.equal(await rows(db, "SELECT host_id FROM host_links"), [{ host_id: "h-recent" }]);
+    assert.equal(await rows(db, "SELECT host_id FROM hosts"), [{ host_id: "h-gone" }]);
     // The session of the swept node is an orphan like any dead node's, and taken with a raised token.
     assert.equal((await live.orphaned()).map((o) => o.sessionId), ["s1"]);
     const view = await live.lookup("s1");

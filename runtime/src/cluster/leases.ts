@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type pg from "pg";
+import { MANAGED_HOST_PREFIX } from "../hosts/registry.ts";
 import type { NodeFence } from "./fence.ts";
 
 /** Where a session lives now, by its lease row and its owner node's liveness (the database's clock). */
@@ -74,9 +75,10 @@ export class Leases {
   async forgetDead(deadForMs: number): Promise<number> {
     const { rows } = await this.pool.query<{ n: number }>(
       `WITH gone AS (DELETE FROM nodes WHERE node_id <> $1 AND expires_at < clock_timestamp() - $2 * interval '1 millisecond' RETURNING node_id),
-       links AS (DELETE FROM host_links WHERE node_id IN (SELECT node_id FROM gone))
+       links AS (DELETE FROM host_links WHERE node_id IN (SELECT node_id FROM gone) RETURNING host_id),
+       managed AS (DELETE FROM hosts WHERE starts_with(host_id, $3) AND host_id IN (SELECT host_id FROM links))
        SELECT count(*)::int AS n FROM gone`,
-      [this.nodeId, deadForMs],
+      [this.nodeId, deadForMs, MANAGED_HOST_PREFIX],
     );
     return rows[0]?.n ?? 0;
   }
