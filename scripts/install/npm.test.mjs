@@ -11,7 +11,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import {
-  PUBLISHED, betterSqlitePrebuilds, installTarballs, manifestTargets, newProject, packFolders, packWorkspaces, root, run, tempDir, thirdPartyClosure, watchOutput,
+  PINNED_OVERRIDES, PUBLISHED, betterSqlitePrebuilds, installTarballs, manifestTargets, newProject, packFolders, packWorkspaces, root, run, tempDir, thirdPartyClosure, watchOutput,
 } from "./pack.mjs";
 
 const TOKEN = "install-test-token";
@@ -33,7 +33,7 @@ test.before(() => {
   // come along as tarballs of the versions this checkout's lockfile chose. (tsc, run below on the
   // app's folder, is this checkout's: it only reads the app's own node_modules.)
   const deps = packFolders(thirdPartyClosure(Object.keys(PUBLISHED), ["zod"]), join(dir, "deps"));
-  app = newProject(join(dir, "app"));
+  app = newProject(join(dir, "app"), { overrides: PINNED_OVERRIDES });
   installTarballs(app, [...Object.values(packed).map((p) => p.file), toolsPack.file, ...deps], betterSqlitePrebuilds(join(dir, "prebuilds")));
 });
 

@@ -18,7 +18,8 @@ export const PUBLISHED = { generated: "@aexhq/brain-protocol", "sdk-core": "@aex
 /** Runs a command to completion; a failure's message carries its output. */
 export function run(cmd, args, cwd, env = {}) {
   try {
-    return execFileSync(cmd, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 300_000, env: { ...process.env, ...env } });
+    // `npm pack --json` of every third-party package lists every file they hold: several MB.
+    return execFileSync(cmd, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 300_000, maxBuffer: 256 * 1024 * 1024, env: { ...process.env, ...env } });
   } catch (e) {
     e.message = `${e.message}\n--- stdout ---\n${e.stdout ?? ""}\n--- stderr ---\n${e.stderr ?? ""}`;
     throw e;
@@ -54,6 +55,20 @@ function resolveDir(name, fromDir) {
  * `npm ci` caches tarballs but not registry metadata, so an offline install of ranges cannot come
  * from the npm cache; tarballs of exactly the versions the lockfile chose can.
  */
+/**
+ * Packages of which the published packages' dependencies hold two versions, which this offline
+ * install cannot place side by side (it has no registry to resolve the second from): the user's
+ * app pins the one shipped with npm `overrides` (PINNED_OVERRIDES: `$name`, its direct dependency), a version
+ * every dependent works with. Today:
+ * @modelcontextprotocol/sdk asks for content-type ^1.0.5 and its express ^2.1.0; both only call
+ * `parse` and `format`, the same in both. A user installing from the registry gets npm's own
+ * nested layout instead.
+ */
+export const ONE_VERSION = { "content-type": "2.1.0" };
+
+/** npm `overrides` for an app that installs the pinned packages' tarballs: every dependent takes the app's own (direct) one. */
+export const PINNED_OVERRIDES = Object.fromEntries(Object.keys(ONE_VERSION).map((name) => [name, `$${name}`]));
+
 export function thirdPartyClosure(workspaces, extra = []) {
   const seen = new Map();
   const ours = new Set(Object.values(PUBLISHED));
@@ -61,6 +76,8 @@ export function thirdPartyClosure(workspaces, extra = []) {
     const pkg = readJson(join(dir, "package.json"));
     const key = `${pkg.name}@${pkg.version}`;
     if (seen.has(key)) return;
+    // A package pinned to one version (ONE_VERSION): its other versions are not shipped.
+    if (ONE_VERSION[pkg.name] !== undefined && ONE_VERSION[pkg.name] !== pkg.version) return;
     if (!ours.has(pkg.name)) seen.set(key, dir);
     for (const dep of Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies })) {
       const found = resolveDir(dep, dir);
