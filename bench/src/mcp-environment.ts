@@ -11,6 +11,7 @@ import type { PlacedTool } from "@aexhq/brain-protocol";
 import { startBrain } from "@aexhq/brain-runtime";
 import type { BenchConfig } from "./config.ts";
 import { httpPeer, stdioPeer } from "./mcp/peer.ts";
+import { measure } from "./mcp.ts";
 import type { McpPeer } from "./mcp/peer.ts";
 import { mcpEchoServer } from "./mcp/echo-server.ts";
 import { createSession } from "./fixture.ts";
@@ -67,28 +68,6 @@ async function brainPeer(server: { command: string; args: string[] } | { url: st
   };
 }
 
-async function measure(p: McpPeer, iterations: number, ms: number): Promise<{ p50us: number; p99us: number; perS64: number }> {
-  for (let i = 0; i < Math.min(100, iterations); i++) await p.call();
-  const samples: number[] = [];
-  for (let i = 0; i < iterations; i++) {
-    const t = now();
-    await p.call();
-    samples.push(now() - t);
-  }
-  const l = summarize(samples);
-  let done = 0;
-  const end = Date.now() + ms;
-  const t = now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (Date.now() < end) {
-        await p.call();
-        done++;
-      }
-    }),
-  );
-  return { p50us: l.p50us, p99us: l.p99us, perS64: done / ((now() - t) / 1e9) };
-}
 
 export async function mcpEnvironment(cfg: BenchConfig, log: (s: string) => void): Promise<Section> {
   const s: Section = { id: "17", title: "17. MCP servers as an Environment: the same MCP echo server called by the MCP SDK's Client directly vs through Brain (memory journal)", figures: [], notes: [] };

@@ -6,7 +6,8 @@ import { figure } from "./report.ts";
 import type { Section } from "./report.ts";
 import { summarize, now, round } from "./stats.ts";
 
-async function measure(p: McpPeer, iterations: number, ms: number): Promise<{ p50us: number; p99us: number; perS64: number }> {
+/** One MCP peer's latency (p50, p99 over `iterations` calls) and its calls/s at 64 in flight for `ms`. */
+export async function measure(p: McpPeer, iterations: number, ms: number): Promise<{ p50us: number; p99us: number; perS64: number }> {
   for (let i = 0; i < Math.min(100, iterations); i++) await p.call();
   const samples: number[] = [];
   for (let i = 0; i < iterations; i++) {

@@ -22,18 +22,22 @@ import type { ManagedHostSettings } from "./environments/plugin.ts";
  * `{"github":{"type":"http_json","baseUrl":"https://api.github.com","headers":{...}}}`.
  */
 export function httpEnvironments(env: NodeJS.ProcessEnv): Record<string, DescriptorEnvironmentConfig> | undefined {
-  const text = env.BRAIN_HTTP_ENVIRONMENTS;
+  const value = operatorJson(env, "BRAIN_HTTP_ENVIRONMENTS");
+  return value === undefined ? undefined : parseDescriptorEnvironments(value, "BRAIN_HTTP_ENVIRONMENTS");
+}
+
+/** One operator setting holding a JSON object (it may hold credentials), parsed; undefined when unset or blank. */
+function operatorJson(env: NodeJS.ProcessEnv, name: string): unknown {
+  const text = env[name];
   if (text === undefined || text.trim() === "") return undefined;
-  let value: unknown;
   try {
-    value = JSON.parse(text);
+    return JSON.parse(text);
   } catch (e) {
     // V8's message may quote the text, and the text holds credentials: only the position is shown
     // (and the error is no `cause`, which would carry that message into logs).
     const at = /at position (\d+)/.exec(e instanceof Error ? e.message : "")?.[1];
-    throw new BrainRuntimeError("invalid_request", `BRAIN_HTTP_ENVIRONMENTS must be a JSON object; it is not valid JSON${at === undefined ? "" : ` (at position ${at})`}`);
+    throw new BrainRuntimeError("invalid_request", `${name} must be a JSON object; it is not valid JSON${at === undefined ? "" : ` (at position ${at})`}`);
   }
-  return parseDescriptorEnvironments(value, "BRAIN_HTTP_ENVIRONMENTS");
 }
 
 /**
@@ -41,17 +45,8 @@ export function httpEnvironments(env: NodeJS.ProcessEnv): Record<string, Descrip
  * `{"fs":{"command":"npx","args":["-y","@modelcontextprotocol/server-filesystem","/data"]},"remote":{"url":"https://…","headers":{…}}}`.
  */
 export function mcpServers(env: NodeJS.ProcessEnv): Record<string, McpServerConfig> | undefined {
-  const text = env.BRAIN_MCP_SERVERS;
-  if (text === undefined || text.trim() === "") return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    // Only the position: the text holds credentials (see httpEnvironments).
-    const at = /at position (\d+)/.exec(e instanceof Error ? e.message : "")?.[1];
-    throw new BrainRuntimeError("invalid_request", `BRAIN_MCP_SERVERS must be a JSON object; it is not valid JSON${at === undefined ? "" : ` (at position ${at})`}`);
-  }
-  return parseMcpServers(value, "BRAIN_MCP_SERVERS");
+  const value = operatorJson(env, "BRAIN_MCP_SERVERS");
+  return value === undefined ? undefined : parseMcpServers(value, "BRAIN_MCP_SERVERS");
 }
 
 /** BRAIN_HTTP_TOOL_ORIGINS: comma-separated origins (`https://app.example.com`) HTTP tools may be served from. */
