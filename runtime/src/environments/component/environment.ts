@@ -164,7 +164,7 @@ export class ComponentEnvironment implements Environment {
     const p = call.tool.placement as ComponentPlacement;
     if (p.kind !== "component") throw new BrainRuntimeError("internal", "not a component placement");
     // A session taken over from another node may place a component this node has not seen yet.
-    const admission = await this.store.obtain(p.digest);
+    const admission = this.store.get(p.digest) ?? (await this.store.obtain(p.digest));
     if (admission?.status !== "admitted") throw new BrainRuntimeError("not_found", `component ${p.digest} is not admitted`);
     let stopped = false;
     const noop: CallHandle = { stop: () => {} };
