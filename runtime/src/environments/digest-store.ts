@@ -1,8 +1,10 @@
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Readable } from "node:stream";
 import type { ErrorInfo } from "@aexhq/brain-protocol";
+import { BrainRuntimeError } from "../errors.ts";
 import type { UploadShelf } from "../journal/shared-files.ts";
+import { incomingDir, incomingPath, receiveToFile, sha256OfFile } from "./upload-file.ts";
 
 /** What admission concluded about one uploaded digest (persisted as <dir>/<digest>.json). */
 export type DigestAdmission<T extends object> =
@@ -11,16 +13,13 @@ export type DigestAdmission<T extends object> =
 
 /**
  * Admits the bytes of one digest: checks them and keeps, under `dir`, whatever the Environment needs
- * later (the bytes, a transpilation). Called at most once per digest at a time; the store persists
- * and caches what it answers.
+ * later (a transpilation). `file` holds the bytes (their sha256 is the digest), where the store keeps
+ * them if they are admitted; admission reads it and leaves it in place. Called at most once per digest
+ * at a time; the store persists and caches what it answers.
  */
-export type AdmitDigest<T extends object> = (digest: string, bytes: Uint8Array, dir: string) => Promise<DigestAdmission<T>>;
+export type AdmitDigest<T extends object> = (digest: string, file: string, dir: string) => Promise<DigestAdmission<T>>;
 
 export const DIGEST_PATTERN = /^[0-9a-f]{64}$/;
-
-export function sha256Hex(bytes: Uint8Array): string {
-  return createHash("sha256").update(bytes).digest("hex");
-}
 
 /** Where uploads are kept for every node of several (journal/shared-files.ts), and under which kind. */
 export interface SharedUploads {
@@ -44,8 +43,16 @@ export class DigestStore<T extends object> {
   /** Digests known to be on the shared shelf (put or found there by this process). */
   private shelved = new Set<string>();
 
-  constructor(readonly dir: string, private admitBytes: AdmitDigest<T>, private shared?: SharedUploads) {
+  /** `extension`: the kept bytes of an admitted digest are <dir>/<digest>.<extension>. */
+  constructor(readonly dir: string, private readonly extension: string, private admitFile: AdmitDigest<T>, private shared?: SharedUploads) {
     mkdirSync(dir, { recursive: true });
+    // Uploads a previous process was receiving when it stopped: nobody is waiting for them.
+    rmSync(incomingDir(dir), { recursive: true, force: true });
+  }
+
+  /** Where the bytes of an admitted digest are kept. */
+  keptFile(digest: string): string {
+    return join(this.dir, `${digest}.${this.extension}`);
   }
 
   has(digest: string): boolean {
@@ -74,35 +81,68 @@ export class DigestStore<T extends object> {
   async obtain(digest: string): Promise<DigestAdmission<T> | undefined> {
     const known = this.get(digest);
     if (known !== undefined || this.shared === undefined || !DIGEST_PATTERN.test(digest)) return known;
-    const bytes = await this.shared.shelf.get(this.shared.kind, digest);
-    // Bytes that are not the digest's are no upload of it (the route checked them when they came).
-    if (bytes === undefined || sha256Hex(bytes) !== digest) return undefined;
-    this.shelved.add(digest);
-    return this.admitOnce(digest, bytes);
-  }
-
-  /** Stores and admits bytes whose sha256 must equal `digest` (the route checks it). Idempotent per digest. */
-  async put(digest: string, bytes: Uint8Array): Promise<DigestAdmission<T>> {
-    const a = this.get(digest) ?? (await this.admitOnce(digest, bytes));
-    if (a.status === "admitted" && this.shared !== undefined && !this.shelved.has(digest)) {
-      await this.shared.shelf.put(this.shared.kind, digest, bytes);
+    const file = incomingPath(this.dir);
+    try {
+      // Bytes that are not the digest's are no upload of it (the route checked them when they came).
+      if (!(await this.shared.shelf.get(this.shared.kind, digest, file)) || (await sha256OfFile(file)) !== digest) return undefined;
       this.shelved.add(digest);
+      return await this.admitOnce(digest, file);
+    } finally {
+      rmSync(file, { force: true });
     }
-    return a;
   }
 
-  private admitOnce(digest: string, bytes: Uint8Array): Promise<DigestAdmission<T>> {
+  /**
+   * Receives an upload of the digest from a stream (an HTTP body), written to disk as it arrives and
+   * never held whole in memory, then admits it. Refused: a body of more than `limit` bytes
+   * (body_too_large) and bytes whose sha256 is not `digest` (invalid_request).
+   */
+  async receive(digest: string, body: Readable, limit: number, noun: string): Promise<DigestAdmission<T>> {
+    const got = await receiveToFile(body, this.dir, limit, noun);
+    if (got.sha256 !== digest) {
+      rmSync(got.file, { force: true });
+      throw new BrainRuntimeError("invalid_request", `body sha256 is ${got.sha256}, not ${digest}`);
+    }
+    return this.putFile(digest, got.file);
+  }
+
+  /**
+   * Admits the bytes in `file` (under this store's folder; their sha256 must equal `digest`, which
+   * the caller checked) and, on several nodes, keeps them for the others. Idempotent per digest; the
+   * file is moved into place or removed.
+   */
+  async putFile(digest: string, file: string): Promise<DigestAdmission<T>> {
+    try {
+      const a = this.get(digest) ?? (await this.admitOnce(digest, file));
+      if (a.status === "admitted" && this.shared !== undefined && !this.shelved.has(digest)) {
+        await this.shared.shelf.put(this.shared.kind, digest, this.keptFile(digest));
+        this.shelved.add(digest);
+      }
+      return a;
+    } finally {
+      rmSync(file, { force: true });
+    }
+  }
+
+  private admitOnce(digest: string, file: string): Promise<DigestAdmission<T>> {
     const known = this.get(digest);
     if (known) return Promise.resolve(known);
     const inflight = this.pending.get(digest);
     if (inflight) return inflight;
-    const p = this.admit(digest, bytes).finally(() => this.pending.delete(digest));
+    const p = this.admit(digest, file).finally(() => this.pending.delete(digest));
     this.pending.set(digest, p);
     return p;
   }
 
-  private async admit(digest: string, bytes: Uint8Array): Promise<DigestAdmission<T>> {
-    const a = await this.admitBytes(digest, bytes, this.dir);
+  private async admit(digest: string, file: string): Promise<DigestAdmission<T>> {
+    // The bytes go where an admitted digest's are kept (a rename, not a copy); refused ones are removed.
+    const kept = this.keptFile(digest);
+    renameSync(file, kept);
+    const a = await this.admitFile(digest, kept, this.dir).catch((e: unknown) => {
+      rmSync(kept, { force: true });
+      throw e;
+    });
+    if (a.status !== "admitted") rmSync(kept, { force: true });
     const tmp = join(this.dir, `${digest}.json.tmp`);
     writeFileSync(tmp, JSON.stringify(a));
     renameSync(tmp, join(this.dir, `${digest}.json`));

@@ -2,8 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { BrainRuntimeError } from "../errors.ts";
 import { sendError, sendJson } from "../http/respond.ts";
 import { decodeSegment } from "../http/path.ts";
-import { readBytes } from "./read-bytes.ts";
-import { DIGEST_PATTERN, sha256Hex } from "./digest-store.ts";
+import { DIGEST_PATTERN } from "./digest-store.ts";
 import type { DigestStore } from "./digest-store.ts";
 
 export interface DigestUploadRoute<T extends object> {
@@ -21,7 +20,7 @@ export interface DigestUploadRoute<T extends object> {
 
 /**
  * An upload by sha256 digest (components, packages):
- * PUT  /v1/<collection>/:digest  body = the bytes; admits once per digest.
+ * PUT  /v1/<collection>/:digest  body = the bytes, streamed to disk as they arrive; admits once per digest.
  *      201 {digest, status:"admitted", ...answer} when newly admitted, 200 when already admitted,
  *      400 ErrorBody (invalid_request) when refused or sha256(body) != digest, 413 when too large.
  * HEAD /v1/<collection>/:digest  200 admitted, 404 unknown, 400 refused (PUT again to read why).
@@ -56,10 +55,8 @@ export function digestUploadRoute<T extends object>(opts: DigestUploadRoute<T>) 
         sendJson(res, 200, { digest, status: "admitted", ...opts.answer(known) });
         return true;
       }
-      const bytes = await readBytes(req, opts.maxBytes, noun);
-      const actual = sha256Hex(bytes);
-      if (actual !== digest) throw new BrainRuntimeError("invalid_request", `body sha256 is ${actual}, not ${digest}`);
-      const a = await store.put(digest, bytes);
+      // Written to disk as it arrives (never whole in memory), hashed on the way.
+      const a = await store.receive(digest, req, opts.maxBytes, noun);
       if (a.status === "refused") throw BrainRuntimeError.of(a.error);
       sendJson(res, 201, { digest, status: "admitted", ...opts.answer(a) });
     } catch (e) {

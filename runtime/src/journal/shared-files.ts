@@ -1,3 +1,6 @@
+import { createWriteStream } from "node:fs";
+import { open } from "node:fs/promises";
+import { once } from "node:events";
 import type pg from "pg";
 import { storeError } from "./pg-errors.ts";
 
@@ -10,10 +13,10 @@ import { storeError } from "./pg-errors.ts";
  * One node (SQLite, memory) keeps both in its own folder and memory and needs none of this.
  */
 export interface UploadShelf {
-  /** Keeps the bytes of an admitted upload; nothing if they are kept already. Resolves once durable. */
-  put(kind: string, digest: string, bytes: Uint8Array): Promise<void>;
-  /** The bytes of an upload made through any node, or undefined for one never kept. */
-  get(kind: string, digest: string): Promise<Uint8Array | undefined>;
+  /** Keeps the bytes of an admitted upload, read from `file`; nothing if they are kept already. Resolves once durable. */
+  put(kind: string, digest: string, file: string): Promise<void>;
+  /** Writes the bytes of an upload made through any node to `file`; false for one never kept. */
+  get(kind: string, digest: string, file: string): Promise<boolean>;
 }
 
 /** A /ui login as every node reads it: the credential sealed (ui/login-seal.ts), by the hash of the cookie's id. */
@@ -51,28 +54,55 @@ export const SHARED_FILES_MIGRATION = `CREATE TABLE uploads (
 export class PgSharedFiles implements UploadShelf, LoginShelf {
   constructor(private readonly pool: pg.Pool) {}
 
-  async put(kind: string, digest: string, bytes: Uint8Array): Promise<void> {
-    const parts: Buffer[] = [];
-    for (let at = 0; at < bytes.byteLength || parts.length === 0; at += UPLOAD_PART_BYTES) {
-      parts.push(Buffer.from(bytes.buffer, bytes.byteOffset + at, Math.min(UPLOAD_PART_BYTES, bytes.byteLength - at)));
+  /**
+   * Every part or none, in one transaction (a reader never finds some parts of an upload), read
+   * from the file one part at a time: the node holds one part of it in memory, never the whole.
+   */
+  async put(kind: string, digest: string, file: string): Promise<void> {
+    const f = await open(file, "r");
+    let client: pg.PoolClient | undefined;
+    let failed = false;
+    try {
+      const size = (await f.stat()).size;
+      const parts = Math.max(1, Math.ceil(size / UPLOAD_PART_BYTES));
+      client = await this.pool.connect();
+      await client.query("BEGIN");
+      const first = await client.query("SELECT 1 FROM uploads WHERE kind = $1 AND digest = $2 AND part = 0", [kind, digest]);
+      if (first.rowCount === 0) {
+        const part = Buffer.allocUnsafe(Math.min(UPLOAD_PART_BYTES, Math.max(size, 1)));
+        for (let n = 0; n < parts; n++) {
+          const { bytesRead } = await f.read(part, 0, Math.min(UPLOAD_PART_BYTES, size - n * UPLOAD_PART_BYTES), n * UPLOAD_PART_BYTES);
+          await client.query("INSERT INTO uploads (kind, digest, part, parts, bytes) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING", [kind, digest, n, parts, part.subarray(0, bytesRead)]);
+        }
+      }
+      await client.query("COMMIT");
+    } catch (e) {
+      failed = true;
+      throw storeError(e, false);
+    } finally {
+      // A connection whose transaction failed is closed, not returned (the pool opens another):
+      // no ROLLBACK to wait for on a database that may be gone.
+      client?.release(failed);
+      await f.close();
     }
-    // One statement: every part or none (a reader never finds some parts of an upload).
-    await this.query(
-      "INSERT INTO uploads (kind, digest, part, parts, bytes) SELECT $1, $2, n - 1, $3, b FROM unnest($4::bytea[]) WITH ORDINALITY AS t(b, n) ON CONFLICT DO NOTHING",
-      [kind, digest, parts.length, parts],
-    );
   }
 
-  async get(kind: string, digest: string): Promise<Uint8Array | undefined> {
+  /** Part by part into the file (one part in memory at a time). */
+  async get(kind: string, digest: string, file: string): Promise<boolean> {
     const { rows } = await this.query<{ parts: number }>("SELECT parts FROM uploads WHERE kind = $1 AND digest = $2 AND part = 0", [kind, digest]);
-    if (rows[0] === undefined) return undefined;
-    const chunks: Buffer[] = [];
-    for (let part = 0; part < rows[0].parts; part++) {
-      const r = await this.query<{ bytes: Buffer }>("SELECT bytes FROM uploads WHERE kind = $1 AND digest = $2 AND part = $3", [kind, digest, part]);
-      if (r.rows[0] === undefined) return undefined;
-      chunks.push(r.rows[0].bytes);
+    if (rows[0] === undefined) return false;
+    const out = createWriteStream(file);
+    try {
+      for (let part = 0; part < rows[0].parts; part++) {
+        const r = await this.query<{ bytes: Buffer }>("SELECT bytes FROM uploads WHERE kind = $1 AND digest = $2 AND part = $3", [kind, digest, part]);
+        if (r.rows[0] === undefined) return false;
+        if (!out.write(r.rows[0].bytes)) await once(out, "drain");
+      }
+    } finally {
+      out.end();
+      await once(out, "close");
     }
-    return Buffer.concat(chunks);
+    return true;
   }
 
   async saveLogin(row: LoginRow): Promise<void> {

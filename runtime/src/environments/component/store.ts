@@ -11,7 +11,7 @@ export type Admission = DigestAdmission<{ imports: string[]; admittedAt: number;
 
 /**
  * Component bytes, admission results and jco transpilations, by sha256 digest, on disk:
- *   <dir>/<digest>.wasm         the uploaded bytes (admitted ones)
+ *   <dir>/<digest>.wasm         the uploaded bytes (admitted ones; DigestStore.keptFile)
  *   <dir>/<digest>.json         the Admission
  *   <dir>/<digest>/component.js + core wasm files (jco transpile output, instantiation "async")
  * Admission runs once per digest (at upload); a restart reuses everything already on disk.
@@ -22,11 +22,13 @@ export class ComponentStore extends DigestStore<{ imports: string[]; admittedAt:
    * `shared`: several nodes keep uploads for each other (digest-store.ts).
    */
   constructor(dir: string, transpileCache?: string, shared?: SharedUploads) {
-    super(dir, async (digest, bytes) => {
+    super(dir, "wasm", async (digest, file) => {
       const t0 = performance.now();
+      // Decoding and transpiling need the whole component: it is read once, here (the upload itself
+      // was streamed to `file`).
+      const bytes = readFileSync(file);
       const result = transpileCache === undefined ? await admitBytes(digest, bytes, join(dir, digest)) : await cachedAdmit(transpileCache, digest, bytes, join(dir, digest));
       if (!result.ok) return { status: "refused", digest, error: result.error };
-      writeFileSync(join(dir, `${digest}.wasm`), bytes);
       return { status: "admitted", digest, imports: result.imports, admittedAt: Date.now(), admitMs: Math.round(performance.now() - t0) };
     }, shared);
   }

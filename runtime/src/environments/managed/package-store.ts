@@ -1,6 +1,5 @@
 import { execFile } from "node:child_process";
-import { renameSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { statSync } from "node:fs";
 import { promisify } from "node:util";
 import { DigestStore } from "../digest-store.ts";
 import type { DigestAdmission, SharedUploads } from "../digest-store.ts";
@@ -21,35 +20,27 @@ export type PackageAdmission = DigestAdmission<{ name: string; version: string; 
  */
 export class PackageStore extends DigestStore<{ name: string; version: string; admittedAt: number; bytes: number }> {
   constructor(dir: string, shared?: SharedUploads) {
-    super(dir, admitPackage, shared);
+    super(dir, "tgz", admitPackage, shared);
   }
 
   tarball(digest: string): string {
-    return join(this.dir, `${digest}.tgz`);
+    return this.keptFile(digest);
   }
 }
 
-async function admitPackage(digest: string, bytes: Uint8Array, dir: string): Promise<PackageAdmission> {
-  const tmp = join(dir, `${digest}.tgz.tmp`);
-  writeFileSync(tmp, bytes);
+async function admitPackage(digest: string, file: string): Promise<PackageAdmission> {
   const refuse = (message: string): PackageAdmission => ({ status: "refused", digest, error: { code: "invalid_request", message: `package ${digest}: ${message}` } });
-  let a: PackageAdmission;
   try {
-    const { stdout } = await run("tar", ["-tzf", tmp], { maxBuffer: 64 * 1024 * 1024 });
+    const { stdout } = await run("tar", ["-tzf", file], { maxBuffer: 64 * 1024 * 1024 });
     const entries = stdout.split("\n").filter(Boolean);
     const outside = entries.find((e) => !e.startsWith("package/") || e.split("/").includes(".."));
-    if (outside !== undefined) a = refuse(`every entry must lie under package/ (npm pack layout), not ${JSON.stringify(outside)}`);
-    else if (!entries.includes("package/package.json")) a = refuse("it has no package/package.json");
-    else {
-      const { stdout: text } = await run("tar", ["-xzOf", tmp, "package/package.json"], { maxBuffer: 4 * 1024 * 1024 });
-      const pkg = JSON.parse(text) as { name?: unknown; version?: unknown };
-      if (typeof pkg.name !== "string" || typeof pkg.version !== "string") a = refuse("its package.json has no name and version");
-      else a = { status: "admitted", digest, name: pkg.name, version: pkg.version, admittedAt: Date.now(), bytes: bytes.byteLength };
-    }
+    if (outside !== undefined) return refuse(`every entry must lie under package/ (npm pack layout), not ${JSON.stringify(outside)}`);
+    if (!entries.includes("package/package.json")) return refuse("it has no package/package.json");
+    const { stdout: text } = await run("tar", ["-xzOf", file, "package/package.json"], { maxBuffer: 4 * 1024 * 1024 });
+    const pkg = JSON.parse(text) as { name?: unknown; version?: unknown };
+    if (typeof pkg.name !== "string" || typeof pkg.version !== "string") return refuse("its package.json has no name and version");
+    return { status: "admitted", digest, name: pkg.name, version: pkg.version, admittedAt: Date.now(), bytes: statSync(file).size };
   } catch (e) {
-    a = refuse(`not a gzip tar archive (npm pack output): ${(e instanceof Error ? e.message : String(e)).split("\n")[0]}`);
+    return refuse(`not a gzip tar archive (npm pack output): ${(e instanceof Error ? e.message : String(e)).split("\n")[0]}`);
   }
-  if (a.status === "admitted") renameSync(tmp, join(dir, `${digest}.tgz`));
-  else rmSync(tmp, { force: true });
-  return a;
 }
