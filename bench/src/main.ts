@@ -9,6 +9,7 @@ import { hostCalls } from "./host-calls.ts";
 import { emitRate } from "./emit.ts";
 import { mcpPeers } from "./mcp.ts";
 import { mcpEnvironment } from "./mcp-environment.ts";
+import { pgListingBench } from "./pg-listing.ts";
 import { memory } from "./memory.ts";
 import { recordMemory } from "./record-memory.ts";
 import { componentTools } from "./components.ts";
@@ -62,6 +63,7 @@ export async function runBench(cfg: BenchConfig, opts: { log?: (s: string) => vo
   if (want("15")) add(await tracingCost(cfg, log));
   if (want("16")) add(await tenantLimits(cfg, log));
   if (want("17")) add(await mcpEnvironment(cfg, log));
+  if (want("18")) add(await pgListingBench(cfg, log));
   report.durationS = round((Date.now() - t0) / 1000, 1);
   return report;
 }
