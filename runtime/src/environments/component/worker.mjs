@@ -12,10 +12,9 @@ import { parentPort, workerData } from "node:worker_threads";
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 import { WASIShim } from "@bytecodealliance/preview2-shim/instantiation";
-import { createFilesystem } from "@bytecodealliance/preview2-shim/filesystem";
 import { HOST_IMPORT_KEY, hostImports } from "@aexhq/brain-protocol/host-imports";
 import { workerChannel } from "./channel-worker.mjs";
-import { confineDescriptors } from "./confine.mjs";
+import { workspaceFilesystem } from "./workspace-fs.mjs";
 import { withDenials } from "./wasi-denied.mjs";
 import { captureOutput } from "./guest-output.mjs";
 
@@ -44,36 +43,10 @@ const bridge = {
 // Generated from contract/tool.wit (codegen): names, argument shapes and result conversions.
 const host = hostImports(bridge);
 
-// --- WASI: an isolated filesystem holding only this binding's preopen -------------------------
-const fs = createFilesystem({ preopens: preopen ? { "/workspace": preopen.hostPath } : {} });
-const Descriptor = fs.types.Descriptor;
-
-// Every path-taking operation is resolved (symlinks included) against the preopen's real path
-// first; anything that would leave it fails inside the guest with `not-permitted`.
-confineDescriptors(Descriptor, fs.preopens.getDirectories().map(([d]) => [d, preopen.hostPath]));
-
-// A read grant: every mutating operation fails inside the guest with `read-only`. This worker
-// serves one binding only, so patching the shim's class here affects no other binding.
-if (preopen && preopen.mode === "read") {
-  const deny = () => {
-    throw "read-only";
-  };
-  for (const name of ["writeViaStream", "appendViaStream", "setSize", "setTimes", "write", "createDirectoryAt", "linkAt", "removeDirectoryAt", "renameAt", "symlinkAt", "unlinkFileAt", "setTimesAt"]) {
-    if (typeof Descriptor.prototype[name] === "function") Descriptor.prototype[name] = deny;
-  }
-  const openAt = Descriptor.prototype.openAt;
-  Descriptor.prototype.openAt = function (pathFlags, path, openFlags, descriptorFlags) {
-    if (openFlags?.create || openFlags?.truncate || descriptorFlags?.write || descriptorFlags?.mutateDirectory) throw "read-only";
-    return openAt.call(this, pathFlags, path, openFlags, descriptorFlags);
-  };
-  const getFlags = Descriptor.prototype.getFlags;
-  Descriptor.prototype.getFlags = function () {
-    return { ...getFlags.call(this), write: false, mutateDirectory: false };
-  };
-}
-
+// --- WASI: a filesystem holding only this binding's preopen (workspace-fs.mjs): every path is
+// confined to the preopen's real path, and a read grant refuses every mutation with `read-only`.
 const wasi = new WASIShim({
-  filesystem: fs,
+  filesystem: workspaceFilesystem(preopen),
   sandbox: { env: {}, args: ["brain-component"], enableNetwork: false },
 });
 
