@@ -1,6 +1,7 @@
 // The worker side of the runtime <-> component worker channel. The layout is documented in
 // channel.ts (the main-thread side); the sizes arrive in workerData from its CHANNEL constant.
 // Plain JavaScript, like worker.mjs, because worker threads do not run the tsx loader.
+import { spinAllowed } from "./spin-policy.mjs";
 
 const CMD_SEQ = 0;
 const CMD_LEN = 1;
@@ -33,7 +34,7 @@ export function workerChannel(sab, sizes) {
   let seen = Atomics.load(h, CMD_SEQ);
 
   const poll = () => {
-    if (Atomics.load(h, CMD_SEQ) !== seen) return;
+    if (Atomics.load(h, CMD_SEQ) !== seen || !spinAllowed()) return;
     const until = performance.now() + POLL_MS;
     let n = 0;
     while (Atomics.load(h, CMD_SEQ) === seen && ((++n & 31) !== 0 || performance.now() < until));

@@ -1,0 +1,40 @@
+// Whether a thread waiting on the component channel may spin before it sleeps. Both sides ask:
+// the worker (channel-worker.mjs) and the main thread (channel.ts). Plain JavaScript, like
+// worker.mjs, because worker threads do not run the tsx loader; spin-policy.d.mts types it.
+//
+// Spinning saves a kernel wake-up per crossing while the machine has a core to spare (a quiet
+// 2-core VM: back-to-back Rust calls ~400 -> ~165 µs p50). When other processes keep the cores
+// busy it costs more than it saves: the spinning thread takes CPU time from the thread that is to
+// answer, so the answer comes later, not sooner (bench section 5 under a load of 17 on 2 cores,
+// CPU pressure ~97 %: back-to-back Rust calls 690-900 µs p50 spinning, 290-520 µs not). Linux
+// reports that contention as CPU pressure (PSI, /proc/pressure/cpu): while the share of time in
+// which some runnable task waited for a CPU (its 10 s average) is at or above PRESSURE_LIMIT %, no
+// one spins. Without PSI (another OS, a kernel without it) spinning stays on.
+import { readFileSync } from "node:fs";
+
+const PRESSURE_LIMIT = 30;
+/** How often the pressure is read again (ms); a read is one small file read. */
+const RECHECK_MS = 1000;
+
+let checkedAt = -Infinity;
+let allowed = true;
+
+/** Whether spinning is allowed now (CPU pressure below PRESSURE_LIMIT, or not known). */
+export function spinAllowed() {
+  const now = performance.now();
+  if (now - checkedAt >= RECHECK_MS) {
+    checkedAt = now;
+    allowed = pressure() < PRESSURE_LIMIT;
+  }
+  return allowed;
+}
+
+/** The 10 s average of CPU "some" pressure in %, or 0 when the system does not report it. */
+function pressure() {
+  try {
+    const m = /^some avg10=([0-9.]+)/m.exec(readFileSync("/proc/pressure/cpu", "utf8"));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
