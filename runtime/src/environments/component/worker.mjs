@@ -9,6 +9,8 @@
 // JSON reply into the command area; invocations arrive through the same command area. No
 // postMessage on the call path.
 import { parentPort, workerData } from "node:worker_threads";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 import { WASIShim } from "@bytecodealliance/preview2-shim/instantiation";
@@ -18,7 +20,11 @@ import { workspaceFilesystem } from "./workspace-fs.mjs";
 import { withDenials } from "./wasi-denied.mjs";
 import { captureOutput } from "./guest-output.mjs";
 
-const { dir, modules, preopen, sab, channelSizes, memoryCapBytes } = workerData;
+const { dir, modules, preopen, sab, channelSizes, memoryCapBytes, warmup } = workerData;
+// jco's generated glue reads process.env.JCO_DEBUG on every host call (its _debugLog). On a worker
+// thread process.env is Node's environment store, ~200-300 ns a read here: about a tenth of a warm
+// componentize-js call's guest time. A plain copy (nothing in this thread writes it) reads in ~30 ns.
+process.env = { ...process.env };
 const channel = workerChannel(sab, channelSizes);
 // The guest's stdout/stderr, per call, sent with the end of its run (guest-output.mjs).
 const output = captureOutput();
@@ -45,10 +51,11 @@ const host = hostImports(bridge);
 
 // --- WASI: a filesystem holding only this binding's preopen (workspace-fs.mjs): every path is
 // confined to the preopen's real path, and a read grant refuses every mutation with `read-only`.
-const wasi = new WASIShim({
-  filesystem: workspaceFilesystem(preopen),
-  sandbox: { env: {}, args: ["brain-component"], enableNetwork: false },
-});
+const wasiImports = (grant) =>
+  new WASIShim({
+    filesystem: workspaceFilesystem(grant),
+    sandbox: { env: {}, args: ["brain-component"], enableNetwork: false },
+  }).getImportObject();
 
 const { instantiate } = await import(pathToFileURL(join(dir, "component.js")).href);
 const getCoreModule = (name) => modules[name] ?? WebAssembly.compileStreaming?.(name);
@@ -79,14 +86,46 @@ function trapMessage(e) {
 let instance;
 try {
   // WASI outside the grant (sockets, http, anything else) is linked to refusing implementations.
-  instance = await instantiate(getCoreModule, withDenials({ ...wasi.getImportObject(), [HOST_IMPORT_KEY]: host }), instantiateCore);
+  instance = await instantiate(getCoreModule, withDenials({ ...wasiImports(preopen), [HOST_IMPORT_KEY]: host }), instantiateCore);
 } catch (e) {
   parentPort.postMessage({ type: "ready", error: e instanceof Error ? e.message : String(e) });
   process.exit(1);
 }
 parentPort.postMessage({ type: "ready" });
+if (warmup !== undefined) {
+  await warmUp(warmup);
+  parentPort.postMessage({ type: "warmed" });
+}
 // A pending Atomics.waitAsync does not keep a thread alive; a listening port does.
 parentPort.on("message", () => {});
+
+/**
+ * A prewarmed worker's first run costs what V8 compiles lazily on first use: the guest's wasm
+ * functions and the glue's JavaScript (a componentize-js guest: 0.1-0.6 s, a warm run ~1 ms). So
+ * before a prewarmed worker serves calls, a throwaway instance of the same component runs once
+ * with the invocation the main thread made up (the smallest input the tool's schema accepts, the
+ * binding's options). It can touch nothing: its host answers every call without the journal
+ * (`model` refused), its preopen (when the binding has one) is an empty temporary folder under a
+ * read grant, the rest of WASI is this worker's (clocks, random; sockets and http refused), and
+ * what it prints is dropped. Its linear memory is its own; the compiled code it leaves behind is
+ * shared with the real instance, which has not run yet. A trap or an error ends it like a return.
+ */
+async function warmUp({ input, options }) {
+  const scratch = preopen === undefined ? undefined : mkdtempSync(join(tmpdir(), "brain-component-warmup-"));
+  const quiet = hostImports({
+    call: (op) => (op === "model" ? { err: { code: "unsupported", message: "no model during a warm-up run" } } : { ok: 0 }),
+    post() {},
+  });
+  try {
+    const throwaway = await instantiate(getCoreModule, withDenials({ ...wasiImports(scratch === undefined ? undefined : { hostPath: scratch, mode: "read" }), [HOST_IMPORT_KEY]: quiet }));
+    throwaway.run({ input, options, descriptor: undefined, deadlineAtMs: 0n });
+  } catch {
+    // A trap, or input the guest refused: it still compiled what it ran.
+  } finally {
+    output.take();
+    if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
+  }
+}
 
 for (;;) {
   const m = await channel.receiveAsync();
