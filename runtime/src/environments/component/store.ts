@@ -52,7 +52,7 @@ function transpileRecipe(): string {
     } catch {
       // Not found: entries are keyed "unknown"; only installs that cannot tell their version share them.
     }
-    recipe = `jco-transpile-${version}-async-1`;
+    recipe = `jco-transpile-${version}-async-hybrid-2`;
   }
   return recipe;
 }
@@ -140,7 +140,8 @@ async function admitBytes(digest: string, bytes: Uint8Array, outDir: string): Pr
     };
   }
   try {
-    const r = await transpileBytes(bytes, { name: "component", instantiation: "async", emitTypescriptDeclarations: false, wasiShim: false, minify: false, optimize: false });
+    // "hybrid": imports that carry a raw lowering skip jco's per-call glue (worker.mjs, the clocks).
+    const r = await transpileBytes(bytes, { name: "component", instantiation: "async", importBindings: "hybrid", emitTypescriptDeclarations: false, wasiShim: false, minify: false, optimize: false });
     rmSync(outDir, { recursive: true, force: true });
     mkdirSync(outDir, { recursive: true });
     for (const [name, data] of Object.entries(r.files)) writeFileSync(join(outDir, name), data);

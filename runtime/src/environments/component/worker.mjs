@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 import { WASIShim } from "@bytecodealliance/preview2-shim/instantiation";
+import { io } from "@bytecodealliance/preview2-shim";
 import { HOST_IMPORT_KEY, hostImports } from "@aexhq/brain-protocol/host-imports";
 import { workerChannel } from "./channel-worker.mjs";
 import { workspaceFilesystem } from "./workspace-fs.mjs";
@@ -51,11 +52,38 @@ const host = hostImports(bridge);
 
 // --- WASI: a filesystem holding only this binding's preopen (workspace-fs.mjs): every path is
 // confined to the preopen's real path, and a read grant refuses every mutation with `read-only`.
-const wasiImports = (grant) =>
-  new WASIShim({
+const wasiImports = (grant) => ({
+  ...new WASIShim({
     filesystem: workspaceFilesystem(grant),
     sandbox: { env: {}, args: ["brain-component"], enableNetwork: false },
-  }).getImportObject();
+  }).getImportObject(),
+  "wasi:clocks/wall-clock": wallClock,
+});
+
+// Components are transpiled with jco's "hybrid" bindings (store.ts): an import function carrying
+// a Symbol.for("cabiLower") factory is linked as the raw core function it returns, skipping jco's
+// per-call glue (a task object, a subtask, debug-log checks: several µs a call). The monotonic
+// clock's are preview2-shim's (a componentize-js guest reads it ~8 times a run). Its wall clock's
+// write the datetime at the wrong offsets (a trap or a corrupted guest), so the wall clock is ours;
+// its poll ones are not used: nothing here tests them, and a guest that polls is not on a hot path.
+const CABI_LOWER = Symbol.for("cabiLower");
+const wallClock = (() => {
+  const now = () => {
+    const ms = Date.now();
+    return { seconds: BigInt(Math.floor(ms / 1000)), nanoseconds: (ms % 1000) * 1_000_000 };
+  };
+  const resolution = () => ({ seconds: 0n, nanoseconds: 1_000_000 });
+  // datetime { seconds: u64 at +0, nanoseconds: u32 at +8 } at the return pointer.
+  const store = (memory, retptr, { seconds, nanoseconds }) => {
+    const view = new DataView(memory.buffer);
+    view.setBigUint64(retptr, seconds, true);
+    view.setUint32(retptr + 8, nanoseconds, true);
+  };
+  now[CABI_LOWER] = ({ memory }) => (retptr) => store(memory, retptr, now());
+  resolution[CABI_LOWER] = ({ memory }) => (retptr) => store(memory, retptr, resolution());
+  return { now, resolution };
+})();
+for (const f of [io.poll.Pollable.prototype.ready, io.poll.Pollable.prototype.block, io.poll.poll]) delete f[CABI_LOWER];
 
 const { instantiate } = await import(pathToFileURL(join(dir, "component.js")).href);
 const getCoreModule = (name) => modules[name] ?? WebAssembly.compileStreaming?.(name);
