@@ -40,6 +40,8 @@ export interface WorkerSlot {
   handoff?: Array<(slot: WorkerSlot | undefined) => void>;
   /** Started with a warm-up run: resolves true once it is done, false if the worker ended first. */
   warming?: Promise<boolean>;
+  /** The pool ended it (kill): its exit was not the guest's doing. */
+  ended?: boolean;
 }
 
 /** WebAssembly is a Node global, but this project's lib settings (no DOM) do not declare it. */
@@ -217,8 +219,9 @@ export class WorkerPool {
         await this.kill(slot);
         slot = await this.acquire(key, dir, preopen);
       } else if (!warmed) {
-        // Its worker ended during the warm-up (a guest that exits, a session deleted meanwhile).
-        if (!this.closed) this.noWarmUp.add(dir);
+        // Its worker ended during the warm-up: a guest that exits is not warmed up again; one
+        // ended by the pool (its session deleted meanwhile, the runtime closing) says nothing.
+        if (!slot.ended) this.noWarmUp.add(dir);
         return false;
       }
     }
@@ -274,6 +277,7 @@ export class WorkerPool {
   }
 
   async kill(slot: WorkerSlot): Promise<void> {
+    slot.ended = true;
     this.forget(slot);
     await slot.worker.terminate();
   }
