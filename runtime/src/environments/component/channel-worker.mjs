@@ -88,13 +88,13 @@ export function workerChannel(sab, sizes) {
       return readCommand();
     },
     /**
-     * Waits for the next command (the next invocation) while idle: a short blocking wait first,
-     * since a binding's calls often come back to back, then without blocking this thread's event
-     * loop (which forwards the guest's stdout/stderr and must run between calls).
+     * Waits for the next command (the next invocation) while idle: a short blocking wait first
+     * (`blockMs`), since a binding's calls often come back to back, then without blocking this
+     * thread's event loop (which forwards the guest's stdout/stderr and must run between calls).
      */
-    async receiveAsync() {
+    async receiveAsync(blockMs = IDLE_BLOCK_MS) {
       poll();
-      if (Atomics.load(h, CMD_SEQ) === seen) sleep(IDLE_BLOCK_MS);
+      if (Atomics.load(h, CMD_SEQ) === seen) sleep(blockMs);
       while (Atomics.load(h, CMD_SEQ) === seen) {
         Atomics.store(h, SLEEPING, 1);
         const r = Atomics.waitAsync(h, CMD_SEQ, seen);

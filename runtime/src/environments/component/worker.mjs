@@ -155,8 +155,19 @@ async function warmUp({ input, options }) {
   }
 }
 
+/**
+ * After a warm-up, how long the worker waits for its first invocation blocked in Atomics.wait
+ * rather than on its event loop. Right after the warm-up that loop has the throwaway instance's
+ * garbage to collect, and an invocation woken through it (Atomics.waitAsync) waited for that:
+ * 79-132 ms between the main thread's notify and the worker seeing it, on a loaded machine. A
+ * blocked thread is woken by the futex directly (inspect-js first call, pressure 74-96 %, four
+ * pairs: 128-291 ms waking through the loop, 49-89 ms blocked). Later idle waits block 2 ms.
+ */
+const FIRST_CALL_BLOCK_MS = 1000;
+let firstWait = warmup !== undefined;
 for (;;) {
-  const m = await channel.receiveAsync();
+  const m = await channel.receiveAsync(firstWait ? FIRST_CALL_BLOCK_MS : undefined);
+  firstWait = false;
   if (m.type !== "invoke") continue;
   let error;
   try {
