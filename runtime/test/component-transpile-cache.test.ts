@@ -3,7 +3,7 @@
 // of running jco again, and runs the component. Real servers, real uploads, one real call.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ToolContract } from "@aexhq/brain-protocol";
@@ -52,6 +52,9 @@ test("a second server admits a digest from the shared transpile cache (no jco ru
     assert.is(u.status, 201, JSON.stringify(u.body));
     const env = second.internals.environments.get("component") as unknown as ComponentEnvironment;
     assert.ok(existsSync(join(env.store.transpiledDir(digest), "from-cache.txt")), "the transpilation came from the cache");
+    // The uploaded bytes are kept in the entry and linked into the store (a hit writes nothing).
+    assert.ok(readFileSync(join(cache, entries[0]!, "component.wasm")).equals(readFileSync(built.fixtures.netprobe!)));
+    assert.ok(readFileSync(join(env.store.dir, `${digest}.wasm`)).equals(readFileSync(built.fixtures.netprobe!)), "the store holds the uploaded bytes");
     const tool = placedComponent(contract(), digest, "net", {});
     const s = await createSession(second, [tool], [{ toolCalls: [{ name: "probe", input: { op: "none" } }] }, { text: "done" }]);
     const r = await api(second, "POST", `/v1/sessions/${s.id}/messages`, { text: "go", wait: true });

@@ -145,3 +145,64 @@ export function validateSchema(schema: unknown, value: unknown, root: unknown = 
   check(root as Schema, schema as Schema, value, "", out, 0);
   return out;
 }
+
+/**
+ * The smallest value `schema` accepts, as far as this validator's subset goes, or undefined when
+ * none is found: required properties only, empty strings and arrays (or as short as min* allow),
+ * 0 or the lower bound for numbers, false, the first `const` / `enum` / anyOf / oneOf branch. Made
+ * for a component's warm-up run (component/pool.ts), which only needs an input the tool accepts.
+ */
+export function sampleOf(schema: unknown, root: unknown = schema): unknown {
+  const v = sample(root as Schema, schema as Schema, 0);
+  return v !== undefined && validateSchema(schema, v, root).length === 0 ? v : undefined;
+}
+
+function sample(root: Schema, schema: Schema, depth: number): unknown {
+  if (depth > 16 || schema === false) return undefined;
+  if (schema === true) return null;
+  const s = schema;
+  if (typeof s.$ref === "string") {
+    const target = resolveRef(root, s.$ref);
+    return target === undefined ? undefined : sample(root, target, depth + 1);
+  }
+  if ("const" in s) return s.const;
+  if (Array.isArray(s.enum)) return s.enum[0];
+  for (const key of ["anyOf", "oneOf", "allOf"] as const) {
+    if (Array.isArray(s[key]) && s.type === undefined && s.properties === undefined) return sample(root, (s[key] as Schema[])[0]!, depth + 1);
+  }
+  const type = Array.isArray(s.type) ? (s.type as string[])[0] : (s.type as string | undefined) ?? (s.properties !== undefined ? "object" : undefined);
+  switch (type) {
+    case "object": {
+      const out: Record<string, unknown> = {};
+      const props = (s.properties ?? {}) as Record<string, Schema>;
+      for (const k of Array.isArray(s.required) ? (s.required as string[]) : []) {
+        const v = k in props ? sample(root, props[k]!, depth + 1) : null;
+        if (v === undefined) return undefined;
+        out[k] = v;
+      }
+      return out;
+    }
+    case "array": {
+      const n = typeof s.minItems === "number" ? s.minItems : 0;
+      if (n === 0) return [];
+      const item = s.items !== undefined && !Array.isArray(s.items) ? sample(root, s.items as Schema, depth + 1) : null;
+      return item === undefined ? undefined : Array.from({ length: n }, () => item);
+    }
+    case "string":
+      return "a".repeat(typeof s.minLength === "number" ? s.minLength : 0);
+    case "integer":
+    case "number": {
+      if (typeof s.minimum === "number") return type === "integer" ? Math.ceil(s.minimum) : s.minimum;
+      if (typeof s.exclusiveMinimum === "number") return Math.floor(s.exclusiveMinimum) + 1;
+      if (typeof s.maximum === "number" && s.maximum < 0) return type === "integer" ? Math.floor(s.maximum) : s.maximum;
+      if (typeof s.exclusiveMaximum === "number" && s.exclusiveMaximum <= 0) return Math.ceil(s.exclusiveMaximum) - 1;
+      return 0;
+    }
+    case "boolean":
+      return false;
+    case "null":
+      return null;
+    default:
+      return {};
+  }
+}

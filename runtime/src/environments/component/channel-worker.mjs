@@ -1,6 +1,7 @@
 // The worker side of the runtime <-> component worker channel. The layout is documented in
 // channel.ts (the main-thread side); the sizes arrive in workerData from its CHANNEL constant.
 // Plain JavaScript, like worker.mjs, because worker threads do not run the tsx loader.
+import { spinAllowed } from "./spin-policy.mjs";
 
 const CMD_SEQ = 0;
 const CMD_LEN = 1;
@@ -33,7 +34,7 @@ export function workerChannel(sab, sizes) {
   let seen = Atomics.load(h, CMD_SEQ);
 
   const poll = () => {
-    if (Atomics.load(h, CMD_SEQ) !== seen) return;
+    if (Atomics.load(h, CMD_SEQ) !== seen || !spinAllowed()) return;
     const until = performance.now() + POLL_MS;
     let n = 0;
     while (Atomics.load(h, CMD_SEQ) === seen && ((++n & 31) !== 0 || performance.now() < until));
@@ -87,13 +88,13 @@ export function workerChannel(sab, sizes) {
       return readCommand();
     },
     /**
-     * Waits for the next command (the next invocation) while idle: a short blocking wait first,
-     * since a binding's calls often come back to back, then without blocking this thread's event
-     * loop (which forwards the guest's stdout/stderr and must run between calls).
+     * Waits for the next command (the next invocation) while idle: a short blocking wait first
+     * (`blockMs`), since a binding's calls often come back to back, then without blocking this
+     * thread's event loop (which forwards the guest's stdout/stderr and must run between calls).
      */
-    async receiveAsync() {
+    async receiveAsync(blockMs = IDLE_BLOCK_MS) {
       poll();
-      if (Atomics.load(h, CMD_SEQ) === seen) sleep(IDLE_BLOCK_MS);
+      if (Atomics.load(h, CMD_SEQ) === seen) sleep(blockMs);
       while (Atomics.load(h, CMD_SEQ) === seen) {
         Atomics.store(h, SLEEPING, 1);
         const r = Atomics.waitAsync(h, CMD_SEQ, seen);

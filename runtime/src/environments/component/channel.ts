@@ -1,3 +1,5 @@
+import { spinAllowed } from "./spin-policy.mjs";
+
 /**
  * The main-thread side of the channel between the runtime and one component worker: a
  * SharedArrayBuffer instead of postMessage, so an invocation costs no MessagePort hops (a
@@ -39,7 +41,7 @@ const SLEEPING = 4;
  * serving other I/O and timers while it checks; what it costs is a busy loop on an otherwise idle
  * main thread for at most SPIN_MS after the worker's last word. Not when the worker slept: it
  * needs a core to wake on, and on 2 cores a spinning main thread delayed that wake by up to a
- * scheduler slice (~1 ms).
+ * scheduler slice (~1 ms). And not while other processes keep the cores busy (spin-policy.mjs).
  */
 const SPIN_MS = 0.5;
 
@@ -93,11 +95,13 @@ export class MainChannel {
    * one. Undefined once the channel is closed (the worker is gone).
    */
   async next(): Promise<unknown[] | undefined> {
+    // Spin (check once per loop turn) only while the cores are not contended (spin-policy.mjs).
+    const spinning = this.spin && spinAllowed();
     for (;;) {
       if (this.closed) return undefined;
       const w = Atomics.load(this.h, REQ_W);
       if (w !== this.read) return this.drain(w);
-      if (this.spin && performance.now() - this.active < SPIN_MS) {
+      if (spinning && performance.now() - this.active < SPIN_MS) {
         await new Promise(setImmediate);
         continue;
       }

@@ -5,13 +5,13 @@ import type { ErrorInfo, HostImportHandler, PlacedTool } from "@aexhq/brain-prot
 import type { CallHandle, CallInvocation, CallSink, Environment } from "../../dispatch/environment.ts";
 import { BrainRuntimeError, toErrorInfo } from "../../errors.ts";
 import { checkJsonTextDepth, tooDeepDetails } from "../../json-limits.ts";
-import { validateSchema } from "../json-schema.ts";
+import { sampleOf, validateSchema } from "../json-schema.ts";
 import type { Logger } from "../../logger.ts";
 import { logGuestOutput, withStderrTail } from "./guest-output.ts";
 import type { GuestOutput } from "./guest-output.ts";
 import { checkGuestOutcome } from "./outcome.ts";
 import { WorkerPool } from "./pool.ts";
-import type { Preopen, SlotListener, WorkerSlot } from "./pool.ts";
+import type { Preopen, SlotListener, WarmUp, WorkerSlot } from "./pool.ts";
 import { ComponentStore } from "./store.ts";
 import type { UploadShelf } from "../../journal/shared-files.ts";
 
@@ -79,6 +79,11 @@ export class ComponentEnvironment implements Environment {
     return this.pool.started;
   }
 
+  /** Prewarmed workers whose warm-up run ended (see WorkerPool.prewarm). */
+  get workersWarmedUp(): number {
+    return this.pool.warmedUp;
+  }
+
   /** Component workers alive now (idle, prewarmed or running a call). */
   get workersAlive(): number {
     return this.pool.size;
@@ -120,16 +125,19 @@ export class ComponentEnvironment implements Environment {
    * first call, as before. A failure (a component that cannot instantiate) is the calls' to report.
    */
   async sessionCreated(sessionId: string, tools: PlacedTool[]): Promise<void> {
-    const bindings = new Map<string, { dir: string; preopen: Preopen | undefined }>();
+    const bindings = new Map<string, { dir: string; preopen: Preopen | undefined; warmup: WarmUp }>();
     for (const t of tools) {
       const p = t.placement;
       if (p.kind !== "component" || this.store.get(p.digest)?.status !== "admitted") continue;
       const { key, preopen } = this.bindingOf(sessionId, p);
-      bindings.set(key, { dir: this.store.transpiledDir(p.digest), preopen });
+      if (bindings.has(key)) continue;
+      // The warm-up run (pool.ts): the smallest input the tool's schema accepts, with its options.
+      const warmup = { input: JSON.stringify(sampleOf(t.contract.inputSchema) ?? {}), options: JSON.stringify(t.options ?? {}) };
+      bindings.set(key, { dir: this.store.transpiledDir(p.digest), preopen, warmup });
     }
     await Promise.all([...bindings].map(async ([key, b]) => {
       if (this.pool.size >= MAX_PREWARM_WORKERS) return;
-      await this.pool.prewarm(key, b.dir, b.preopen).catch(() => {
+      await this.pool.prewarm(key, b.dir, b.preopen, b.warmup).catch(() => {
         // Reported by the binding's first call, which starts its worker again.
       });
     }));

@@ -10,6 +10,12 @@ export interface Preopen {
   mode: "read" | "write";
 }
 
+/** The invocation a prewarmed worker's throwaway instance runs once (worker.mjs warmUp): JSON texts. */
+export interface WarmUp {
+  input: string;
+  options: string;
+}
+
 /** What the call running on a worker hears of it (set by the Environment for the call's duration). */
 export interface SlotListener {
   error(e: Error): void;
@@ -32,6 +38,10 @@ export interface WorkerSlot {
   idleTimer?: NodeJS.Timeout;
   /** Its call has finished and its run is returning: a call of the same binding may wait for it. */
   handoff?: Array<(slot: WorkerSlot | undefined) => void>;
+  /** Started with a warm-up run: resolves true once it is done, false if the worker ended first. */
+  warming?: Promise<boolean>;
+  /** The pool ended it (kill): its exit was not the guest's doing. */
+  ended?: boolean;
 }
 
 /** WebAssembly is a Node global, but this project's lib settings (no DOM) do not declare it. */
@@ -46,6 +56,12 @@ const IDLE_MS = 60_000;
  * of the previous run and pay a cold worker start (hundreds of ms) for a few microseconds.
  */
 const HANDOFF_MS = 100;
+/**
+ * How long a prewarm waits for its worker's warm-up run. One that takes longer (a guest looping
+ * on the made-up input) costs its worker; that component's workers are started without a warm-up
+ * from then on.
+ */
+const WARMUP_MS = 3000;
 
 /**
  * Warm workers per binding. A worker runs one invocation at a time and keeps one warm component
@@ -56,8 +72,12 @@ export class WorkerPool {
   private idle = new Map<string, WorkerSlot[]>();
   private all = new Set<WorkerSlot>();
   private compiled = new Map<string, Promise<Record<string, CoreModule>>>();
+  /** Transpiled dirs whose warm-up run did not end within WARMUP_MS: their workers start without one. */
+  private noWarmUp = new Set<string>();
   /** Workers started so far (a cold start each); for diagnostics and tests. */
   started = 0;
+  /** Prewarmed workers whose warm-up run ended (worker.mjs warmUp); for diagnostics and tests. */
+  warmedUp = 0;
   /**
    * close() was called. acquire() awaits the modules' compile (and a handoff) before it starts a
    * worker, and close() kills only the workers that exist: without this check a call starting as
@@ -97,8 +117,11 @@ export class WorkerPool {
     return p;
   }
 
-  /** A worker for the binding, or undefined once the pool is closed (the runtime is shutting down). */
-  async acquire(key: string, dir: string, preopen: Preopen | undefined): Promise<WorkerSlot | undefined> {
+  /**
+   * A worker for the binding, or undefined once the pool is closed (the runtime is shutting down).
+   * `warmup`: a new worker runs it after instantiating (its `warming` says when it is done).
+   */
+  async acquire(key: string, dir: string, preopen: Preopen | undefined, warmup?: WarmUp): Promise<WorkerSlot | undefined> {
     if (this.closed) return undefined;
     const list = this.idle.get(key);
     const warm = list?.pop();
@@ -114,7 +137,7 @@ export class WorkerPool {
     const sab = channelBuffer();
     this.started++;
     const worker = new Worker(WORKER_URL, {
-      workerData: { dir, modules, preopen, sab, channelSizes: CHANNEL, memoryCapBytes: this.memoryLimitMb * 1024 * 1024 },
+      workerData: { dir, modules, preopen, sab, channelSizes: CHANNEL, memoryCapBytes: this.memoryLimitMb * 1024 * 1024, warmup },
       // The JS heap of the guest's bindings and shims; linear memory is capped in modules().
       resourceLimits: { maxOldGenerationSizeMb: this.memoryLimitMb, maxYoungGenerationSizeMb: 32 },
       stdout: true,
@@ -130,6 +153,18 @@ export class WorkerPool {
     });
     worker.stdout.on("data", (d: Buffer) => slot.current?.stdout(d));
     worker.stderr.on("data", (d: Buffer) => slot.current?.stderr(d));
+    // Subscribed before "ready": a short warm-up's "warmed" can arrive in the same turn.
+    if (warmup !== undefined) {
+      slot.warming = new Promise((resolve) => {
+        const onMessage = (m: { type: string }) => {
+          if (m.type !== "warmed") return;
+          worker.off("message", onMessage);
+          resolve(true);
+        };
+        worker.on("message", onMessage);
+        worker.once("exit", () => resolve(false));
+      });
+    }
     const ready = await new Promise<boolean>((resolve, reject) => {
       const onMessage = (m: { type: string; error?: string }) => {
         if (m.type !== "ready") return;
@@ -170,9 +205,26 @@ export class WorkerPool {
    * Starts a worker for the binding and leaves it idle, unless one of the binding's workers exists
    * (a session's first call then finds it warm). Resolves false when none was started.
    */
-  async prewarm(key: string, dir: string, preopen: Preopen | undefined): Promise<boolean> {
+  async prewarm(key: string, dir: string, preopen: Preopen | undefined, warmup?: WarmUp): Promise<boolean> {
     for (const s of this.all) if (s.key === key) return false;
-    const slot = await this.acquire(key, dir, preopen);
+    let slot = await this.acquire(key, dir, preopen, this.noWarmUp.has(dir) ? undefined : warmup);
+    if (slot?.warming !== undefined) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), WARMUP_MS)));
+      const warmed = await Promise.race([slot.warming, late]);
+      clearTimeout(timer);
+      if (warmed === true) this.warmedUp++;
+      else if (warmed === "late") {
+        this.noWarmUp.add(dir);
+        await this.kill(slot);
+        slot = await this.acquire(key, dir, preopen);
+      } else if (!warmed) {
+        // Its worker ended during the warm-up: a guest that exits is not warmed up again; one
+        // ended by the pool (its session deleted meanwhile, the runtime closing) says nothing.
+        if (!slot.ended) this.noWarmUp.add(dir);
+        return false;
+      }
+    }
     if (slot === undefined) return false;
     this.release(slot);
     return true;
@@ -225,6 +277,7 @@ export class WorkerPool {
   }
 
   async kill(slot: WorkerSlot): Promise<void> {
+    slot.ended = true;
     this.forget(slot);
     await slot.worker.terminate();
   }

@@ -9,17 +9,23 @@
 // JSON reply into the command area; invocations arrive through the same command area. No
 // postMessage on the call path.
 import { parentPort, workerData } from "node:worker_threads";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 import { WASIShim } from "@bytecodealliance/preview2-shim/instantiation";
-import { createFilesystem } from "@bytecodealliance/preview2-shim/filesystem";
+import { io } from "@bytecodealliance/preview2-shim";
 import { HOST_IMPORT_KEY, hostImports } from "@aexhq/brain-protocol/host-imports";
 import { workerChannel } from "./channel-worker.mjs";
-import { confineDescriptors } from "./confine.mjs";
+import { workspaceFilesystem } from "./workspace-fs.mjs";
 import { withDenials } from "./wasi-denied.mjs";
 import { captureOutput } from "./guest-output.mjs";
 
-const { dir, modules, preopen, sab, channelSizes, memoryCapBytes } = workerData;
+const { dir, modules, preopen, sab, channelSizes, memoryCapBytes, warmup } = workerData;
+// jco's generated glue reads process.env.JCO_DEBUG on every host call (its _debugLog). On a worker
+// thread process.env is Node's environment store, ~200-300 ns a read here: about a tenth of a warm
+// componentize-js call's guest time. A plain copy (nothing in this thread writes it) reads in ~30 ns.
+process.env = { ...process.env };
 const channel = workerChannel(sab, channelSizes);
 // The guest's stdout/stderr, per call, sent with the end of its run (guest-output.mjs).
 const output = captureOutput();
@@ -44,38 +50,40 @@ const bridge = {
 // Generated from contract/tool.wit (codegen): names, argument shapes and result conversions.
 const host = hostImports(bridge);
 
-// --- WASI: an isolated filesystem holding only this binding's preopen -------------------------
-const fs = createFilesystem({ preopens: preopen ? { "/workspace": preopen.hostPath } : {} });
-const Descriptor = fs.types.Descriptor;
-
-// Every path-taking operation is resolved (symlinks included) against the preopen's real path
-// first; anything that would leave it fails inside the guest with `not-permitted`.
-confineDescriptors(Descriptor, fs.preopens.getDirectories().map(([d]) => [d, preopen.hostPath]));
-
-// A read grant: every mutating operation fails inside the guest with `read-only`. This worker
-// serves one binding only, so patching the shim's class here affects no other binding.
-if (preopen && preopen.mode === "read") {
-  const deny = () => {
-    throw "read-only";
-  };
-  for (const name of ["writeViaStream", "appendViaStream", "setSize", "setTimes", "write", "createDirectoryAt", "linkAt", "removeDirectoryAt", "renameAt", "symlinkAt", "unlinkFileAt", "setTimesAt"]) {
-    if (typeof Descriptor.prototype[name] === "function") Descriptor.prototype[name] = deny;
-  }
-  const openAt = Descriptor.prototype.openAt;
-  Descriptor.prototype.openAt = function (pathFlags, path, openFlags, descriptorFlags) {
-    if (openFlags?.create || openFlags?.truncate || descriptorFlags?.write || descriptorFlags?.mutateDirectory) throw "read-only";
-    return openAt.call(this, pathFlags, path, openFlags, descriptorFlags);
-  };
-  const getFlags = Descriptor.prototype.getFlags;
-  Descriptor.prototype.getFlags = function () {
-    return { ...getFlags.call(this), write: false, mutateDirectory: false };
-  };
-}
-
-const wasi = new WASIShim({
-  filesystem: fs,
-  sandbox: { env: {}, args: ["brain-component"], enableNetwork: false },
+// --- WASI: a filesystem holding only this binding's preopen (workspace-fs.mjs): every path is
+// confined to the preopen's real path, and a read grant refuses every mutation with `read-only`.
+const wasiImports = (grant) => ({
+  ...new WASIShim({
+    filesystem: workspaceFilesystem(grant),
+    sandbox: { env: {}, args: ["brain-component"], enableNetwork: false },
+  }).getImportObject(),
+  "wasi:clocks/wall-clock": wallClock,
 });
+
+// Components are transpiled with jco's "hybrid" bindings (store.ts): an import function carrying
+// a Symbol.for("cabiLower") factory is linked as the raw core function it returns, skipping jco's
+// per-call glue (a task object, a subtask, debug-log checks: several µs a call). The monotonic
+// clock's are preview2-shim's (a componentize-js guest reads it ~8 times a run). Its wall clock's
+// write the datetime at the wrong offsets (a trap or a corrupted guest), so the wall clock is ours;
+// its poll ones are not used: nothing here tests them, and a guest that polls is not on a hot path.
+const CABI_LOWER = Symbol.for("cabiLower");
+const wallClock = (() => {
+  const now = () => {
+    const ms = Date.now();
+    return { seconds: BigInt(Math.floor(ms / 1000)), nanoseconds: (ms % 1000) * 1_000_000 };
+  };
+  const resolution = () => ({ seconds: 0n, nanoseconds: 1_000_000 });
+  // datetime { seconds: u64 at +0, nanoseconds: u32 at +8 } at the return pointer.
+  const store = (memory, retptr, { seconds, nanoseconds }) => {
+    const view = new DataView(memory.buffer);
+    view.setBigUint64(retptr, seconds, true);
+    view.setUint32(retptr + 8, nanoseconds, true);
+  };
+  now[CABI_LOWER] = ({ memory }) => (retptr) => store(memory, retptr, now());
+  resolution[CABI_LOWER] = ({ memory }) => (retptr) => store(memory, retptr, resolution());
+  return { now, resolution };
+})();
+for (const f of [io.poll.Pollable.prototype.ready, io.poll.Pollable.prototype.block, io.poll.poll]) delete f[CABI_LOWER];
 
 const { instantiate } = await import(pathToFileURL(join(dir, "component.js")).href);
 const getCoreModule = (name) => modules[name] ?? WebAssembly.compileStreaming?.(name);
@@ -106,17 +114,60 @@ function trapMessage(e) {
 let instance;
 try {
   // WASI outside the grant (sockets, http, anything else) is linked to refusing implementations.
-  instance = await instantiate(getCoreModule, withDenials({ ...wasi.getImportObject(), [HOST_IMPORT_KEY]: host }), instantiateCore);
+  instance = await instantiate(getCoreModule, withDenials({ ...wasiImports(preopen), [HOST_IMPORT_KEY]: host }), instantiateCore);
 } catch (e) {
   parentPort.postMessage({ type: "ready", error: e instanceof Error ? e.message : String(e) });
   process.exit(1);
 }
 parentPort.postMessage({ type: "ready" });
+if (warmup !== undefined) {
+  await warmUp(warmup);
+  parentPort.postMessage({ type: "warmed" });
+}
 // A pending Atomics.waitAsync does not keep a thread alive; a listening port does.
 parentPort.on("message", () => {});
 
+/**
+ * A prewarmed worker's first run costs what V8 compiles lazily on first use: the guest's wasm
+ * functions and the glue's JavaScript (a componentize-js guest: 0.1-0.6 s, a warm run ~1 ms). So
+ * before a prewarmed worker serves calls, a throwaway instance of the same component runs once
+ * with the invocation the main thread made up (the smallest input the tool's schema accepts, the
+ * binding's options). It can touch nothing: its host answers every call without the journal
+ * (`model` refused), its preopen (when the binding has one) is an empty temporary folder under a
+ * read grant, the rest of WASI is this worker's (clocks, random; sockets and http refused), and
+ * what it prints is dropped. Its linear memory is its own; the compiled code it leaves behind is
+ * shared with the real instance, which has not run yet. A trap or an error ends it like a return.
+ */
+async function warmUp({ input, options }) {
+  const scratch = preopen === undefined ? undefined : mkdtempSync(join(tmpdir(), "brain-component-warmup-"));
+  const quiet = hostImports({
+    call: (op) => (op === "model" ? { err: { code: "unsupported", message: "no model during a warm-up run" } } : { ok: 0 }),
+    post() {},
+  });
+  try {
+    const throwaway = await instantiate(getCoreModule, withDenials({ ...wasiImports(scratch === undefined ? undefined : { hostPath: scratch, mode: "read" }), [HOST_IMPORT_KEY]: quiet }));
+    throwaway.run({ input, options, descriptor: undefined, deadlineAtMs: 0n });
+  } catch {
+    // A trap, or input the guest refused: it still compiled what it ran.
+  } finally {
+    output.take();
+    if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/**
+ * After a warm-up, how long the worker waits for its first invocation blocked in Atomics.wait
+ * rather than on its event loop. Right after the warm-up that loop has the throwaway instance's
+ * garbage to collect, and an invocation woken through it (Atomics.waitAsync) waited for that:
+ * 79-132 ms between the main thread's notify and the worker seeing it, on a loaded machine. A
+ * blocked thread is woken by the futex directly (inspect-js first call, pressure 74-96 %, four
+ * pairs: 128-291 ms waking through the loop, 49-89 ms blocked). Later idle waits block 2 ms.
+ */
+const FIRST_CALL_BLOCK_MS = 1000;
+let firstWait = warmup !== undefined;
 for (;;) {
-  const m = await channel.receiveAsync();
+  const m = await channel.receiveAsync(firstWait ? FIRST_CALL_BLOCK_MS : undefined);
+  firstWait = false;
   if (m.type !== "invoke") continue;
   let error;
   try {
