@@ -281,6 +281,27 @@ test("a malformed tools/call answer ends the call invalid_output", async () => {
   assert.equal([finished(all)[0]!.status, finished(all)[0]!.error?.code], ["error", "invalid_output"], JSON.stringify(finished(all)));
 });
 
+test("stdio: answers are read as the SDK's client reads them: split across writes, rich content, neither result nor error, JSON-RPC errors", async () => {
+  const one = async (tool: string, input: unknown = {}) => {
+    const all = await turn([await placed("rec", tool)], [{ name: tool, input }]);
+    return { result: results(all)[0], finished: finished(all)[0]! };
+  };
+  const split = await one("split");
+  assert.equal([split.result!.outcome.status, split.result!.content], ["ok", "two halves é"]);
+  const rich = await one("rich");
+  assert.is(rich.result!.outcome.status, "ok", JSON.stringify(rich));
+  assert.equal(rich.result!.outcome.value, { n: 1 });
+  assert.is(rich.result!.content, "annotated");
+  const none = await one("no-envelope");
+  assert.equal([none.finished.status, none.finished.error?.code], ["error", "invalid_output"], JSON.stringify(none));
+  const invalid = await one("refuse");
+  assert.equal([invalid.finished.status, invalid.finished.error?.code], ["error", "invalid_input"], JSON.stringify(invalid));
+  assert.equal(invalid.finished.error?.details, { jsonrpcCode: -32602, data: { why: "test" } });
+  const other = await one("refuse", { code: -32099 });
+  assert.equal([other.finished.status, other.finished.error?.code], ["error", "tool_error"], JSON.stringify(other));
+  assert.match(other.finished.error?.message ?? "", /refused here/);
+});
+
 test("bad definitions stop startBrain and brain serve with a message naming the entry", async () => {
   const refusedBy = (o: Parameters<typeof startBrain>[0]) => startBrain(o).then((b) => b.close().then(() => "started"), (e: Error) => e.message);
   assert.match(await refusedBy({ journal: "memory", port: 0, mcpServers: { fs: { command: "x", url: "http://a" } as never } }), /mcpServers\.fs must have exactly one of "command"/);

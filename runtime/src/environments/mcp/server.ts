@@ -18,6 +18,9 @@ const STDERR_LINES = 5;
 export class McpServer {
   private conn: Promise<WireConnection> | undefined;
   private list: Promise<WireTool[]> | undefined;
+  // What `conn` and `list` resolved to, while they stand: a call takes them without waiting.
+  private connNow: WireConnection | undefined;
+  private listNow: WireTool[] | undefined;
   private closed = false;
   private readonly stderr: string[] = [];
 
@@ -50,14 +53,19 @@ export class McpServer {
     if (this.conn === undefined) {
       const started = this.open();
       this.conn = started;
+      this.connNow = undefined;
       started.then(
-        (c) =>
+        (c) => {
+          if (this.conn === started) this.connNow = c;
           c.onClosed((why) => {
             if (this.conn !== started) return;
             this.conn = undefined;
+            this.connNow = undefined;
             this.list = undefined;
+            this.listNow = undefined;
             if (!this.closed) this.logger.warn("MCP server connection ended; it is connected again for the next call", { server: this.name, reason: why });
-          }),
+          });
+        },
         () => {
           // Not kept: the next use tries again (the failure was reported to this use).
           if (this.conn === started) this.conn = undefined;
@@ -82,7 +90,10 @@ export class McpServer {
           this.logger.debug("MCP server stderr", { server: this.name, line });
         },
       });
-      conn.onToolsChanged(() => (this.list = undefined));
+      conn.onToolsChanged(() => {
+        this.list = undefined;
+        this.listNow = undefined;
+      });
       return conn;
     } catch (e) {
       const why =
@@ -109,17 +120,29 @@ export class McpServer {
         }
       });
       this.list = listed;
-      listed.catch(() => {
-        if (this.list === listed) this.list = undefined;
-      });
+      this.listNow = undefined;
+      listed.then(
+        (tools) => {
+          if (this.list === listed) this.listNow = tools;
+        },
+        () => {
+          if (this.list === listed) this.list = undefined;
+        },
+      );
     }
     return this.list;
+  }
+
+  /** The live connection and the tools listed on it when both are at hand (no waiting), else undefined. */
+  ready(): { conn: WireConnection; tools: WireTool[] } | undefined {
+    return this.connNow === undefined || this.listNow === undefined || this.closed ? undefined : { conn: this.connNow, tools: this.listNow };
   }
 
   async close(): Promise<void> {
     this.closed = true;
     const c = this.conn;
     this.conn = undefined;
+    this.connNow = undefined;
     if (c !== undefined) await c.then((x) => x.close()).catch(() => undefined);
   }
 }
