@@ -313,7 +313,7 @@ test("bad definitions stop startBrain and brain serve with a message naming the 
 
 test("the MCP client's wire is one file: only environments/mcp/wire.ts imports the MCP SDK", () => {
   const folder = fileURLToPath(new URL("../src/environments/mcp/", import.meta.url));
-  const importers = readdirSync(folder).filter((f) => /@modelcontextprotocol\//.test(readFileSync(join(folder, f), "utf8")));
+  const importers = readdirSync(folder).filter((f) => /(from|import)\s*\(?\s*"@modelcontextprotocol\//.test(readFileSync(join(folder, f), "utf8")));
   assert.equal(importers, ["wire.ts"]);
 });
 

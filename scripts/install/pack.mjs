@@ -59,12 +59,12 @@ function resolveDir(name, fromDir) {
  * Packages of which the published packages' dependencies hold two versions, which this offline
  * install cannot place side by side (it has no registry to resolve the second from): the user's
  * app pins the one shipped with npm `overrides` (PINNED_OVERRIDES: `$name`, its direct dependency), a version
- * every dependent works with. Today:
- * @modelcontextprotocol/sdk asks for content-type ^1.0.5 and its express ^2.1.0; both only call
- * `parse` and `format`, the same in both. A user installing from the registry gets npm's own
- * nested layout instead.
+ * every dependent works with. None today: the one case (content-type, asked for in two versions by
+ * @modelcontextprotocol/sdk and its express) left with the MCP SDK, now an optional peer of the
+ * runtime that an app installs only to use MCP. A user installing from the registry gets npm's own
+ * nested layout either way.
  */
-export const ONE_VERSION = { "content-type": "2.1.0" };
+export const ONE_VERSION = {};
 
 /** npm `overrides` for an app that installs the pinned packages' tarballs: every dependent takes the app's own (direct) one. */
 export const PINNED_OVERRIDES = Object.fromEntries(Object.keys(ONE_VERSION).map((name) => [name, `$${name}`]));

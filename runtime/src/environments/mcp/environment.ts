@@ -9,8 +9,8 @@ import { contractOf } from "./contract.ts";
 import { requestErrorEnd, resultEnd } from "./outcome.ts";
 import type { McpEnd } from "./outcome.ts";
 import { McpServer } from "./server.ts";
-import { MAX_TIMER_MS, WireError } from "./wire.ts";
-import type { WireCall, WireConnection, WireTool } from "./wire.ts";
+import { MAX_TIMER_MS, WireError } from "./wire-types.ts";
+import type { WireCall, WireConnection, WireTool } from "./wire-types.ts";
 
 /** The call's input checked against the placed contract's inputSchema. Throws `invalid_input`. */
 function checkInput(call: CallInvocation): void {

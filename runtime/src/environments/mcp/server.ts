@@ -2,8 +2,8 @@ import { BrainRuntimeError } from "../../errors.ts";
 import type { Logger } from "../../logger.ts";
 import type { McpServerConfig } from "./config.ts";
 import { DEFAULT_INITIALIZE_TIMEOUT_MS } from "./config.ts";
-import { connect, WireError } from "./wire.ts";
-import type { WireConnection, WireTarget, WireTool } from "./wire.ts";
+import { loadWire, WireError } from "./wire-types.ts";
+import type { WireConnection, WireTarget, WireTool } from "./wire-types.ts";
 
 // stderr lines kept to explain a server that would not start.
 const STDERR_LINES = 5;
@@ -79,6 +79,8 @@ export class McpServer {
     const c = this.config;
     const target: WireTarget = "url" in c ? { kind: "http", url: c.url, headers: c.headers ?? {} } : { kind: "stdio", command: c.command, args: c.args ?? [], env: c.env ?? {}, cwd: c.cwd };
     this.stderr.length = 0;
+    // The MCP SDK is loaded with the first server that connects (a missing package is said as it is).
+    const { connect } = await loadWire(this.name);
     try {
       const conn = await connect(target, {
         timeoutMs: this.initializeTimeoutMs,

@@ -1,7 +1,8 @@
 /**
  * The MCP wire, and the only file of the runtime that imports `@modelcontextprotocol/sdk`: the
  * next MCP revision (or SDK v2) is a change here. Everything else in this folder speaks the small
- * interface below. Targets MCP 2025-11-25 (the SDK's LATEST_PROTOCOL_VERSION; it negotiates down
+ * interface of wire-types.ts, and loads this file (so the SDK, an optional dependency) only when an
+ * operator's MCP server is first connected. Targets MCP 2025-11-25 (the SDK's LATEST_PROTOCOL_VERSION; it negotiates down
  * to the revisions the SDK supports, 2025-06-18 included).
  *
  * The SDK's `Client` does the session: `initialize` and its negotiation, `tools/list`, pings and
@@ -24,85 +25,11 @@ import { CallToolResultSchema, ErrorCode, JSONRPCMessageSchema, LATEST_PROTOCOL_
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 
+import { MAX_TIMER_MS, WireError } from "./wire-types.ts";
+import type { WireCall, WireConnection, WireProgress, WireResult, WireTarget, WireTool } from "./wire-types.ts";
+
 /** The MCP revision Brain's client asks for in `initialize`. */
 export const MCP_PROTOCOL_VERSION: string = LATEST_PROTOCOL_VERSION;
-
-/** How to reach one server: a process Brain starts (stdio) or a Streamable HTTP endpoint. */
-export type WireTarget =
-  | { kind: "stdio"; command: string; args: string[]; env: Record<string, string>; cwd: string | undefined }
-  | { kind: "http"; url: string; headers: Record<string, string> };
-
-/** One tool as the server lists it (the fields Brain uses). */
-export interface WireTool {
-  name: string;
-  description: string | undefined;
-  inputSchema: unknown;
-  outputSchema: unknown;
-}
-
-/** A `tools/call` result as the server sent it (already checked to be a CallToolResult). */
-export interface WireResult {
-  content: unknown[];
-  structuredContent: Record<string, unknown> | undefined;
-  isError: boolean;
-}
-
-export interface WireProgress {
-  progress: number;
-  total?: number;
-  message?: string;
-}
-
-/**
- * Why a request failed, as the rest of the folder needs to know it:
- * - `closed`: the connection or process ended before the answer (the server may have acted);
- * - `server`: the server answered a JSON-RPC error (`code`, `message`, `data`);
- * - `malformed`: the server answered something that is not a valid result;
- * - `timeout`: the wire's own timer (initialize, or a call's deadline plus its grace) ran out;
- * - `cancelled`: the caller cancelled the request (`WireCall.cancel`);
- * - `transport`: sending failed (for HTTP the request may have arrived).
- */
-export class WireError extends Error {
-  constructor(
-    readonly reason: "closed" | "server" | "malformed" | "timeout" | "cancelled" | "transport",
-    message: string,
-    readonly code?: number,
-    readonly data?: unknown,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = "WireError";
-  }
-}
-
-/** JSON-RPC codes a server answers that Brain maps to its own codes. */
-export const JSONRPC = { invalidParams: ErrorCode.InvalidParams, methodNotFound: ErrorCode.MethodNotFound } as const;
-
-/** One `tools/call` sent: its result, and a way to end it from Brain's side. */
-export interface WireCall {
-  /** The server's result; rejects with a WireError. */
-  readonly result: Promise<WireResult>;
-  /** Ends the request (Brain's deadline or a cancellation): sends `notifications/cancelled` and rejects `result` (`cancelled`). Nothing once it has settled. */
-  cancel(reason: string): void;
-}
-
-export interface WireConnection {
-  /** Every tool, all pages. */
-  listTools(timeoutMs: number): Promise<WireTool[]>;
-  /**
-   * Sends `tools/call` once; never re-sent by this layer. `timeoutMs` at or above MAX_TIMER_MS
-   * means no timer at all (the call is bounded by Brain, which cancels it).
-   */
-  callTool(name: string, args: unknown, o: { onProgress: (p: WireProgress) => void; timeoutMs: number }): WireCall;
-  /** Called once when the connection or the process ends (after `close` too). */
-  onClosed(fn: (why: string) => void): void;
-  /** The server's tool list changed (notifications/tools/list_changed). */
-  onToolsChanged(fn: () => void): void;
-  close(): Promise<void>;
-}
-
-// setTimeout's ceiling: an unlimited Brain call must not be cut by the SDK's 60 s default.
-export const MAX_TIMER_MS = 2_147_483_647;
 
 function wireError(e: unknown, what: string): WireError {
   if (e instanceof WireError) return e;
