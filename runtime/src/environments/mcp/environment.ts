@@ -2,6 +2,7 @@ import type { ErrorInfo, PlacedTool, ToolContract } from "@aexhq/brain-protocol"
 import type { CallHandle, CallInvocation, CallSink, Environment } from "../../dispatch/environment.ts";
 import { BrainRuntimeError, toErrorInfo } from "../../errors.ts";
 import type { Logger } from "../../logger.ts";
+import { failure } from "../json-answer.ts";
 import { validateSchema } from "../json-schema.ts";
 import { parseMcpServers } from "./config.ts";
 import type { McpServerConfig } from "./config.ts";
@@ -86,11 +87,15 @@ export class McpEnvironment implements Environment {
     const p = call.tool.placement as McpPlacement;
     const where = `MCP tool ${p.tool} on server ${p.server}`;
     const contract: ToolContract = call.tool.contract;
-    const issues = validateSchema(contract.inputSchema, call.input);
-    if (issues.length > 0) throw new BrainRuntimeError("invalid_input", "input does not match the tool's input schema", issues);
-    const conn = await server.connection();
     const abort = new AbortController();
     const handle: CallHandle = { stop: () => abort.abort(new Error("the call ended in Brain (deadline or cancellation)")) };
+    // An error outcome (tool.result, then tool.finished), as every Environment answers input its schema refuses; nothing is sent.
+    const issues = validateSchema(contract.inputSchema, call.input);
+    if (issues.length > 0) {
+      await sink.finish(failure("invalid_input", "input does not match the tool's input schema", issues));
+      return handle;
+    }
+    const conn = await server.connection();
     // The call may have ended (deadline, cancellation) while the server was being started: nothing is sent then.
     if (sink.finished || (call.deadlineAt !== null && call.deadlineAt <= Date.now())) return handle;
     this.inflight.add(abort);
