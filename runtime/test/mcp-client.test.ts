@@ -71,6 +71,7 @@ test.before(async () => {
       web: { url: `http://127.0.0.1:${httpPort}/mcp` },
       rec: withPid(recPid, [LINE, "ok", recLog]),
       hang: { command: NODE, args: [LINE, "hang-initialize"], initializeTimeoutMs: 300 },
+      garbage: { command: NODE, args: [LINE, "garbage-initialize"], initializeTimeoutMs: 2000 },
       missing: { command: join(dir, "no-such-server") },
       malformed: { command: NODE, args: [LINE, "malformed"] },
       remoteref: { command: NODE, args: [LINE, "remote-ref"] },
@@ -239,10 +240,14 @@ test("filesystem: a file is read; isError: true is an error outcome with the ser
   assert.match(bad!.outcome.error.message, /ENOENT|no such file|not found/i);
 });
 
-test("input that does not match the server's inputSchema ends invalid_input without a tools/call", async () => {
+test("input that does not match the server's inputSchema ends invalid_input without a tools/call, with its result as every Environment journals it", async () => {
   writeFileSync(recLog, "");
   const all = await turn([await placed("rec", "add")], [{ name: "add", input: { a: "two" } }]);
   assert.equal([finished(all)[0]!.status, finished(all)[0]!.error?.code], ["error", "invalid_input"], JSON.stringify(finished(all)));
+  // tool.result (the error outcome, with the issues) then tool.finished, as for hosts, components and descriptors.
+  assert.equal(all.filter((r) => r.type.startsWith("tool.")).map((r) => r.type), ["tool.call_started", "tool.result", "tool.finished"]);
+  assert.is(results(all)[0]!.outcome.error.code, "invalid_input");
+  assert.ok(Array.isArray(results(all)[0]!.outcome.error.details) && results(all)[0]!.outcome.error.details.length > 0, JSON.stringify(results(all)));
   assert.is(received().filter((m) => m.method === "tools/call").length, 0);
 });
 
@@ -255,6 +260,10 @@ test("bad servers are typed refusals at session creation, never a hang or intern
   const hang = await refusal(as("hang"));
   assert.equal([hang.status, hang.code], [503, "unavailable"]);
   assert.match(hang.message, /did not answer initialize within 300 ms/);
+  // Answered with a line that is not JSON: the same bounded refusal, saying what the transport made of it.
+  const garbage = await refusal(as("garbage"));
+  assert.equal([garbage.status, garbage.code], [503, "unavailable"]);
+  assert.match(garbage.message, /did not answer initialize within 2000 ms \(the transport reported: .*not valid JSON/);
   const undefinedServer = await refusal(as("nope"));
   assert.equal([undefinedServer.status, undefinedServer.code], [400, "unsupported"]);
   const noTool = await refusal(as("rec", "subtract"));

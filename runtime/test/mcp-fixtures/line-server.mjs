@@ -1,7 +1,8 @@
 // A small stdio MCP server speaking raw JSON-RPC lines, for what the real servers will not do:
 // record what it receives (to prove a call is sent once and cancelled on the wire), hang in
-// initialize, answer a malformed result, advertise a schema Brain cannot check.
-// Usage: node line-server.mjs <mode> <log file>; modes: ok, hang-initialize, malformed, remote-ref.
+// initialize or answer it with a line that is not JSON, answer a malformed result, advertise a schema
+// Brain cannot check.
+// Usage: node line-server.mjs <mode> <log file>; modes: ok, hang-initialize, garbage-initialize, malformed, remote-ref.
 import { appendFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -27,6 +28,7 @@ function serve(mode = "ok", log) {
     const m = JSON.parse(line);
     if (m.method === "initialize") {
       if (mode === "hang-initialize") return;
+      if (mode === "garbage-initialize") return void process.stdout.write("hello, I am not JSON-RPC\n");
       send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "line-server", version: "1.0.0" } } });
     } else if (m.method === "tools/list") {
       send({ jsonrpc: "2.0", id: m.id, result: { tools } });

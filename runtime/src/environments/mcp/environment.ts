@@ -2,7 +2,9 @@ import type { ErrorInfo, PlacedTool, ToolContract } from "@aexhq/brain-protocol"
 import type { CallHandle, CallInvocation, CallSink, Environment } from "../../dispatch/environment.ts";
 import { BrainRuntimeError, toErrorInfo } from "../../errors.ts";
 import type { Logger } from "../../logger.ts";
+import { failure } from "../json-answer.ts";
 import { validateSchema } from "../json-schema.ts";
+import type { SchemaIssue } from "../json-schema.ts";
 import { parseMcpServers } from "./config.ts";
 import type { McpServerConfig } from "./config.ts";
 import { contractOf } from "./contract.ts";
@@ -12,12 +14,11 @@ import { McpServer } from "./server.ts";
 import { MAX_TIMER_MS, WireError } from "./wire-types.ts";
 import type { WireCall, WireConnection, WireTool } from "./wire-types.ts";
 
-/** The call's input checked against the placed contract's inputSchema. Throws `invalid_input`. */
-function checkInput(call: CallInvocation): void {
-  const issues = validateSchema(call.tool.contract.inputSchema, call.input);
-  if (issues.length > 0) throw new BrainRuntimeError("invalid_input", "input does not match the tool's input schema", issues);
+/** Input its schema refuses: an error outcome (tool.result, then tool.finished), as every Environment answers it; nothing is sent. */
+async function refuseInput(sink: CallSink, issues: SchemaIssue[]): Promise<CallHandle> {
+  await sink.finish(failure("invalid_input", "input does not match the tool's input schema", issues));
+  return { stop: () => undefined };
 }
-
 type McpPlacement = Extract<PlacedTool["placement"], { kind: "mcp" }>;
 
 /**
@@ -104,13 +105,15 @@ export class McpEnvironment implements Environment {
     const ready = server.ready();
     if (ready === undefined) return this.startConnecting(call, sink, server);
     this.listed(call.tool, ready.tools);
-    checkInput(call);
+    const issues = validateSchema(call.tool.contract.inputSchema, call.input);
+    if (issues.length > 0) return refuseInput(sink, issues);
     return this.send(call, sink, server, ready.conn);
   }
 
   private async startConnecting(call: CallInvocation, sink: CallSink, server: McpServer): Promise<CallHandle> {
     this.listed(call.tool, await server.tools());
-    checkInput(call);
+    const issues = validateSchema(call.tool.contract.inputSchema, call.input);
+    if (issues.length > 0) return refuseInput(sink, issues);
     return this.send(call, sink, server, await server.connection());
   }
 

@@ -100,7 +100,7 @@ export class McpServer {
     } catch (e) {
       const why =
         e instanceof WireError && e.reason === "timeout"
-          ? `did not answer initialize within ${this.initializeTimeoutMs} ms`
+          ? `did not answer initialize within ${this.initializeTimeoutMs} ms${e.message.includes("; the transport reported: ") ? ` (${e.message.slice(e.message.indexOf("the transport reported: "))})` : ""}`
           : e instanceof WireError && e.reason === "malformed"
             ? "answered initialize with something that is not an MCP result"
             : `could not be started or reached (${e instanceof Error ? e.message : String(e)})`;

@@ -368,6 +368,8 @@ export async function connect(target: WireTarget, o: { timeoutMs: number; client
     await client.close().catch(() => undefined);
     const err = wireError(e, "initialize");
     if (err.reason === "closed" && lastError !== undefined) throw new WireError("closed", `initialize: ${lastError}`, undefined, undefined, { cause: e });
+    // A server that answered with what is not JSON-RPC times out too: say what the transport made of it.
+    if (err.reason === "timeout" && lastError !== undefined) throw new WireError("timeout", `initialize: no answer in time; the transport reported: ${lastError}`, undefined, undefined, { cause: e });
     throw err;
   }
   if (stdio !== undefined) stdio.take = (m) => calls.take(m);
