@@ -38,7 +38,7 @@ export const RULES = {
   // ts-morph: only the brain-tools publishing helper (an optional peer, loaded on demand).
   "sdk-node": { areas: ["sdk-core"], node: true, wit: false, externals: ["ws", "zod", "ts-morph", "@modelcontextprotocol/sdk"], neutral: false },
   "sdk-deno": { areas: ["sdk-core"], node: false, wit: false, externals: ["zod", "@std/*"], neutral: false },
-  conformance: { areas: ["runtime", "generated", "sdk-core", "sdk-node", "sdk-deno"], node: true, wit: true, externals: ["ws", "zod", "@bytecodealliance/*"], neutral: false },
+  conformance: { areas: ["runtime", "generated", "sdk-core", "sdk-node", "sdk-deno"], node: true, wit: true, externals: ["ws", "zod", "@bytecodealliance/*", "@modelcontextprotocol/sdk"], neutral: false },
   examples: { areas: ["sdk-node", "sdk-deno", "runtime"], node: true, wit: true, externals: ["zod", "@bytecodealliance/*", "@modelcontextprotocol/sdk"], neutral: false },
   bench: { areas: EVERY_AREA, node: true, wit: true, externals: ["*"], neutral: false },
   scripts: { areas: EVERY_AREA.filter((a) => !LEAVES.includes(a)), node: true, wit: false, externals: ["*"], neutral: false },

@@ -39,8 +39,13 @@ async function httpEchoServer(): Promise<{ url: string; close(): Promise<void> }
   };
 }
 
+/** The stdio echo server as an operator defines it: the same child process the direct peer starts. */
+export function mcpStdioServer(): { command: string; args: string[] } {
+  return { command: process.execPath, args: ["--import", "tsx", fileURLToPath(new URL("./mcp/stdio-server.ts", import.meta.url))] };
+}
+
 /** Calls of the echo tool through Brain: CONCURRENCY sessions placing it from `server`, each call started as the Agentloop starts one. */
-async function brainPeer(server: { command: string; args: string[] } | { url: string }): Promise<McpPeer> {
+export async function brainPeer(server: { command: string; args: string[] } | { url: string }): Promise<McpPeer> {
   const brain = await startBrain({ dataDir: ":memory:", port: 0, maxEmittedBytes: 2 ** 40, mcpServers: { echo: server } });
   const { internals } = brain;
   const listed = (await (await fetch(`${brain.url}/v1/mcp-servers/echo/tools`, { headers: { authorization: `Bearer ${brain.token}` } })).json()) as { tools: { tool: string; contract: PlacedTool["contract"] }[] };
@@ -71,7 +76,7 @@ async function brainPeer(server: { command: string; args: string[] } | { url: st
 
 export async function mcpEnvironment(cfg: BenchConfig, log: (s: string) => void): Promise<Section> {
   const s: Section = { id: "17", title: "17. MCP servers as an Environment: the same MCP echo server called by the MCP SDK's Client directly vs through Brain (memory journal)", figures: [], notes: [] };
-  const stdioServer = { command: process.execPath, args: ["--import", "tsx", fileURLToPath(new URL("./mcp/stdio-server.ts", import.meta.url))] };
+  const stdioServer = mcpStdioServer();
   for (const transport of ["stdio", "Streamable HTTP"] as const) {
     log(`  mcp environment: ${transport}, direct`);
     const direct = transport === "stdio" ? await stdioPeer() : await httpPeer();
@@ -91,7 +96,7 @@ export async function mcpEnvironment(cfg: BenchConfig, log: (s: string) => void)
     );
   }
   s.notes.push(
-    `Through Brain: ${CONCURRENCY} sessions placing the server's echo tool, calls started by the dispatcher as the Agentloop starts them (no model turn), each journaled (memory journal) and answered from its tool.finished commit. Direct: one MCP SDK Client. Each side has its own server (a child process for stdio, a server in this process for Streamable HTTP); Brain's client is the same SDK underneath (runtime/src/environments/mcp/wire.ts).`,
+    `Through Brain: ${CONCURRENCY} sessions placing the server's echo tool, calls started by the dispatcher as the Agentloop starts them (no model turn), each journaled (memory journal) and answered from its tool.finished commit. Direct: one MCP SDK Client. Each side has its own server (a child process for stdio, a server in this process for Streamable HTTP); Brain's client is the SDK's Client for the MCP session (initialize, tools/list) and its own JSON-RPC for tools/call on the same transport (runtime/src/environments/mcp/wire.ts); the direct side is the plain SDK Client throughout.`,
   );
   return s;
 }

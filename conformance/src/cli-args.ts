@@ -6,7 +6,7 @@ interface Option {
 }
 
 const OPTIONS: readonly Option[] = [
-  { flag: "--subject", value: "<subject>", help: "what to check (required): node, deno, command:\"<shell command>\" (your host), component:<file.wasm>, http, http-command:\"<shell command>\" (your HTTP tools), packaged-node, packaged-deno" },
+  { flag: "--subject", value: "<subject>", help: "what to check (required): node, deno, command:\"<shell command>\" (your host), component:<file.wasm>, http, http-command:\"<shell command>\" (your HTTP tools), packaged-node, packaged-deno, mcp, mcp:\"<shell command>\" (your MCP stdio server), mcp-http, mcp-http:\"<shell command or URL>\" (your MCP Streamable HTTP server)" },
   { flag: "--only", value: "<pattern>", help: "run the scenarios whose name contains it or matches it as a glob ('deadline-*')" },
   { flag: "--report", value: "<file.json>", help: "also write the results as JSON (contract/conformance-report.schema.json)" },
   { flag: "--expected-failures", value: "<file.json>", help: "a JSON array of scenario names your binding is known to fail; a listed one that passes fails the run (stale)" },
@@ -82,6 +82,7 @@ Examples:
   brain-conformance --subject node
   brain-conformance --subject 'command:python my_host.py' --report report.json
   brain-conformance --subject component:my_tools.wasm --only 'deadline-*'
+  brain-conformance --subject 'mcp:python my_mcp_server.py'
 
 The protocol your subject speaks: contract/PROTOCOL.md in this package; the scenarios and the
 catalogue of tools to implement: README.md and CATALOGUE.md beside it.`;

@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync, existsSync, mkdtempSync, rmSync, accessSyn
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startBrain, validateSchema } from "@aexhq/brain-runtime";
+import { startBrain, stderrLogger, validateSchema } from "@aexhq/brain-runtime";
 import { CONFORMANCE_REPORT_SCHEMA } from "@aexhq/brain-protocol";
 import type { ToolContract, PlacedTool } from "@aexhq/brain-protocol";
 import { appliesTo, journalOf, loadScenarios, matches, type Scenario, type SubjectKind } from "./scenario.ts";
@@ -21,8 +21,9 @@ import { hostContracts, runScenario, waitDisconnected, type RunContext, type Sce
 import { componentContracts, componentPlacement, uploadComponent } from "./component-subject.ts";
 import { freePort, httpContracts, waitListening } from "./http-subject.ts";
 import { packagedCatalogue, packagedPlacement, uploadPackaged } from "./packaged-subject.ts";
+import { MCP_SERVER, capturingLogger, killStdioServer, mcpContracts, mcpPlacement, stdioServer } from "./mcp-subject.ts";
 import { UsageError, conformanceHelp, parseConformanceArgs } from "./cli-args.ts";
-import { lackingTools, listing } from "./capabilities.ts";
+import { lackingTools, listing, notApplicable } from "./capabilities.ts";
 import { readCatalogueDocument } from "./catalogue-document.ts";
 
 /** `runConformance` options: the subject (as `--subject` takes it) and the CLI's other options. */
@@ -91,15 +92,21 @@ export async function runConformance(opts: ConformanceOptions): Promise<Conforma
   }
   const unknownTool = opts.tools?.find((t) => !CATALOGUE_TOOLS.has(t));
   if (unknownTool !== undefined) throw new Error(`--tools: ${unknownTool} is not a catalogue tool (CATALOGUE.md lists them)`);
-  const kind: SubjectKind = spec.kind === "component" ? "component" : spec.kind === "http" ? "http" : spec.kind === "packaged" ? "managed" : "host";
+  const kind: SubjectKind = spec.kind === "component" ? "component" : spec.kind === "http" ? "http" : spec.kind === "packaged" ? "managed" : spec.kind === "mcp" ? "mcp" : "host";
   const selected = loadScenarios(opts.scenariosDir ?? join(packageRoot, "scenarios")).filter((s) => matches(opts.only, s.name) && !opts.exclude?.includes(s.name));
   const byName = new Map<string, ScenarioResult>();
   for (const s of selected.filter((s) => !appliesTo(s, kind))) {
-    byName.set(s.name, { name: s.name, pass: true, na: true, detail: `n/a for ${kind} subjects`, ms: 0 });
+    byName.set(s.name, { name: s.name, pass: true, na: true, detail: notApplicable(s.name, kind), ms: 0 });
+  }
+  // A Streamable HTTP server the runner did not start cannot be killed: the scenarios that do are n/a.
+  if (spec.mcp?.transport === "url") {
+    for (const s of selected.filter((s) => appliesTo(s, kind) && s.actions?.some((a) => a.do === "drop_connection" || a.do === "restart_subject"))) {
+      byName.set(s.name, { name: s.name, pass: true, na: true, detail: `n/a for mcp-http:<URL>: the runner did not start the server, so it cannot kill it (give mcp-http:<command> instead)`, ms: 0 });
+    }
   }
   const subjectOutput: string[] = [];
   const groups = new Map<"memory" | "sqlite", Scenario[]>();
-  for (const s of selected.filter((s) => appliesTo(s, kind))) groups.set(journalOf(s), [...(groups.get(journalOf(s)) ?? []), s]);
+  for (const s of selected.filter((s) => !byName.has(s.name))) groups.set(journalOf(s), [...(groups.get(journalOf(s)) ?? []), s]);
 
   for (const [journal, scenarios] of groups) {
     const stage = await startStage(spec, journal, opts);
@@ -150,8 +157,25 @@ async function startStage(spec: SubjectSpec, journal: "memory" | "sqlite", opts:
   // An HTTP subject's port is chosen first: the runtime must allow its origin from the start.
   const httpPort = spec.kind === "http" ? await freePort() : undefined;
   const httpOrigin = `http://127.0.0.1:${httpPort}`;
+  // An MCP subject is the runtime's MCP server `conformance`: over stdio the runtime starts it (its
+  // wrapper writes the process group the runner kills), over Streamable HTTP the runner starts it on
+  // a port of its own (or it already runs at a URL).
+  const mcp = spec.mcp;
+  const mcpDir = mcp?.transport === "stdio" ? mkdtempSync(join(tmpdir(), "brain-conformance-mcp-")) : undefined;
+  const pidFile = join(mcpDir ?? "", "server.pid");
+  const mcpPort = mcp?.transport === "http" ? await freePort() : undefined;
+  const mcpOrigin = `http://127.0.0.1:${mcpPort}`;
+  const mcpServers = mcp === undefined
+    ? undefined
+    : { [MCP_SERVER]: mcp.transport === "stdio" ? stdioServer(spec.argv, spec.shell, pidFile, connectTimeoutMs) : { url: mcp.transport === "url" ? mcp.url : `${mcpOrigin}/mcp`, initializeTimeoutMs: connectTimeoutMs } };
+  // What the runtime says about the MCP server (its stderr lines) is the subject's output.
+  const captured = mcp === undefined ? undefined : capturingLogger(stderrLogger());
   // A host timeout shorter than the default 6 s keeps the silent-runtime scenario short.
-  const brainOptions = { dataDir, maxEmittedBytes: opts.maxEmittedBytes ?? 100_000, hostTimeoutMs: HOST_TIMEOUT_MS, ...(httpPort === undefined ? {} : { httpToolOrigins: [httpOrigin] }) };
+  const brainOptions = {
+    dataDir, maxEmittedBytes: opts.maxEmittedBytes ?? 100_000, hostTimeoutMs: HOST_TIMEOUT_MS,
+    ...(httpPort === undefined ? {} : { httpToolOrigins: [httpOrigin] }),
+    ...(mcpServers === undefined ? {} : { mcpServers, logger: captured!.logger }),
+  };
   let brain: Brain = await startBrain({ ...brainOptions, port: 0 });
   const port = Number(new URL(brain.url).port);
   const token = brain.token;
@@ -186,15 +210,24 @@ async function startStage(spec: SubjectSpec, journal: "memory" | "sqlite", opts:
       connectError = `the packaged catalogue was not admitted: ${(e as Error).message}`;
     }
     place = (contract) => packagedPlacement(contract, packaged!, runtime);
+  } else if (spec.kind === "mcp") {
+    let mcpNames = new Map<string, string>();
+    try {
+      if (mcp!.transport === "http") {
+        subject = startSubject(spec, brain.url, token, undefined, undefined, { [HTTP_PORT_ENV]: String(mcpPort) });
+        await listening(subject, mcpOrigin, connectTimeoutMs);
+      }
+      ({ contracts, mcpNames } = await mcpContracts(api));
+    } catch (e) {
+      connectError = `${(e as Error).message}\n--- subject output ---\n${tail(`${subject?.output() ?? ""}${captured!.output()}`)}`;
+    }
+    place = (contract) => mcpPlacement(contract, mcpNames);
   } else if (spec.kind === "http") {
     // Callbacks go to the runtime itself: the endpoint checks they lie under the Brain URL it was given.
     subject = startSubject(spec, brain.url, token, undefined, undefined, { [HTTP_PORT_ENV]: String(httpPort) });
     const started = subject;
     try {
-      await Promise.race([
-        waitListening(httpOrigin, connectTimeoutMs),
-        new Promise<never>((_, reject) => started.process.once("exit", (code) => reject(new Error(`subject exited with code ${code} before listening`)))),
-      ]);
+      await listening(started, httpOrigin, connectTimeoutMs);
       contracts = httpContracts();
     } catch (e) {
       connectError = `${(e as Error).message}\n--- subject output ---\n${tail(started.output())}`;
@@ -220,20 +253,37 @@ async function startStage(spec: SubjectSpec, journal: "memory" | "sqlite", opts:
   // A subject that implements part of the catalogue (`--tools`): scenarios needing the rest are n/a.
   if (opts.tools !== undefined) contracts = new Map([...contracts].filter(([name]) => opts.tools!.includes(name)));
   const hostOnly = (what: string) => async () => { throw new Error(`${what} needs a host subject`); };
+  // A host subject: a process connected to the runtime as a host (not HTTP tools or an MCP server).
+  const hosted = spec.kind !== "http" && spec.kind !== "mcp";
+  const reconnected = subject && hosted
+    ? async () => { await new Promise((r) => setTimeout(r, 50)); await hostContracts(api, subject!.hostId, connectTimeoutMs); }
+    : hostOnly("drop_connection");
+  /** An MCP server killed: over stdio the runtime starts it again on next use; over HTTP the runner restarts it on its port. */
+  const killMcp = async () => {
+    if (mcp?.transport === "stdio") return killStdioServer(pidFile);
+    if (mcp?.transport !== "http" || subject === undefined) throw new Error("the runner can kill only an MCP server it started (mcp:<command>, mcp-http:<command>)");
+    await subject.stop("SIGKILL");
+    subject = startSubject(spec, brain.url, token, undefined, undefined, { [HTTP_PORT_ENV]: String(mcpPort) });
+    await listening(subject, mcpOrigin, connectTimeoutMs);
+  };
   const ctx: RunContext = {
     api, proxy, contracts, place,
     hostTimeoutMs: HOST_TIMEOUT_MS,
-    replaceHost: subject && spec.kind !== "http"
+    replaceHost: subject && hosted
       ? async () => {
           const ws = await registerAs(brain.url, token, subject!.identity.hostId, subject!.identity.secret, [...contracts.values()]);
           return () => closed(ws);
         }
       : hostOnly("replace_host"),
     timeoutMs: opts.scenarioTimeoutMs ?? 15_000,
-    reconnected: subject && spec.kind !== "http"
-      ? async () => { await new Promise((r) => setTimeout(r, 50)); await hostContracts(api, subject!.hostId, connectTimeoutMs); }
-      : hostOnly("drop_connection"),
-    restartSubject: subject && spec.kind !== "http"
+    reconnected,
+    ...(mcp !== undefined ? { dropConnection: killMcp } : {}),
+    restartSubject: mcp !== undefined
+      ? async (variant?: string) => {
+          if (variant !== undefined) throw new Error(`restart_subject as variant ${variant} needs a host subject`);
+          await killMcp();
+        }
+      : subject && hosted
       ? async (variant?: string) => {
           await subject!.stop("SIGKILL");
           await waitDisconnected(api, subject!.hostId);
@@ -246,22 +296,31 @@ async function startStage(spec: SubjectSpec, journal: "memory" | "sqlite", opts:
       if (journal !== "sqlite") throw new Error("restart_runtime needs a sqlite journal");
       await brain.close();
       brain = await listenAgain(() => startBrain({ ...brainOptions, port, token }));
-      if (subject && spec.kind !== "http") await hostContracts(api, subject.hostId, connectTimeoutMs);
+      if (subject && hosted) await hostContracts(api, subject.hostId, connectTimeoutMs);
     },
   };
   return {
     ctx,
     ...(connectError !== undefined ? { connectError } : {}),
     // The subject of the moment: a restarted one replaced the first, and its output goes on there.
-    output: () => subject?.output(),
+    output: () => (captured === undefined ? subject?.output() : `${subject?.output() ?? ""}${captured.output()}`),
     close: async () => {
       await subject?.stop();
       await proxy.close();
       await brain.close();
       // A managed host's binding folder may still be written as the runtime closes: retry ENOTEMPTY.
       if (dataDir !== ":memory:") rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+      if (mcpDir !== undefined) rmSync(mcpDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Resolves once the subject answers HTTP at `origin`; rejects when it exits first or takes longer than `timeoutMs`. */
+async function listening(subject: RunningSubject, origin: string, timeoutMs: number): Promise<void> {
+  await Promise.race([
+    waitListening(origin, timeoutMs),
+    new Promise<never>((_, reject) => subject.process.once("exit", (code) => reject(new Error(`subject exited with code ${code} before listening`)))),
+  ]);
 }
 
 /** The port was just released; on a busy machine another listener may hold it for a moment. */

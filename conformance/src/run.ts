@@ -35,6 +35,11 @@ export interface RunContext {
   /** Waits until the subject is connected again (after a dropped connection). */
   reconnected(): Promise<void>;
   /**
+   * The `drop_connection` action when it is not the proxy's: an MCP server killed (stdio) or
+   * restarted (Streamable HTTP). Absent: the proxy drops the host's connection, then `reconnected`.
+   */
+  dropConnection?(): Promise<void>;
+  /**
    * Kills the subject (SIGKILL for a process) and starts it again with the same host identity, as
    * the plain catalogue or as `variant`; resolves once it registered.
    */
@@ -117,8 +122,11 @@ export async function runScenario(ctx: RunContext, s: Scenario): Promise<Scenari
         const acting = Date.now();
         await sleep(action.delayMs ?? 0);
         if (action.do === "drop_connection") {
-          ctx.proxy.drop();
-          await ctx.reconnected();
+          if (ctx.dropConnection) await ctx.dropConnection();
+          else {
+            ctx.proxy.drop();
+            await ctx.reconnected();
+          }
         } else if (action.do === "stall_connection") {
           const before = ctx.proxy.upgrades;
           ctx.proxy.stall();

@@ -14,9 +14,21 @@ export const packageRoot = fromSource ? join(import.meta.dirname, "..") : join(i
 const deno = join(repoRoot, "node_modules/.bin/deno");
 const catalogue = fromSource ? join(packageRoot, "subjects/catalogue.ts") : join(packageRoot, "dist/subjects/catalogue.js");
 const httpCatalogue = fromSource ? join(packageRoot, "subjects/http-catalogue.ts") : join(packageRoot, "dist/subjects/http-catalogue.js");
+const mcpCatalogue = fromSource ? join(packageRoot, "subjects/mcp-catalogue.ts") : join(packageRoot, "dist/subjects/mcp-catalogue.js");
 const nodeArgv = (file: string) => (fromSource ? [process.execPath, "--conditions=brain-source", "--import", "tsx", file] : [process.execPath, file]);
 
-export interface SubjectSpec { kind: "node" | "deno" | "command" | "component" | "http" | "packaged"; label: string; argv: string[]; shell: boolean }
+export interface SubjectSpec {
+  kind: "node" | "deno" | "command" | "component" | "http" | "packaged" | "mcp";
+  label: string;
+  argv: string[];
+  shell: boolean;
+  /**
+   * An MCP server: `stdio` (the runtime starts `argv` as the operator's server), `http` (the runner
+   * starts `argv` with BRAIN_CONFORMANCE_HTTP_PORT and the runtime reaches it at /mcp), or `url`
+   * (a Streamable HTTP server already running; `argv` is empty).
+   */
+  mcp?: { transport: "stdio" } | { transport: "http" } | { transport: "url"; url: string };
+}
 
 /** The environment variable naming the loopback port an HTTP subject listens on. */
 export const HTTP_PORT_ENV = "BRAIN_CONFORMANCE_HTTP_PORT";
@@ -24,7 +36,7 @@ export const HTTP_PORT_ENV = "BRAIN_CONFORMANCE_HTTP_PORT";
 /** The environment variable naming the catalogue variant a subject is started as. */
 export const VARIANT_ENV = "BRAIN_CONFORMANCE_VARIANT";
 
-/** `node`, `deno`, `command:"<shell command>"` or `component:<file.wasm>`, as given to --subject. */
+/** `node`, `deno`, `command:"<shell command>"`, `component:<file.wasm>`, `http…`, `packaged-…` or `mcp…`, as given to --subject. */
 export function parseSubject(arg: string): SubjectSpec {
   if (arg === "node") {
     return { kind: "node", label: "node", shell: false, argv: nodeArgv(catalogue) };
@@ -41,6 +53,15 @@ export function parseSubject(arg: string): SubjectSpec {
   // HTTP tools (brain.http/0.2): a process listening on 127.0.0.1:$BRAIN_CONFORMANCE_HTTP_PORT.
   if (arg === "http") return { kind: "http", label: "http", shell: false, argv: nodeArgv(httpCatalogue) };
   if (arg.startsWith("http-command:")) return { kind: "http", label: arg, shell: true, argv: [arg.slice("http-command:".length)] };
+  // An MCP server: the reference catalogue (mcp, mcp-http) or your own (mcp:<command>, mcp-http:<command or URL>).
+  if (arg === "mcp") return { kind: "mcp", label: arg, shell: false, argv: nodeArgv(mcpCatalogue), mcp: { transport: "stdio" } };
+  if (arg === "mcp-http") return { kind: "mcp", label: arg, shell: false, argv: nodeArgv(mcpCatalogue), mcp: { transport: "http" } };
+  if (arg.startsWith("mcp:") && arg.length > "mcp:".length) return { kind: "mcp", label: arg, shell: true, argv: [arg.slice("mcp:".length)], mcp: { transport: "stdio" } };
+  if (arg.startsWith("mcp-http:") && arg.length > "mcp-http:".length) {
+    const rest = arg.slice("mcp-http:".length);
+    if (/^https?:\/\//.test(rest)) return { kind: "mcp", label: arg, shell: false, argv: [], mcp: { transport: "url", url: rest } };
+    return { kind: "mcp", label: arg, shell: true, argv: [rest], mcp: { transport: "http" } };
+  }
   // A component is no process: the runner uploads the file and places the catalogue tools on it.
   if (arg.startsWith("component:")) return { kind: "component", label: arg, shell: false, argv: [arg.slice("component:".length)] };
   // The catalogue as a package served by a Brain-managed host; argv[0] is the runtime.
@@ -48,7 +69,7 @@ export function parseSubject(arg: string): SubjectSpec {
     if (!fromSource) throw new Error(`the ${arg} subject packs the catalogue from a Brain checkout (npm run conformance -- --subject ${arg})`);
     return { kind: "packaged", label: arg, shell: false, argv: [arg.slice("packaged-".length)] };
   }
-  throw new Error(`unknown subject ${JSON.stringify(arg)}: use node, deno, command:"<shell command>", component:<file.wasm>, http, http-command:"<shell command>", packaged-node or packaged-deno`);
+  throw new Error(`unknown subject ${JSON.stringify(arg)}: use node, deno, command:"<shell command>", component:<file.wasm>, http, http-command:"<shell command>", packaged-node, packaged-deno, mcp, mcp:"<shell command>", mcp-http or mcp-http:"<shell command or URL>"`);
 }
 
 export interface SubjectIdentity { hostId: string; secret: string }

@@ -42,20 +42,25 @@ export class Redactor {
   private walk(value: unknown): unknown {
     if (typeof value === "string") return this.text(value);
     if (value === null || typeof value !== "object") return value;
+    // Every journaled record passes through here: plain loops, no entry arrays or closures.
     if (Array.isArray(value)) {
       let copy: unknown[] | undefined;
-      value.forEach((v, i) => {
+      for (let i = 0; i < value.length; i++) {
+        const v: unknown = value[i];
         const r = this.walk(v);
         if (r !== v) (copy ??= [...value])[i] = r;
-      });
+      }
       return copy ?? value;
     }
     let copy: Record<string, unknown> | undefined;
-    for (const [k, v] of Object.entries(value)) {
+    const object = value as Record<string, unknown>;
+    for (const k in object) {
+      if (!Object.hasOwn(object, k)) continue;
+      const v = object[k];
       const rk = this.text(k);
       const rv = this.walk(v);
       if (rk !== k || rv !== v) {
-        copy ??= { ...(value as Record<string, unknown>) };
+        copy ??= { ...object };
         if (rk !== k) delete copy[k];
         copy[rk] = rv;
       }

@@ -71,6 +71,7 @@ test.before(async () => {
       web: { url: `http://127.0.0.1:${httpPort}/mcp` },
       rec: withPid(recPid, [LINE, "ok", recLog]),
       hang: { command: NODE, args: [LINE, "hang-initialize"], initializeTimeoutMs: 300 },
+      garbage: { command: NODE, args: [LINE, "garbage-initialize"], initializeTimeoutMs: 2000 },
       missing: { command: join(dir, "no-such-server") },
       malformed: { command: NODE, args: [LINE, "malformed"] },
       remoteref: { command: NODE, args: [LINE, "remote-ref"] },
@@ -239,10 +240,14 @@ test("filesystem: a file is read; isError: true is an error outcome with the ser
   assert.match(bad!.outcome.error.message, /ENOENT|no such file|not found/i);
 });
 
-test("input that does not match the server's inputSchema ends invalid_input without a tools/call", async () => {
+test("input that does not match the server's inputSchema ends invalid_input without a tools/call, with its result as every Environment journals it", async () => {
   writeFileSync(recLog, "");
   const all = await turn([await placed("rec", "add")], [{ name: "add", input: { a: "two" } }]);
   assert.equal([finished(all)[0]!.status, finished(all)[0]!.error?.code], ["error", "invalid_input"], JSON.stringify(finished(all)));
+  // tool.result (the error outcome, with the issues) then tool.finished, as for hosts, components and descriptors.
+  assert.equal(all.filter((r) => r.type.startsWith("tool.")).map((r) => r.type), ["tool.call_started", "tool.result", "tool.finished"]);
+  assert.is(results(all)[0]!.outcome.error.code, "invalid_input");
+  assert.ok(Array.isArray(results(all)[0]!.outcome.error.details) && results(all)[0]!.outcome.error.details.length > 0, JSON.stringify(results(all)));
   assert.is(received().filter((m) => m.method === "tools/call").length, 0);
 });
 
@@ -255,6 +260,10 @@ test("bad servers are typed refusals at session creation, never a hang or intern
   const hang = await refusal(as("hang"));
   assert.equal([hang.status, hang.code], [503, "unavailable"]);
   assert.match(hang.message, /did not answer initialize within 300 ms/);
+  // Answered with a line that is not JSON: the same bounded refusal, saying what the transport made of it.
+  const garbage = await refusal(as("garbage"));
+  assert.equal([garbage.status, garbage.code], [503, "unavailable"]);
+  assert.match(garbage.message, /did not answer initialize within 2000 ms \(the transport reported: .*not valid JSON/);
   const undefinedServer = await refusal(as("nope"));
   assert.equal([undefinedServer.status, undefinedServer.code], [400, "unsupported"]);
   const noTool = await refusal(as("rec", "subtract"));
@@ -281,6 +290,27 @@ test("a malformed tools/call answer ends the call invalid_output", async () => {
   assert.equal([finished(all)[0]!.status, finished(all)[0]!.error?.code], ["error", "invalid_output"], JSON.stringify(finished(all)));
 });
 
+test("stdio: answers are read as the SDK's client reads them: split across writes, rich content, neither result nor error, JSON-RPC errors", async () => {
+  const one = async (tool: string, input: unknown = {}) => {
+    const all = await turn([await placed("rec", tool)], [{ name: tool, input }]);
+    return { result: results(all)[0], finished: finished(all)[0]! };
+  };
+  const split = await one("split");
+  assert.equal([split.result!.outcome.status, split.result!.content], ["ok", "two halves é"]);
+  const rich = await one("rich");
+  assert.is(rich.result!.outcome.status, "ok", JSON.stringify(rich));
+  assert.equal(rich.result!.outcome.value, { n: 1 });
+  assert.is(rich.result!.content, "annotated");
+  const none = await one("no-envelope");
+  assert.equal([none.finished.status, none.finished.error?.code], ["error", "invalid_output"], JSON.stringify(none));
+  const invalid = await one("refuse");
+  assert.equal([invalid.finished.status, invalid.finished.error?.code], ["error", "invalid_input"], JSON.stringify(invalid));
+  assert.equal(invalid.finished.error?.details, { jsonrpcCode: -32602, data: { why: "test" } });
+  const other = await one("refuse", { code: -32099 });
+  assert.equal([other.finished.status, other.finished.error?.code], ["error", "tool_error"], JSON.stringify(other));
+  assert.match(other.finished.error?.message ?? "", /refused here/);
+});
+
 test("bad definitions stop startBrain and brain serve with a message naming the entry", async () => {
   const refusedBy = (o: Parameters<typeof startBrain>[0]) => startBrain(o).then((b) => b.close().then(() => "started"), (e: Error) => e.message);
   assert.match(await refusedBy({ journal: "memory", port: 0, mcpServers: { fs: { command: "x", url: "http://a" } as never } }), /mcpServers\.fs must have exactly one of "command"/);
@@ -292,7 +322,7 @@ test("bad definitions stop startBrain and brain serve with a message naming the 
 
 test("the MCP client's wire is one file: only environments/mcp/wire.ts imports the MCP SDK", () => {
   const folder = fileURLToPath(new URL("../src/environments/mcp/", import.meta.url));
-  const importers = readdirSync(folder).filter((f) => /@modelcontextprotocol\//.test(readFileSync(join(folder, f), "utf8")));
+  const importers = readdirSync(folder).filter((f) => /(from|import)\s*\(?\s*"@modelcontextprotocol\//.test(readFileSync(join(folder, f), "utf8")));
   assert.equal(importers, ["wire.ts"]);
 });
 

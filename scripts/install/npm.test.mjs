@@ -11,7 +11,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import {
-  PINNED_OVERRIDES, PUBLISHED, betterSqlitePrebuilds, installTarballs, manifestTargets, newProject, packFolders, packWorkspaces, root, run, tempDir, thirdPartyClosure, watchOutput,
+  PUBLISHED, betterSqlitePrebuilds, installTarballs, manifestTargets, newProject, pinnedOverrides, packFolders, packWorkspaces, root, run, tempDir, thirdPartyClosure, watchOutput,
 } from "./pack.mjs";
 
 const TOKEN = "install-test-token";
@@ -32,8 +32,9 @@ test.before(() => {
   // The user's other package, the SDK's peer zod, and the npm packages the published ones depend on
   // come along as tarballs of the versions this checkout's lockfile chose. (tsc, run below on the
   // app's folder, is this checkout's: it only reads the app's own node_modules.)
-  const deps = packFolders(thirdPartyClosure(Object.keys(PUBLISHED), ["zod"]), join(dir, "deps"));
-  app = newProject(join(dir, "app"), { overrides: PINNED_OVERRIDES });
+  const closure = thirdPartyClosure(Object.keys(PUBLISHED), ["zod"]);
+  const deps = packFolders(closure, join(dir, "deps"));
+  app = newProject(join(dir, "app"), { overrides: pinnedOverrides(closure) });
   installTarballs(app, [...Object.values(packed).map((p) => p.file), toolsPack.file, ...deps], betterSqlitePrebuilds(join(dir, "prebuilds")));
 });
 

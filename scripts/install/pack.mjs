@@ -56,18 +56,22 @@ function resolveDir(name, fromDir) {
  * from the npm cache; tarballs of exactly the versions the lockfile chose can.
  */
 /**
- * Packages of which the published packages' dependencies hold two versions, which this offline
+ * Packages of which the published packages' dependencies may hold two versions, which this offline
  * install cannot place side by side (it has no registry to resolve the second from): the user's
- * app pins the one shipped with npm `overrides` (PINNED_OVERRIDES: `$name`, its direct dependency), a version
- * every dependent works with. Today:
- * @modelcontextprotocol/sdk asks for content-type ^1.0.5 and its express ^2.1.0; both only call
- * `parse` and `format`, the same in both. A user installing from the registry gets npm's own
- * nested layout instead.
+ * app pins the one shipped with npm `overrides` (pinnedOverrides: `$name`, its direct dependency), a
+ * version every dependent works with. Today: @modelcontextprotocol/sdk asks for content-type ^1.0.5
+ * and its express ^2.1.0; both only call `parse` and `format`, the same in both. The SDK is an
+ * optional peer of the runtime, so the pin applies only while another published package (the
+ * conformance runner's MCP subject) depends on it. A user installing from the registry gets npm's
+ * own nested layout instead.
  */
 export const ONE_VERSION = { "content-type": "2.1.0" };
 
-/** npm `overrides` for an app that installs the pinned packages' tarballs: every dependent takes the app's own (direct) one. */
-export const PINNED_OVERRIDES = Object.fromEntries(Object.keys(ONE_VERSION).map((name) => [name, `$${name}`]));
+/** npm `overrides` for an app that installs `closure`'s tarballs: each pinned package in it is the app's own (direct) one for every dependent. */
+export function pinnedOverrides(closure) {
+  const names = new Set(closure.map((dir) => readJson(join(dir, "package.json")).name));
+  return Object.fromEntries(Object.keys(ONE_VERSION).filter((name) => names.has(name)).map((name) => [name, `$${name}`]));
+}
 
 export function thirdPartyClosure(workspaces, extra = []) {
   const seen = new Map();

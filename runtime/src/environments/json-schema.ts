@@ -78,8 +78,10 @@ function check(root: Schema, schema: Schema, v: unknown, path: string, out: Sche
     else check(root, target, v, path, out, depth + 1);
   }
   if (s.type !== undefined) {
-    const types = Array.isArray(s.type) ? (s.type as string[]) : [s.type as string];
-    if (!types.some((t) => typeMatches(t, v))) {
+    // A single type (the common case) is checked without making a list of it.
+    const matches = typeof s.type === "string" ? typeMatches(s.type, v) : Array.isArray(s.type) && (s.type as string[]).some((t) => typeMatches(t, v));
+    if (!matches) {
+      const types = Array.isArray(s.type) ? (s.type as string[]) : [s.type as string];
       out.push({ path, message: `expected ${types.join(" or ")}, got ${typeOf(v)}` });
       return;
     }
@@ -118,7 +120,9 @@ function check(root: Schema, schema: Schema, v: unknown, path: string, out: Sche
     if (Array.isArray(s.required)) {
       for (const k of s.required as string[]) if (!(k in obj)) out.push({ path: at(path, k), message: "required" });
     }
-    for (const [k, val] of Object.entries(obj)) {
+    for (const k in obj) {
+      if (!Object.hasOwn(obj, k)) continue;
+      const val = obj[k];
       if (k in props) check(root, props[k]!, val, at(path, k), out, depth + 1);
       else if (s.additionalProperties === false) out.push({ path: at(path, k), message: "unexpected property" });
       else if (s.additionalProperties !== undefined && s.additionalProperties !== true) {

@@ -12,9 +12,29 @@ import type { Route } from "../http/routes.ts";
 import { messageOf } from "../logger.ts";
 import type { Logger } from "../logger.ts";
 import type { Redactor } from "../redact.ts";
-import { ErrorCode, isInitializeRequest } from "./sdk.ts";
-import { McpSession } from "./session.ts";
+import type { McpSession } from "./session.ts";
+import { loadMcp } from "./optional.ts";
 import type { OriginGuard } from "./origin-guard.ts";
+
+// JSON-RPC error codes the route answers before the MCP SDK is involved (it may not be installed).
+const ErrorCode = { ParseError: -32700, InvalidRequest: -32600, InternalError: -32603 } as const;
+
+/**
+ * The MCP server side, loaded at the first request to MCP_PATH: the SDK is an optional dependency
+ * (a runtime whose clients never use /v1/mcp does not load it, nor need it installed).
+ */
+const server = (() => {
+  let loaded: Promise<{ isInitializeRequest: (typeof import("./sdk.ts"))["isInitializeRequest"]; McpSession: typeof McpSession }> | undefined;
+  return () => {
+    if (loaded === undefined) {
+      const load = loadMcp(async () => ({ isInitializeRequest: (await import("./sdk.ts")).isInitializeRequest, McpSession: (await import("./session.ts")).McpSession }), "the MCP endpoint (/v1/mcp)");
+      loaded = load;
+      // Not kept when it failed: the next request tries again (and says why again).
+      load.catch(() => loaded === load && (loaded = undefined));
+    }
+    return loaded;
+  };
+})();
 
 /** Where the runtime serves MCP (Streamable HTTP): docs/mcp.md. */
 export const MCP_PATH = "/v1/mcp";
@@ -74,6 +94,7 @@ export function mcpRoute(deps: McpRouteDeps): { route: Route; close(): Promise<v
   const start = async (owner: string | undefined): Promise<McpSession> => {
     const tools = deps.hostTools(owner);
     const created = await deps.tenants.session(owner, () => deps.sessions.create({ model: { provider: "scripted", script: [] }, tools }, owner));
+    const { McpSession } = await server();
     const session = new McpSession(created.id, owner, tools, { sessions: deps.sessions, logger: deps.logger, deadlineMs: deps.deadlineMs, closed });
     await session.connect();
     open.set(created.id, session);
@@ -104,7 +125,7 @@ export function mcpRoute(deps: McpRouteDeps): { route: Route; close(): Promise<v
     if (method === "POST") {
       const body = parseBody(await readBody(req));
       if (sessionId === undefined) {
-        if (!isInitializeRequest(body)) throw new JsonRpcRefusal(400, ErrorCode.InvalidRequest, "no Mcp-Session-Id header: open a session with an initialize request first");
+        if (!(await server()).isInitializeRequest(body)) throw new JsonRpcRefusal(400, ErrorCode.InvalidRequest, "no Mcp-Session-Id header: open a session with an initialize request first");
         const session = await start(owner);
         await session.transport.handleRequest(req, res, body);
         // An initialize the transport refused opened no MCP session: its Brain session goes at once.

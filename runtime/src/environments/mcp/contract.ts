@@ -1,6 +1,6 @@
 import type { ToolContract } from "@aexhq/brain-protocol";
 import { contractDigest } from "../../hosts/digest.ts";
-import type { WireTool } from "./wire.ts";
+import type { WireTool } from "./wire-types.ts";
 
 /** One tool of a server as Brain places it: its MCP name and its Brain contract. */
 export interface McpToolContract {

@@ -2,16 +2,23 @@ import type { ErrorInfo, PlacedTool, ToolContract } from "@aexhq/brain-protocol"
 import type { CallHandle, CallInvocation, CallSink, Environment } from "../../dispatch/environment.ts";
 import { BrainRuntimeError, toErrorInfo } from "../../errors.ts";
 import type { Logger } from "../../logger.ts";
+import { failure } from "../json-answer.ts";
 import { validateSchema } from "../json-schema.ts";
+import type { SchemaIssue } from "../json-schema.ts";
 import { parseMcpServers } from "./config.ts";
 import type { McpServerConfig } from "./config.ts";
 import { contractOf } from "./contract.ts";
 import { requestErrorEnd, resultEnd } from "./outcome.ts";
 import type { McpEnd } from "./outcome.ts";
 import { McpServer } from "./server.ts";
-import { MAX_TIMER_MS, WireError } from "./wire.ts";
-import type { WireTool } from "./wire.ts";
+import { MAX_TIMER_MS, WireError } from "./wire-types.ts";
+import type { WireCall, WireConnection, WireTool } from "./wire-types.ts";
 
+/** Input its schema refuses: an error outcome (tool.result, then tool.finished), as every Environment answers it; nothing is sent. */
+async function refuseInput(sink: CallSink, issues: SchemaIssue[]): Promise<CallHandle> {
+  await sink.finish(failure("invalid_input", "input does not match the tool's input schema", issues));
+  return { stop: () => undefined };
+}
 type McpPlacement = Extract<PlacedTool["placement"], { kind: "mcp" }>;
 
 /**
@@ -25,7 +32,6 @@ type McpPlacement = Extract<PlacedTool["placement"], { kind: "mcp" }>;
 export class McpEnvironment implements Environment {
   readonly kind = "mcp" as const;
   private readonly servers = new Map<string, McpServer>();
-  private readonly inflight = new Set<AbortController>();
   private closing = false;
   // The contract (and digest: JCS + SHA-256 of the schemas) of a listed tool under a Brain name,
   // computed once per listing rather than at every call.
@@ -49,16 +55,28 @@ export class McpEnvironment implements Environment {
     }
   }
 
-  /** The server's listed tool for this placement, checked against the placed contract. Throws a typed BrainRuntimeError. */
-  private async resolve(tool: PlacedTool): Promise<{ server: McpServer; listed: WireTool }> {
+  /** The operator's server of this placement. Throws a typed BrainRuntimeError. */
+  private serverOf(tool: PlacedTool): McpServer {
     const p = tool.placement as McpPlacement;
-    const name = tool.contract.name;
     const server = this.servers.get(p.server);
     if (server === undefined) {
       // Only the requested name: the operator's other servers are not the application's business.
-      throw new BrainRuntimeError("unsupported", `this runtime has no MCP server ${JSON.stringify(p.server)} (tool ${name}): the operator defines MCP servers (BRAIN_MCP_SERVERS)`, { tool: name, server: p.server });
+      throw new BrainRuntimeError("unsupported", `this runtime has no MCP server ${JSON.stringify(p.server)} (tool ${tool.contract.name}): the operator defines MCP servers (BRAIN_MCP_SERVERS)`, { tool: tool.contract.name, server: p.server });
     }
-    const listed = (await server.tools()).find((t) => t.name === p.tool);
+    return server;
+  }
+
+  /** The server's listed tool for this placement, checked against the placed contract. Throws a typed BrainRuntimeError. */
+  private async resolve(tool: PlacedTool): Promise<{ server: McpServer; listed: WireTool }> {
+    const server = this.serverOf(tool);
+    return { server, listed: this.listed(tool, await server.tools()) };
+  }
+
+  /** The placement's tool among the server's `tools`, checked against the placed contract. Throws a typed BrainRuntimeError. */
+  private listed(tool: PlacedTool, tools: readonly WireTool[]): WireTool {
+    const p = tool.placement as McpPlacement;
+    const name = tool.contract.name;
+    const listed = tools.find((t) => t.name === p.tool);
     if (listed === undefined) throw new BrainRuntimeError("not_found", `MCP server ${p.server} lists no tool ${JSON.stringify(p.tool)} (tool ${name})`, { tool: name, server: p.server, mcpTool: p.tool });
     const advertised = this.advertised(listed, name);
     if ("reason" in advertised) throw new BrainRuntimeError("unsupported", `MCP server ${p.server}'s tool ${p.tool} cannot be placed: ${advertised.reason}`, { tool: name, server: p.server, mcpTool: p.tool });
@@ -69,7 +87,7 @@ export class McpEnvironment implements Environment {
         { tool: name, server: p.server, mcpTool: p.tool, digest: tool.contract.digest, expected: advertised.digest },
       );
     }
-    return { server, listed };
+    return listed;
   }
 
   private advertised(listed: WireTool, name: string): ReturnType<typeof contractOf> {
@@ -80,55 +98,75 @@ export class McpEnvironment implements Environment {
     return c;
   }
 
-  async start(call: CallInvocation, sink: CallSink): Promise<CallHandle> {
-    // Checked again: the operator may have changed the server, or the server its tools, since admission.
-    const { server } = await this.resolve(call.tool);
+  start(call: CallInvocation, sink: CallSink): CallHandle | Promise<CallHandle> {
+    // Checked again: the operator may have changed the server, or the server its tools, since
+    // admission. With the server connected and its list at hand, without waiting for anything.
+    const server = this.serverOf(call.tool);
+    const ready = server.ready();
+    if (ready === undefined) return this.startConnecting(call, sink, server);
+    this.listed(call.tool, ready.tools);
+    const issues = validateSchema(call.tool.contract.inputSchema, call.input);
+    if (issues.length > 0) return refuseInput(sink, issues);
+    return this.send(call, sink, server, ready.conn);
+  }
+
+  private async startConnecting(call: CallInvocation, sink: CallSink, server: McpServer): Promise<CallHandle> {
+    this.listed(call.tool, await server.tools());
+    const issues = validateSchema(call.tool.contract.inputSchema, call.input);
+    if (issues.length > 0) return refuseInput(sink, issues);
+    return this.send(call, sink, server, await server.connection());
+  }
+
+  /** Sends the call's `tools/call` on `conn` (once) and ends the call from its answer. */
+  private send(call: CallInvocation, sink: CallSink, server: McpServer, conn: WireConnection): CallHandle {
     const p = call.tool.placement as McpPlacement;
     const where = `MCP tool ${p.tool} on server ${p.server}`;
     const contract: ToolContract = call.tool.contract;
-    const issues = validateSchema(contract.inputSchema, call.input);
-    if (issues.length > 0) throw new BrainRuntimeError("invalid_input", "input does not match the tool's input schema", issues);
-    const conn = await server.connection();
-    const abort = new AbortController();
-    const handle: CallHandle = { stop: () => abort.abort(new Error("the call ended in Brain (deadline or cancellation)")) };
+    let stopped = false;
+    let sent: WireCall | undefined;
+    const handle: CallHandle = {
+      stop: () => {
+        stopped = true;
+        sent?.cancel("the call ended in Brain (deadline or cancellation)");
+      },
+    };
     // The call may have ended (deadline, cancellation) while the server was being started: nothing is sent then.
     if (sink.finished || (call.deadlineAt !== null && call.deadlineAt <= Date.now())) return handle;
-    this.inflight.add(abort);
-    let events: Promise<unknown> = Promise.resolve();
-    const timeoutMs = call.deadlineAt === null ? MAX_TIMER_MS : Math.min(MAX_TIMER_MS, Math.max(1, call.deadlineAt - Date.now() + 60_000));
-    const sent = conn.callTool(p.tool, call.input ?? {}, {
-      signal: abort.signal,
+    let events: Promise<unknown> | undefined;
+    // No deadline: no timer either (Brain's cancellation ends the request). With one, the wire's own
+    // timer is a backstop a minute after it, should the dispatcher's timeout not reach this call.
+    const timeoutMs = call.deadlineAt === null ? MAX_TIMER_MS : Math.min(MAX_TIMER_MS - 1, Math.max(1, call.deadlineAt - Date.now() + 60_000));
+    sent = conn.callTool(p.tool, call.input ?? {}, {
       timeoutMs,
       onProgress: (progress) => {
-        events = events.then(() => sink.emit("progress", progress)).catch(() => {
+        events = (events ?? Promise.resolve()).then(() => sink.emit("progress", progress)).catch(() => {
           // Handled: a refused emit is a call already over or over its emission budget (the call says which).
         });
       },
     });
-    void sent
+    const finish = async (end: McpEnd | undefined): Promise<void> => {
+      if (events !== undefined) await events;
+      if (end === undefined || stopped || sink.finished) return;
+      await sink.finish(end.outcome, end.content).catch(() => {
+        // Handled: a refused finish is a call already finished (its first outcome stands); a failed
+        // commit is logged by the call itself.
+      });
+    };
+    void sent.result
       .then(
-        (r): McpEnd | undefined => resultEnd(r, contract, where),
-        (e): McpEnd | undefined => {
+        (r) => finish(resultEnd(r, contract, where)),
+        (e: unknown) => {
           // The dispatcher ended it (timeout/cancelled), or the runtime is closing (recovery ends it `unknown`).
-          if (abort.signal.aborted || this.closing) return undefined;
+          if (stopped || this.closing) return;
           const end = requestErrorEnd(e, where);
           if (e instanceof WireError && e.reason === "transport") server.broken(conn);
           if (end === undefined) sink.lost(`${where}: ${e instanceof Error ? e.message : String(e)}; the server may have acted on it (never re-sent)`);
-          return end;
+          return finish(end);
         },
       )
-      .then(async (end) => {
-        await events;
-        if (end === undefined || abort.signal.aborted || sink.finished) return;
-        await sink.finish(end.outcome, end.content).catch(() => {
-          // Handled: a refused finish is a call already finished (its first outcome stands); a failed
-          // commit is logged by the call itself.
-        });
-      })
-      .catch((e) => {
+      .catch((e: unknown) => {
         if (!this.closing) sink.lost(`${where}: ${toErrorInfo(e).message}`);
-      })
-      .finally(() => this.inflight.delete(abort));
+      });
     return handle;
   }
 

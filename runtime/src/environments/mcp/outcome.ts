@@ -2,8 +2,8 @@ import type { ToolContract } from "@aexhq/brain-protocol";
 import { validateSchema } from "../json-schema.ts";
 import { failure } from "../json-answer.ts";
 import type { JsonOutcome } from "../json-answer.ts";
-import { JSONRPC, WireError } from "./wire.ts";
-import type { WireResult } from "./wire.ts";
+import { JSONRPC, WireError } from "./wire-types.ts";
+import type { WireResult } from "./wire-types.ts";
 
 /** How a call ends from what the server answered: the outcome, and the text content journaled with it. */
 export interface McpEnd {

@@ -2,8 +2,8 @@ import { BrainRuntimeError } from "../../errors.ts";
 import type { Logger } from "../../logger.ts";
 import type { McpServerConfig } from "./config.ts";
 import { DEFAULT_INITIALIZE_TIMEOUT_MS } from "./config.ts";
-import { connect, WireError } from "./wire.ts";
-import type { WireConnection, WireTarget, WireTool } from "./wire.ts";
+import { loadWire, WireError } from "./wire-types.ts";
+import type { WireConnection, WireTarget, WireTool } from "./wire-types.ts";
 
 // stderr lines kept to explain a server that would not start.
 const STDERR_LINES = 5;
@@ -18,6 +18,9 @@ const STDERR_LINES = 5;
 export class McpServer {
   private conn: Promise<WireConnection> | undefined;
   private list: Promise<WireTool[]> | undefined;
+  // What `conn` and `list` resolved to, while they stand: a call takes them without waiting.
+  private connNow: WireConnection | undefined;
+  private listNow: WireTool[] | undefined;
   private closed = false;
   private readonly stderr: string[] = [];
 
@@ -50,14 +53,19 @@ export class McpServer {
     if (this.conn === undefined) {
       const started = this.open();
       this.conn = started;
+      this.connNow = undefined;
       started.then(
-        (c) =>
+        (c) => {
+          if (this.conn === started) this.connNow = c;
           c.onClosed((why) => {
             if (this.conn !== started) return;
             this.conn = undefined;
+            this.connNow = undefined;
             this.list = undefined;
+            this.listNow = undefined;
             if (!this.closed) this.logger.warn("MCP server connection ended; it is connected again for the next call", { server: this.name, reason: why });
-          }),
+          });
+        },
         () => {
           // Not kept: the next use tries again (the failure was reported to this use).
           if (this.conn === started) this.conn = undefined;
@@ -71,6 +79,8 @@ export class McpServer {
     const c = this.config;
     const target: WireTarget = "url" in c ? { kind: "http", url: c.url, headers: c.headers ?? {} } : { kind: "stdio", command: c.command, args: c.args ?? [], env: c.env ?? {}, cwd: c.cwd };
     this.stderr.length = 0;
+    // The MCP SDK is loaded with the first server that connects (a missing package is said as it is).
+    const { connect } = await loadWire(this.name);
     try {
       const conn = await connect(target, {
         timeoutMs: this.initializeTimeoutMs,
@@ -82,12 +92,15 @@ export class McpServer {
           this.logger.debug("MCP server stderr", { server: this.name, line });
         },
       });
-      conn.onToolsChanged(() => (this.list = undefined));
+      conn.onToolsChanged(() => {
+        this.list = undefined;
+        this.listNow = undefined;
+      });
       return conn;
     } catch (e) {
       const why =
         e instanceof WireError && e.reason === "timeout"
-          ? `did not answer initialize within ${this.initializeTimeoutMs} ms`
+          ? `did not answer initialize within ${this.initializeTimeoutMs} ms${e.message.includes("; the transport reported: ") ? ` (${e.message.slice(e.message.indexOf("the transport reported: "))})` : ""}`
           : e instanceof WireError && e.reason === "malformed"
             ? "answered initialize with something that is not an MCP result"
             : `could not be started or reached (${e instanceof Error ? e.message : String(e)})`;
@@ -109,17 +122,29 @@ export class McpServer {
         }
       });
       this.list = listed;
-      listed.catch(() => {
-        if (this.list === listed) this.list = undefined;
-      });
+      this.listNow = undefined;
+      listed.then(
+        (tools) => {
+          if (this.list === listed) this.listNow = tools;
+        },
+        () => {
+          if (this.list === listed) this.list = undefined;
+        },
+      );
     }
     return this.list;
+  }
+
+  /** The live connection and the tools listed on it when both are at hand (no waiting), else undefined. */
+  ready(): { conn: WireConnection; tools: WireTool[] } | undefined {
+    return this.connNow === undefined || this.listNow === undefined || this.closed ? undefined : { conn: this.connNow, tools: this.listNow };
   }
 
   async close(): Promise<void> {
     this.closed = true;
     const c = this.conn;
     this.conn = undefined;
+    this.connNow = undefined;
     if (c !== undefined) await c.then((x) => x.close()).catch(() => undefined);
   }
 }

@@ -1,86 +1,35 @@
 /**
  * The MCP wire, and the only file of the runtime that imports `@modelcontextprotocol/sdk`: the
  * next MCP revision (or SDK v2) is a change here. Everything else in this folder speaks the small
- * interface below. Targets MCP 2025-11-25 (the SDK's LATEST_PROTOCOL_VERSION; it negotiates down
+ * interface of wire-types.ts, and loads this file (so the SDK, an optional dependency) only when an
+ * operator's MCP server is first connected. Targets MCP 2025-11-25 (the SDK's LATEST_PROTOCOL_VERSION; it negotiates down
  * to the revisions the SDK supports, 2025-06-18 included).
+ *
+ * The SDK's `Client` does the session: `initialize` and its negotiation, `tools/list`, pings and
+ * requests from the server, notifications. The hot path, `tools/call`, is Brain's own JSON-RPC on
+ * the same transport (see `callTool` below): the SDK's request machinery validates every message
+ * with several schema parses, keeps a timer and an abort listener per request, and its stdio
+ * transport writes each message with its own system call, which together cost as much as the rest
+ * of a journaled call. Over stdio the transport is Brain's too (`StdioWire`): the SDK's spawn and
+ * shutdown rules, with writes batched per tick and Brain's responses taken off the line before the
+ * SDK's schema check.
  */
+import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { StringDecoder } from "node:string_decoder";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CallToolResultSchema, ErrorCode, LATEST_PROTOCOL_VERSION, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import { CallToolResultSchema, ErrorCode, JSONRPCMessageSchema, LATEST_PROTOCOL_VERSION, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 
+import { MAX_TIMER_MS, WireError } from "./wire-types.ts";
+import type { WireCall, WireConnection, WireProgress, WireResult, WireTarget, WireTool } from "./wire-types.ts";
+
 /** The MCP revision Brain's client asks for in `initialize`. */
 export const MCP_PROTOCOL_VERSION: string = LATEST_PROTOCOL_VERSION;
-
-/** How to reach one server: a process Brain starts (stdio) or a Streamable HTTP endpoint. */
-export type WireTarget =
-  | { kind: "stdio"; command: string; args: string[]; env: Record<string, string>; cwd: string | undefined }
-  | { kind: "http"; url: string; headers: Record<string, string> };
-
-/** One tool as the server lists it (the fields Brain uses). */
-export interface WireTool {
-  name: string;
-  description: string | undefined;
-  inputSchema: unknown;
-  outputSchema: unknown;
-}
-
-/** A `tools/call` result as the server sent it (already checked to be a CallToolResult). */
-export interface WireResult {
-  content: unknown[];
-  structuredContent: Record<string, unknown> | undefined;
-  isError: boolean;
-}
-
-export interface WireProgress {
-  progress: number;
-  total?: number;
-  message?: string;
-}
-
-/**
- * Why a request failed, as the rest of the folder needs to know it:
- * - `closed`: the connection or process ended before the answer (the server may have acted);
- * - `server`: the server answered a JSON-RPC error (`code`, `message`, `data`);
- * - `malformed`: the server answered something that is not a valid result;
- * - `timeout`: the wire's own timer (initialize) ran out;
- * - `transport`: sending failed (for HTTP the request may have arrived).
- */
-export class WireError extends Error {
-  constructor(
-    readonly reason: "closed" | "server" | "malformed" | "timeout" | "transport",
-    message: string,
-    readonly code?: number,
-    readonly data?: unknown,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = "WireError";
-  }
-}
-
-/** JSON-RPC codes a server answers that Brain maps to its own codes. */
-export const JSONRPC = { invalidParams: ErrorCode.InvalidParams, methodNotFound: ErrorCode.MethodNotFound } as const;
-
-export interface WireConnection {
-  /** Every tool, all pages. */
-  listTools(timeoutMs: number): Promise<WireTool[]>;
-  /**
-   * Sends `tools/call` once. `signal` aborting sends `notifications/cancelled` and rejects (the
-   * caller has ended the call by then). Never re-sent by this layer.
-   */
-  callTool(name: string, args: unknown, o: { signal: AbortSignal; onProgress: (p: WireProgress) => void; timeoutMs: number }): Promise<WireResult>;
-  /** Called once when the connection or the process ends (after `close` too). */
-  onClosed(fn: (why: string) => void): void;
-  /** The server's tool list changed (notifications/tools/list_changed). */
-  onToolsChanged(fn: () => void): void;
-  close(): Promise<void>;
-}
-
-// setTimeout's ceiling: an unlimited Brain call must not be cut by the SDK's 60 s default.
-export const MAX_TIMER_MS = 2_147_483_647;
 
 function wireError(e: unknown, what: string): WireError {
   if (e instanceof WireError) return e;
@@ -94,6 +43,292 @@ function wireError(e: unknown, what: string): WireError {
   return new WireError("transport", `${what}: ${e instanceof Error ? e.message : String(e)}`, undefined, undefined, { cause: e });
 }
 
+/** A message as it came off the wire, before any schema check. */
+type Raw = Record<string, unknown>;
+
+/**
+ * Brain's own `tools/call` requests: ids `brain-<n>` (strings, which the SDK's requests, numbered
+ * from 0, never use), one entry per request in flight. The response is matched here, before the
+ * SDK would see it, and checked by `callResult`; progress notifications with the request's token
+ * go to its handler synchronously (the response that follows on the same read must not overtake
+ * them).
+ */
+class Calls {
+  private readonly open = new Map<string, { name: string; resolve(r: WireResult): void; reject(e: WireError): void; onProgress(p: WireProgress): void; timer: ReturnType<typeof setTimeout> | undefined }>();
+  private next = 0;
+
+  constructor(private readonly send: (m: JSONRPCMessage) => Promise<void>) {}
+
+  call(name: string, args: unknown, o: { onProgress: (p: WireProgress) => void; timeoutMs: number }): WireCall {
+    const id = `brain-${++this.next}`;
+    const what = `tools/call ${name}`;
+    let settled = false;
+    const end = (e: WireError | undefined, notify: boolean): void => {
+      const entry = this.open.get(id);
+      if (entry === undefined) return;
+      this.open.delete(id);
+      if (entry.timer !== undefined) clearTimeout(entry.timer);
+      if (notify) {
+        this.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: e?.message ?? "cancelled" } }).catch(() => {
+          // Handled: the request is over on Brain's side either way; a connection that is gone says so itself.
+        });
+      }
+      if (e !== undefined) entry.reject(e);
+    };
+    const result = new Promise<WireResult>((resolve, reject) => {
+      const timer = o.timeoutMs >= MAX_TIMER_MS ? undefined : setTimeout(() => end(new WireError("timeout", `${what}: no answer in time`, ErrorCode.RequestTimeout), true), o.timeoutMs);
+      this.open.set(id, {
+        name,
+        resolve: (r) => ((settled = true), resolve(r)),
+        reject: (e) => ((settled = true), reject(e)),
+        onProgress: o.onProgress,
+        timer,
+      });
+    });
+    this.send({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: (args ?? {}) as Record<string, unknown>, _meta: { progressToken: id } } }).catch((e: unknown) => end(wireError(e, what), false));
+    return {
+      result,
+      cancel: (reason) => {
+        if (!settled) end(new WireError("cancelled", `${what}: ${reason}`), true);
+      },
+    };
+  }
+
+  /** Takes `m` when it is a response to, or progress of, one of Brain's calls (true); leaves anything else to the SDK. */
+  take(m: Raw): boolean {
+    const id = m.id;
+    if (typeof id === "string") {
+      if (!id.startsWith("brain-") || "method" in m) return false;
+      const entry = this.open.get(id);
+      // A late answer to a request Brain already ended (cancelled, timed out): nothing waits for it.
+      if (entry === undefined) return true;
+      this.open.delete(id);
+      if (entry.timer !== undefined) clearTimeout(entry.timer);
+      const what = `tools/call ${entry.name}`;
+      const error = m.error as { code?: unknown; message?: unknown; data?: unknown } | undefined;
+      if (m.jsonrpc === "2.0" && "result" in m) {
+        const r = callResult(m.result);
+        if (r === undefined) entry.reject(new WireError("malformed", `${what}: the server's answer is not a valid MCP result`));
+        else entry.resolve(r);
+      } else if (m.jsonrpc === "2.0" && typeof error === "object" && error !== null && typeof error.code === "number" && Number.isInteger(error.code) && typeof error.message === "string") {
+        entry.reject(responseError(error.code, error.message, error.data, what));
+      } else entry.reject(new WireError("malformed", `${what}: the server's answer is not a JSON-RPC response`));
+      return true;
+    }
+    if (m.method === "notifications/progress" && !("id" in m)) {
+      const p = m.params as { progressToken?: unknown; progress?: unknown; total?: unknown; message?: unknown } | undefined;
+      if (typeof p?.progressToken !== "string" || !p.progressToken.startsWith("brain-")) return false;
+      const entry = this.open.get(p.progressToken);
+      if (entry !== undefined && typeof p.progress === "number") {
+        entry.onProgress({ progress: p.progress, ...(typeof p.total === "number" ? { total: p.total } : {}), ...(typeof p.message === "string" ? { message: p.message } : {}) });
+      }
+      return true;
+    }
+    return false;
+  }
+
+  /** The connection ended: every call still open has lost it (the server may have acted). */
+  closed(): void {
+    const open = [...this.open.values()];
+    this.open.clear();
+    for (const entry of open) {
+      if (entry.timer !== undefined) clearTimeout(entry.timer);
+      entry.reject(new WireError("closed", `tools/call ${entry.name}: the connection to the server closed`, ErrorCode.ConnectionClosed));
+    }
+  }
+}
+
+/** A JSON-RPC error answered to a call, as the SDK's client would have reported it. */
+function responseError(code: number, message: string, data: unknown, what: string): WireError {
+  if (code === ErrorCode.ConnectionClosed) return new WireError("closed", `${what}: the connection to the server closed`, code);
+  if (code === ErrorCode.RequestTimeout) return new WireError("timeout", `${what}: no answer in time`, code);
+  return new WireError("server", message, code, data);
+}
+
+const TEXT_BLOCK_KEYS = 2;
+
+/**
+ * A `tools/call` result as a WireResult, or undefined when it is not a CallToolResult. The common
+ * shape (text blocks of `type` and `text` only, an object `structuredContent`, a boolean
+ * `isError`, no `_meta`) is checked here; anything else goes through the SDK's own schema, so
+ * what is accepted, and what is taken from it, is what the SDK's client would accept and take.
+ */
+export function callResult(v: unknown): WireResult | undefined {
+  if (typeof v === "object" && v !== null && !Array.isArray(v)) {
+    const r = v as { content?: unknown; structuredContent?: unknown; isError?: unknown; _meta?: unknown };
+    const content = r.content;
+    const sc = r.structuredContent;
+    if (
+      Array.isArray(content) &&
+      content.every((c) => typeof c === "object" && c !== null && (c as { type?: unknown }).type === "text" && typeof (c as { text?: unknown }).text === "string" && Object.keys(c).length === TEXT_BLOCK_KEYS) &&
+      (sc === undefined || (typeof sc === "object" && sc !== null && !Array.isArray(sc))) &&
+      (r.isError === undefined || typeof r.isError === "boolean") &&
+      r._meta === undefined
+    ) {
+      return { content, structuredContent: sc as Record<string, unknown> | undefined, isError: r.isError === true };
+    }
+  }
+  const parsed = CallToolResultSchema.safeParse(v);
+  if (!parsed.success) return undefined;
+  const r = parsed.data;
+  return { content: (r.content ?? []) as unknown[], structuredContent: r.structuredContent as Record<string, unknown> | undefined, isError: r.isError === true };
+}
+
+/**
+ * The stdio transport: the server as a child process, one JSON-RPC message a line each way. It
+ * starts and stops the process as the SDK's StdioClientTransport does (the SDK's inherited
+ * environment, stdin closed then SIGTERM then SIGKILL, 2 s apart), and differs in two ways: the
+ * messages sent in one tick leave in one write (joined, written at `process.nextTick`, as the host
+ * sockets batch a tick's frames in hosts/tick-cork.ts), and each line read is offered to `take`
+ * before the SDK's schema check (Brain's own responses need none).
+ */
+class StdioWire implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  /** Messages for Brain's own requests (see Calls.take); set once the client is connected. */
+  take: ((m: Raw) => boolean) | undefined;
+  private process: ChildProcess | undefined;
+  private batch: string | undefined;
+  private flushed: Promise<void> | undefined;
+  private resolveFlushed: (() => void) | undefined;
+  private tail = "";
+  private readonly decoder = new StringDecoder("utf8");
+
+  constructor(
+    private readonly target: Extract<WireTarget, { kind: "stdio" }>,
+    private readonly onStderr: (line: string) => void,
+  ) {}
+
+  start(): Promise<void> {
+    if (this.process !== undefined) return Promise.reject(new Error("the stdio transport is already started"));
+    return new Promise((resolve, reject) => {
+      const child = spawn(this.target.command, this.target.args, {
+        env: { ...getDefaultEnvironment(), ...this.target.env },
+        stdio: ["pipe", "pipe", "pipe"],
+        shell: false,
+        windowsHide: process.platform === "win32",
+        cwd: this.target.cwd,
+      });
+      this.process = child;
+      child.on("error", (e) => {
+        reject(e);
+        this.onerror?.(e);
+      });
+      child.on("spawn", () => resolve());
+      child.on("close", () => {
+        if (this.process === child) this.process = undefined;
+        this.onclose?.();
+      });
+      child.stdin!.on("error", (e) => this.onerror?.(e));
+      child.stdout!.on("error", (e) => this.onerror?.(e));
+      child.stdout!.on("data", (chunk: Buffer) => this.read(chunk));
+      let buffered = "";
+      child.stderr!.on("data", (chunk: Buffer) => {
+        buffered += chunk.toString("utf8");
+        const lines = buffered.split("\n");
+        buffered = lines.pop() ?? "";
+        for (const line of lines) if (line.trim() !== "") this.onStderr(line);
+      });
+    });
+  }
+
+  private read(chunk: Buffer): void {
+    let text = this.tail + this.decoder.write(chunk);
+    let from = 0;
+    for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", from)) {
+      const line = text.charCodeAt(nl - 1) === 13 ? text.slice(from, nl - 1) : text.slice(from, nl);
+      from = nl + 1;
+      this.message(line);
+    }
+    text = from === 0 ? text : text.slice(from);
+    if (text.length > STDIO_DEFAULT_MAX_BUFFER_SIZE) {
+      this.tail = "";
+      this.onerror?.(new Error(`a line from the server is longer than ${STDIO_DEFAULT_MAX_BUFFER_SIZE} bytes`));
+      void this.close();
+      return;
+    }
+    this.tail = text;
+  }
+
+  private message(line: string): void {
+    let m: unknown;
+    try {
+      m = JSON.parse(line);
+    } catch (e) {
+      this.onerror?.(e instanceof Error ? e : new Error(String(e)));
+      return;
+    }
+    if (typeof m === "object" && m !== null && this.take?.(m as Raw) === true) return;
+    const checked = JSONRPCMessageSchema.safeParse(m);
+    if (!checked.success) {
+      this.onerror?.(checked.error);
+      return;
+    }
+    this.onmessage?.(checked.data);
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.process?.stdin;
+    if (stdin === undefined || stdin === null) return Promise.reject(new Error("Not connected"));
+    const line = `${JSON.stringify(message)}\n`;
+    if (this.batch !== undefined) {
+      this.batch += line;
+      return this.flushed!;
+    }
+    // The first message of a tick: the tick's others join it, and one write sends them all once
+    // the tick's work is done (before any I/O is polled, so a lone message is not delayed).
+    this.batch = line;
+    const flushed = new Promise<void>((resolve) => {
+      this.resolveFlushed = resolve;
+    });
+    this.flushed = flushed;
+    process.nextTick(() => this.flush(stdin));
+    return flushed;
+  }
+
+  private flush(stdin: NonNullable<ChildProcess["stdin"]>): void {
+    const text = this.batch!;
+    const resolve = this.resolveFlushed!;
+    this.batch = undefined;
+    this.flushed = undefined;
+    this.resolveFlushed = undefined;
+    // A process gone meanwhile: its close ends the calls (`closed`), nothing to write to.
+    if (!stdin.writable || stdin.write(text)) resolve();
+    else stdin.once("drain", resolve);
+  }
+
+  async close(): Promise<void> {
+    const child = this.process;
+    this.process = undefined;
+    this.tail = "";
+    if (child === undefined) return;
+    const closed = new Promise<void>((r) => child.once("close", () => r()));
+    const wait = () => Promise.race([closed, new Promise<void>((r) => setTimeout(r, 2000).unref())]);
+    try {
+      child.stdin?.end();
+    } catch {
+      // ignore: the process may already be gone
+    }
+    await wait();
+    if (child.exitCode === null && child.signalCode === null) {
+      try {
+        child.kill("SIGTERM");
+      } catch {
+        // ignore
+      }
+      await wait();
+    }
+    if (child.exitCode === null && child.signalCode === null) {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // ignore
+      }
+    }
+  }
+}
+
 /**
  * Connects and initializes within `timeoutMs`. Rejects with a WireError; a process that was
  * started is stopped again. `onStderr` gets the server's stderr lines (stdio).
@@ -101,17 +336,11 @@ function wireError(e: unknown, what: string): WireError {
 export async function connect(target: WireTarget, o: { timeoutMs: number; clientName: string; clientVersion: string; onStderr: (line: string) => void }): Promise<WireConnection> {
   const client = new Client({ name: o.clientName, version: o.clientVersion }, { capabilities: {} });
   let transport: Transport;
+  let stdio: StdioWire | undefined;
   let watch: StreamWatch | undefined;
   if (target.kind === "stdio") {
-    const t = new StdioClientTransport({ command: target.command, args: target.args, env: target.env, cwd: target.cwd, stderr: "pipe" });
-    let buffered = "";
-    t.stderr?.on("data", (chunk: Buffer) => {
-      buffered += chunk.toString("utf8");
-      const lines = buffered.split("\n");
-      buffered = lines.pop() ?? "";
-      for (const line of lines) if (line.trim() !== "") o.onStderr(line);
-    });
-    transport = t;
+    stdio = new StdioWire(target, o.onStderr);
+    transport = stdio;
   } else {
     watch = new StreamWatch();
     const t = new StreamableHTTPClientTransport(new URL(target.url), { requestInit: { headers: target.headers }, fetch: watch.fetch });
@@ -122,9 +351,11 @@ export async function connect(target: WireTarget, o: { timeoutMs: number; client
   const changedFns: (() => void)[] = [];
   let closed = false;
   let lastError: string | undefined;
+  const calls = new Calls((m) => transport.send(m));
   const fireClosed = (why: string) => {
     if (closed) return;
     closed = true;
+    calls.closed();
     for (const fn of closedFns) fn(why);
   };
   client.onclose = () => fireClosed(lastError ?? "the connection closed");
@@ -137,26 +368,21 @@ export async function connect(target: WireTarget, o: { timeoutMs: number; client
     await client.close().catch(() => undefined);
     const err = wireError(e, "initialize");
     if (err.reason === "closed" && lastError !== undefined) throw new WireError("closed", `initialize: ${lastError}`, undefined, undefined, { cause: e });
+    // A server that answered with what is not JSON-RPC times out too: say what the transport made of it.
+    if (err.reason === "timeout" && lastError !== undefined) throw new WireError("timeout", `initialize: no answer in time; the transport reported: ${lastError}`, undefined, undefined, { cause: e });
     throw err;
   }
-  watch?.observe();
-  // Progress is taken off the transport synchronously, before the SDK sees it: the SDK hands
-  // notifications on a microtask later, after it may already have handled the response that
-  // followed on the same read (and dropped the request's progress handler), losing the last ones.
-  const progress = new Map<string, (p: WireProgress) => void>();
-  let tokens = 0;
-  const onmessage = transport.onmessage;
-  transport.onmessage = (m: JSONRPCMessage, extra?: unknown) => {
-    if ("method" in m && m.method === "notifications/progress" && !("id" in m)) {
-      const p = m.params as { progressToken?: unknown; progress?: unknown; total?: unknown; message?: unknown } | undefined;
-      const fn = typeof p?.progressToken === "string" ? progress.get(p.progressToken) : undefined;
-      if (fn !== undefined && typeof p!.progress === "number") {
-        fn({ progress: p!.progress, ...(typeof p!.total === "number" ? { total: p!.total } : {}), ...(typeof p!.message === "string" ? { message: p!.message } : {}) });
-      }
-      return;
-    }
-    (onmessage as ((m: JSONRPCMessage, extra?: unknown) => void) | undefined)?.(m, extra);
-  };
+  if (stdio !== undefined) stdio.take = (m) => calls.take(m);
+  else {
+    // Streamable HTTP: the SDK's transport has checked each message already; Brain's own are taken
+    // before the client sees them, after the stream watch has (it must see every response).
+    const onmessage = transport.onmessage;
+    transport.onmessage = (m: JSONRPCMessage, extra?: unknown) => {
+      if (calls.take(m as unknown as Raw)) return;
+      (onmessage as ((m: JSONRPCMessage, extra?: unknown) => void) | undefined)?.(m, extra);
+    };
+    watch?.observe();
+  }
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
     for (const fn of changedFns) fn();
   });
@@ -176,22 +402,14 @@ export async function connect(target: WireTarget, o: { timeoutMs: number; client
       } while (cursor !== undefined);
       return out;
     },
-    async callTool(name, args, c) {
-      const token = `brain-${++tokens}`;
-      progress.set(token, c.onProgress);
-      try {
-        // client.request, not client.callTool: Brain checks structuredContent against the placed
-        // contract itself and must not have the SDK refuse a result the server did send.
-        const r = await client.request({ method: "tools/call", params: { name, arguments: args as Record<string, unknown>, _meta: { progressToken: token } } }, CallToolResultSchema, {
-          signal: c.signal,
-          timeout: c.timeoutMs,
-        });
-        return { content: (r.content ?? []) as unknown[], structuredContent: r.structuredContent as Record<string, unknown> | undefined, isError: r.isError === true };
-      } catch (e) {
-        throw wireError(e, `tools/call ${name}`);
-      } finally {
-        progress.delete(token);
+    callTool(name, args, c) {
+      // Brain checks structuredContent against the placed contract itself: the SDK's client would
+      // refuse a result the server did send.
+      if (closed) {
+        const result = Promise.reject(new WireError("transport", `tools/call ${name}: Not connected`));
+        return { result, cancel: () => undefined };
       }
+      return calls.call(name, args, c);
     },
     onClosed(fn) {
       if (closed) fn(lastError ?? "the connection closed");
