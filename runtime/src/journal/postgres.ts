@@ -289,7 +289,8 @@ class ReaderPool extends pg.Pool {
  * - Group commit over two writer connections: the appends of one turn of the event loop go into
  *   one transaction on the next turn, unless both writers are free and the batch has at least
  *   2 × MIN_SESSIONS_PER_SPLIT sessions: then its sessions are dealt out between the two, which
- *   commit side by side. A session's records are in one batch in flight at a time; those appended
+ *   commit side by side. While one batch commits, another starts on the other writer only if it
+ *   has MIN_SESSIONS_PER_SPLIT sessions; smaller ones wait and go with the sessions it frees. A session's records are in one batch in flight at a time; those appended
  *   meanwhile wait for it, so a session's records commit in order, and a batch grows with the commit
  *   latency. `append` resolves only after COMMIT. (Lock-step work, where every session waits on the
  *   same commit, would otherwise keep the node and the database taking turns on one core each.)
@@ -391,6 +392,10 @@ export class PostgresStore {
         }
       }
       if (groups.size === 0 || free.length === 0) return;
+      // While a batch commits, a second one starts beside it only if it is large: a transaction's
+      // fixed cost (mostly the WAL flush) is paid per batch, so the few sessions ready now wait for
+      // the batch in flight and go with the ones it frees (its end schedules again).
+      if (this.inFlight.size > 0 && groups.size < this.minSessionsPerSplit) return;
       this.pending = waiting;
       // With several writers free, the sessions are dealt out among them: the batches commit side
       // by side (one database backend each), and their sessions fall out of step, so later batches
