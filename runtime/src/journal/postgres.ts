@@ -290,10 +290,11 @@ class ReaderPool extends pg.Pool {
  *   one transaction on the next turn, unless both writers are free and the batch has at least
  *   2 × MIN_SESSIONS_PER_SPLIT sessions: then its sessions are dealt out between the two, which
  *   commit side by side. While one batch commits, another starts on the other writer only if it
- *   has MIN_SESSIONS_PER_SPLIT sessions; smaller ones wait and go with the sessions it frees. A session's records are in one batch in flight at a time; those appended
- *   meanwhile wait for it, so a session's records commit in order, and a batch grows with the commit
- *   latency. `append` resolves only after COMMIT. (Lock-step work, where every session waits on the
- *   same commit, would otherwise keep the node and the database taking turns on one core each.)
+ *   has MIN_SESSIONS_PER_SPLIT sessions; smaller ones wait and go with the sessions it frees. A
+ *   session's records are in one batch in flight at a time; those appended meanwhile wait for it,
+ *   so a session's records commit in order, and a batch grows with the commit latency. `append`
+ *   resolves only after COMMIT. (Lock-step work, where every session waits on the same commit,
+ *   would otherwise keep the node and the database taking turns on one core each.)
  * - Records are keyed by (session, sequence): a read of one session is one index range scan of its
  *   own rows. Record data is kept as the JSON text written (not jsonb), so it reads back byte-identical.
  * - Each session's head (journal/head.ts) is written in the same transaction as its records when it
