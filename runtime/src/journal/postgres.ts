@@ -200,7 +200,7 @@ const HEADS_INSERT = `INSERT INTO sessions (session_id, created_at, last_sequenc
  * turn's batches then write journal rows only: the upsert of every session in every batch was half
  * of a batch's statement (EXPLAIN ANALYZE) and a third of its bytes.
  */
-export function headDue(stored: SessionHead | undefined, head: SessionHead): boolean {
+function headDue(stored: SessionHead | undefined, head: SessionHead): boolean {
   return (
     stored === undefined ||
     !hasOpenWork(stored) ||
