@@ -614,10 +614,6 @@ async function outage(c: Config, cluster: PgCluster, cfg: NodesConfig, log: (s: 
   if (load) resume(load);
   const host = c.hosts[0]!;
   const answers: Array<{ sent: number; done: number; status: number }> = [];
-  let stopAt = Infinity;
-  let backAt = Infinity;
-  let callsAtStop = 0;
-  let callsAtBack = 0;
   let running = true;
   const loops = probes.map(async (id, k) => {
     while (running) {
@@ -642,11 +638,11 @@ async function outage(c: Config, cluster: PgCluster, cfg: NodesConfig, log: (s: 
   });
   await sleep(1000);
   log(`  nodes: outage: pg_ctl stop -m immediate under load, down ${cfg.outageDownMs} ms`);
-  callsAtStop = host.answered;
-  stopAt = ms();
+  const callsAtStop = host.answered;
+  const stopAt = ms();
   const { stopMs, startMs } = await cluster.restart("immediate", cfg.outageDownMs);
-  backAt = ms();
-  callsAtBack = host.answered;
+  const backAt = ms();
+  const callsAtBack = host.answered;
   const firstSuccess = () => {
     const first503 = answers.find((a) => a.sent >= stopAt && a.status === 503);
     return first503 && answers.find((a) => a.sent >= first503.done && a.status === 200);
