@@ -58,6 +58,8 @@ export interface NodesConfig {
   leaseMs: number;
   /** PostgreSQL configurations (node counts), besides the SQLite node. */
   nodeCounts: number[];
+  /** PostgreSQL with its default durability (fsync on); off only at smoke size, which checks the report's shape. */
+  durable: boolean;
   /**
    * Also one PostgreSQL node on a second server run with fsync off (the figure earlier runs gave,
    * labelled): what durability costs. Every other PostgreSQL configuration runs with the defaults.
@@ -73,8 +75,8 @@ export interface NodesConfig {
 }
 
 export const NODES_CONFIGS: Record<NodesConfig["mode"], NodesConfig> = {
-  full: { mode: "full", sessions: 64, warmupRoundMs: 1000, blocks: 8, warmupMs: 300, blockMs: 1000, leaseMs: 2000, nodeCounts: [1, 2, 3], fsyncOff: true, drives: ["calls", "turns"], turnSteps: 2500, failoverAfterMs: 1000, outageDownMs: 5000 },
+  full: { mode: "full", sessions: 64, warmupRoundMs: 1000, blocks: 8, warmupMs: 300, blockMs: 1000, leaseMs: 2000, nodeCounts: [1, 2, 3], durable: true, fsyncOff: true, drives: ["calls", "turns"], turnSteps: 2500, failoverAfterMs: 1000, outageDownMs: 5000 },
   // `--nodes --quick`: the SQLite node and one durable PostgreSQL node, both drives, no failures (A/B of a runtime change).
-  quick: { mode: "quick", sessions: 64, warmupRoundMs: 1000, blocks: 6, warmupMs: 300, blockMs: 1000, leaseMs: 2000, nodeCounts: [1], fsyncOff: false, drives: ["calls", "turns"], turnSteps: 2500, failoverAfterMs: 0, outageDownMs: 0 },
-  smoke: { mode: "smoke", sessions: 6, warmupRoundMs: 100, blocks: 1, warmupMs: 100, blockMs: 200, leaseMs: 500, nodeCounts: [1, 2], fsyncOff: false, drives: ["calls", "turns"], turnSteps: 300, failoverAfterMs: 300, outageDownMs: 1000 },
+  quick: { mode: "quick", sessions: 64, warmupRoundMs: 1000, blocks: 6, warmupMs: 300, blockMs: 1000, leaseMs: 2000, nodeCounts: [1], durable: true, fsyncOff: false, drives: ["calls", "turns"], turnSteps: 2500, failoverAfterMs: 0, outageDownMs: 0 },
+  smoke: { mode: "smoke", sessions: 6, warmupRoundMs: 100, blocks: 1, warmupMs: 100, blockMs: 200, leaseMs: 500, nodeCounts: [1, 2], durable: false, fsyncOff: false, drives: ["calls", "turns"], turnSteps: 300, failoverAfterMs: 300, outageDownMs: 1000 },
 };

@@ -691,7 +691,7 @@ async function startServer(isDurable: boolean): Promise<Server> {
 
 /** The outage's own durable server and PostgreSQL node, under a turns load of `cfg.sessions` sessions. */
 async function outageRun(cfg: NodesConfig, from: "dist" | "source", runtimeDir: string, log: (s: string) => void): Promise<OutageResult> {
-  const server = await startServer(true);
+  const server = await startServer(cfg.durable);
   let c: Config | undefined;
   try {
     c = await startConfig(server, durable(1), cfg, from, runtimeDir, 0);
@@ -879,7 +879,7 @@ function outageFigures(s: Section, o: OutageResult | undefined, cfg: NodesConfig
 export async function nodesBench(cfg: NodesConfig, log: (s: string) => void, from: "dist" | "source"): Promise<Section[]> {
   const runtimeDir = process.env.BENCH_RUNTIME_DIR ?? join(REPO, "runtime");
   if (!existsSync(join(runtimeDir, from === "dist" ? "dist/index.js" : "src/index.ts"))) throw new Error(`no runtime ${from} in ${runtimeDir}`);
-  log(`  nodes: starting PostgreSQL (runtime/test/helpers/pg-cluster.ts: durable${cfg.fsyncOff ? ", and a second server with fsync off" : ""})`);
+  log(`  nodes: starting PostgreSQL (runtime/test/helpers/pg-cluster.ts: ${cfg.durable ? "durable" : "fsync off"}${cfg.fsyncOff ? ", and a second server with fsync off" : ""})`);
   const servers: Server[] = [];
   const configs: Config[] = [];
   const loads: Load[] = [];
@@ -893,7 +893,7 @@ export async function nodesBench(cfg: NodesConfig, log: (s: string) => void, fro
     log(`  nodes: FAILED ${msg.slice(0, 600)}`);
   };
   try {
-    servers.push(await startServer(true));
+    servers.push(await startServer(cfg.durable));
     if (cfg.fsyncOff) servers.push(await startServer(false));
     const serverOf = (p: Plan) => (p.journal === "sqlite" ? undefined : servers[p.fsyncOff ? 1 : 0]);
     const plan = planOf(cfg);
@@ -990,7 +990,7 @@ export async function nodesBench(cfg: NodesConfig, log: (s: string) => void, fro
   if (cfg.drives.includes("turns")) sections.push(throughputSection("11", "turns", byName("turns"), xacts, cfg));
   if (cfg.drives.includes("turns") && cfg.nodeCounts.includes(2)) sections.push(failuresSection("12", failover, down, cfg));
   sections[0]!.notes.unshift(
-    `every runtime node is its own process (bench/src/node-child.ts: configFromEnv + startBrain, as brain serve), running ${runtimeDescription(runtimeDir, from)}; PostgreSQL ${pgVersion()} started by runtime/test/helpers/pg-cluster.ts with its default durability (fsync on, synchronous_commit on: a commit returns once its WAL is on disk)${cfg.fsyncOff ? "; the configuration labelled fsync off runs on a second server with fsync=off (what earlier runs of this bench measured)" : ""}, one database per configuration, BRAIN_LEASE_MS ${cfg.leaseMs} on every PostgreSQL node; the SQLite node is the default journal (WAL, synchronous=NORMAL) in a temp dir. Hosts and load generators: this process`,
+    `every runtime node is its own process (bench/src/node-child.ts: configFromEnv + startBrain, as brain serve), running ${runtimeDescription(runtimeDir, from)}; PostgreSQL ${pgVersion()} started by runtime/test/helpers/pg-cluster.ts ${cfg.durable ? "with its default durability (fsync on, synchronous_commit on: a commit returns once its WAL is on disk)" : "with fsync off (smoke size: the shape of the report, not its figures)"}${cfg.fsyncOff ? "; the configuration labelled fsync off runs on a second server with fsync=off (what earlier runs of this bench measured)" : ""}, one database per configuration, BRAIN_LEASE_MS ${cfg.leaseMs} on every PostgreSQL node; the SQLite node is the default journal (WAL, synchronous=NORMAL) in a temp dir. Hosts and load generators: this process`,
   );
   if (errors.length) sections[0]!.notes.push(`failures: ${errors.join(" || ")}`);
   return sections;

@@ -1,5 +1,6 @@
 // `--nodes` at smoke size (6 sessions, one 200 ms block per load, lease 500 ms; the SQLite node and
-// 1, 2 PostgreSQL nodes, each a process of its own, on a PostgreSQL server this test starts): the
+// 1, 2 PostgreSQL nodes, each a process of its own, on a PostgreSQL server this test starts, with
+// fsync off: the full run's is durable): the
 // report's shape — every figure a number, the goals evaluated, the failover and a PostgreSQL restart
 // (down 1 s) measured — with no timing
 // assertions. Needs PostgreSQL's server binaries (.ci/run installs them), like the runtime's cluster tests.
