@@ -42,9 +42,9 @@ export function soakConfig(env: NodeJS.ProcessEnv = process.env, smoke = false):
   return { sessions: smoke ? 4 : 64, seconds, turnsPerSessionPerS: Number(env.BENCH_SOAK_TURNS_PER_SESSION_S ?? 25) };
 }
 
-/** `npm run bench -- --nodes` (its own mode): several runtime nodes on one PostgreSQL (issue 20). */
+/** `npm run bench -- --nodes` (its own mode): several runtime nodes on one PostgreSQL (issues 20, 28). */
 export interface NodesConfig {
-  mode: "full" | "smoke";
+  mode: "full" | "quick" | "smoke";
   /** Sessions of every load (configuration × drive), spread evenly over its nodes; each keeps one call in flight. */
   sessions: number;
   /** Each load first runs this long, unmeasured (a fresh node warms up). */
@@ -58,14 +58,25 @@ export interface NodesConfig {
   leaseMs: number;
   /** PostgreSQL configurations (node counts), besides the SQLite node. */
   nodeCounts: number[];
+  /** PostgreSQL with its default durability (fsync on); off only at smoke size, which checks the report's shape. */
+  durable: boolean;
+  /**
+   * Also one PostgreSQL node on a second server run with fsync off (the figure earlier runs gave,
+   * labelled): what durability costs. Every other PostgreSQL configuration runs with the defaults.
+   */
+  fsyncOff: boolean;
   drives: Array<"calls" | "turns">;
   /** Turns mode: tool-call steps in each session's script (enough for every block and the failover). */
   turnSteps: number;
   /** The 2-node turns run alone this long before the SIGKILL. */
   failoverAfterMs: number;
+  /** PostgreSQL stopped (`pg_ctl -m immediate`) this long under load, then started again; 0: not measured. */
+  outageDownMs: number;
 }
 
 export const NODES_CONFIGS: Record<NodesConfig["mode"], NodesConfig> = {
-  full: { mode: "full", sessions: 64, warmupRoundMs: 1000, blocks: 8, warmupMs: 300, blockMs: 1000, leaseMs: 2000, nodeCounts: [1, 2, 3], drives: ["calls", "turns"], turnSteps: 2500, failoverAfterMs: 1000 },
-  smoke: { mode: "smoke", sessions: 6, warmupRoundMs: 100, blocks: 1, warmupMs: 100, blockMs: 200, leaseMs: 500, nodeCounts: [1, 2], drives: ["calls", "turns"], turnSteps: 300, failoverAfterMs: 300 },
+  full: { mode: "full", sessions: 64, warmupRoundMs: 1000, blocks: 8, warmupMs: 300, blockMs: 1000, leaseMs: 2000, nodeCounts: [1, 2, 3], durable: true, fsyncOff: true, drives: ["calls", "turns"], turnSteps: 2500, failoverAfterMs: 1000, outageDownMs: 5000 },
+  // `--nodes --quick`: the SQLite node and one durable PostgreSQL node, both drives, no failures (A/B of a runtime change).
+  quick: { mode: "quick", sessions: 64, warmupRoundMs: 1000, blocks: 6, warmupMs: 300, blockMs: 1000, leaseMs: 2000, nodeCounts: [1], durable: true, fsyncOff: false, drives: ["calls", "turns"], turnSteps: 2500, failoverAfterMs: 0, outageDownMs: 0 },
+  smoke: { mode: "smoke", sessions: 6, warmupRoundMs: 100, blocks: 1, warmupMs: 100, blockMs: 200, leaseMs: 500, nodeCounts: [1, 2], durable: false, fsyncOff: false, drives: ["calls", "turns"], turnSteps: 300, failoverAfterMs: 300, outageDownMs: 1000 },
 };

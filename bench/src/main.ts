@@ -87,12 +87,12 @@ export async function runSoak(opts: { log?: (s: string) => void; print?: boolean
 }
 
 /** `--nodes` (sections 10–12, its own mode): the SQLite node and 1, 2, 3 nodes on one PostgreSQL, each node a process; failover. */
-export async function runNodes(opts: { log?: (s: string) => void; print?: boolean; smoke?: boolean } = {}): Promise<Report> {
+export async function runNodes(opts: { log?: (s: string) => void; print?: boolean; smoke?: boolean; quick?: boolean } = {}): Promise<Report> {
   const t0 = Date.now();
-  const cfg = NODES_CONFIGS[opts.smoke ? "smoke" : "full"];
+  const cfg = NODES_CONFIGS[opts.smoke ? "smoke" : opts.quick ? "quick" : "full"];
   const report: Report = {
     date: new Date().toISOString(),
-    command: `${process.env.BENCH_RUNTIME_DIR ? `BENCH_RUNTIME_DIR=${process.env.BENCH_RUNTIME_DIR} ` : ""}npm run bench -- --nodes`,
+    command: `${process.env.BENCH_RUNTIME_DIR ? `BENCH_RUNTIME_DIR=${process.env.BENCH_RUNTIME_DIR} ` : ""}npm run bench -- --nodes${opts.quick ? " --quick" : ""}`,
     mode: opts.smoke ? "smoke" : "nodes",
     packages: packagesFrom(),
     machine: { nproc: availableParallelism(), memTotalMiB: Math.round(totalmem() / 2 ** 20), node: process.version, platform: `${process.platform} ${process.arch}`, cpu: cpus()[0]?.model ?? "unknown" },
@@ -112,9 +112,9 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const from = packagesFrom() === "source" ? "TypeScript sources (tsx)" : "built dist/, as shipped";
   console.log(`brain bench (${mode}${only ? `, sections ${only.join(",")} only` : ""}) on ${availableParallelism()} cores, node ${process.version}; packages from ${from}`);
   const log = (s: string) => console.error(s);
-  const report = isSoak ? await runSoak({ log, print: true }) : isNodes ? await runNodes({ log, print: true }) : await runBench(CONFIGS[mode as "quick" | "full" | "smoke"], { log, print: true, ...(only ? { only } : {}) });
+  const report = isSoak ? await runSoak({ log, print: true }) : isNodes ? await runNodes({ log, print: true, quick: process.argv.includes("--quick") }) : await runBench(CONFIGS[mode as "quick" | "full" | "smoke"], { log, print: true, ...(only ? { only } : {}) });
   // --only writes beside results.json so a partial run never replaces the full run's figures.
-  const out = new URL(isSoak ? "../results-soak.json" : isNodes ? "../results-nodes.json" : only ? "../results-only.json" : "../results.json", import.meta.url);
+  const out = new URL(isSoak ? "../results-soak.json" : isNodes ? (process.argv.includes("--quick") ? "../results-nodes-quick.json" : "../results-nodes.json") : only ? "../results-only.json" : "../results.json", import.meta.url);
   writeFileSync(out, JSON.stringify(report, null, 2) + "\n");
   const goals = report.sections.flatMap((s) => s.figures.filter((f) => f.goal));
   console.log(`\ngoals: ${goals.filter((g) => g.goal!.pass).length} pass, ${goals.filter((g) => !g.goal!.pass).length} miss; ${report.durationS} s; wrote ${fileURLToPath(out).replace(/.*\/bench\//, "bench/")}`);

@@ -230,6 +230,8 @@ interface Config {
   journal: Journal;
   count: number;
   name: string;
+  /** The PostgreSQL server's postmaster (its CPU is counted); undefined for the SQLite node. */
+  postmaster: number | undefined;
   db: string | undefined;
   nodes: NodeProc[];
   /** Host k is connected to node k (the failover adds the reconnected one). */
@@ -285,24 +287,33 @@ export interface FailoverResult {
 
 const sum = (xs: number[]) => xs.reduce((s, x) => s + x, 0);
 const answered = (c: Config) => sum(c.hosts.map((h) => h.answered));
-const nameOf = (j: Journal, n: number) => (j === "sqlite" ? "SQLite node" : `PostgreSQL, ${n} node${n > 1 ? "s" : ""}`);
-/** The configurations: the SQLite node, then 1, 2, 3 PostgreSQL nodes. */
-const planOf = (cfg: NodesConfig): Array<[Journal, number]> => [["sqlite", 1], ...cfg.nodeCounts.map((n) => ["postgres", n] as [Journal, number])];
+/** One configuration to run: its journal, its node count, and (PostgreSQL) whether its server runs with fsync off. */
+interface Plan {
+  journal: Journal;
+  count: number;
+  fsyncOff: boolean;
+}
+const nameOf = (p: Plan) => (p.journal === "sqlite" ? "SQLite node" : `PostgreSQL, ${p.count} node${p.count > 1 ? "s" : ""}${p.fsyncOff ? ", fsync off" : ""}`);
+const SQLITE: Plan = { journal: "sqlite", count: 1, fsyncOff: false };
+const durable = (count: number): Plan => ({ journal: "postgres", count, fsyncOff: false });
+/** The configurations: the SQLite node, then 1, 2, 3 PostgreSQL nodes (durable), then one node on the fsync-off server. */
+const planOf = (cfg: NodesConfig): Plan[] => [SQLITE, ...cfg.nodeCounts.map(durable), ...(cfg.fsyncOff ? [{ journal: "postgres", count: 1, fsyncOff: true } as Plan] : [])];
 
 /** What the nodes said lately (a lease lost, a failed renewal): most failures are explained there. */
 function said(c: Config): string {
   return c.nodes.map((n) => `node ${n.index}: ${n.output().trim().split("\n").filter((l) => !/^(brain listening|operator token|journal:)/.test(l)).slice(-6).join(" / ") || "(nothing)"}`).join("; ");
 }
 
-async function startConfig(cluster: PgCluster, journal: Journal, count: number, cfg: NodesConfig, from: "dist" | "source", runtimeDir: string, index: number): Promise<Config> {
-  const db = journal === "postgres" ? await freshDatabase(cluster.url, `bench_${index}_${count}`) : undefined;
+async function startConfig(server: Server | undefined, plan: Plan, cfg: NodesConfig, from: "dist" | "source", runtimeDir: string, index: number): Promise<Config> {
+  const { journal, count } = plan;
+  const db = server !== undefined ? await freshDatabase(server.cluster.url, `bench_${index}_${count}`) : undefined;
   const common: Record<string, string> = {
     BRAIN_MAX_EMITTED_BYTES: String(2 ** 40),
     BRAIN_MAX_MODEL_CALLS: String(10 * cfg.turnSteps),
     // Paused sessions wait on a held call for the whole run; the host answers pings all along (ws does).
     BRAIN_HOST_TIMEOUT_MS: "30000",
   };
-  const c: Config = { journal, count, name: nameOf(journal, count), db, nodes: [], hosts: [], client: undefined, loads: {}, xactStart: NaN, answeredStart: 0 };
+  const c: Config = { journal, count, name: nameOf(plan), postmaster: server?.postmaster, db, nodes: [], hosts: [], client: undefined, loads: {}, xactStart: NaN, answeredStart: 0 };
   const started = await Promise.allSettled(
     Array.from({ length: count }, (_, k) =>
       startNode(k, db === undefined ? { ...common, BRAIN_JOURNAL: "sqlite" } : { ...common, BRAIN_JOURNAL: db, BRAIN_LEASE_MS: String(cfg.leaseMs), BRAIN_NODE_ID: `bench-node-${k}` }, from, runtimeDir),
@@ -315,6 +326,8 @@ async function startConfig(cluster: PgCluster, journal: Journal, count: number, 
     for (const n of c.nodes) c.hosts.push(await BenchHost.connect(n.url, `bench-host-${n.index}`));
     if (db !== undefined) {
       c.client = new pg.Client({ connectionString: db });
+      // The outage's server goes down under it: its next query fails, nothing is thrown at the process.
+      c.client.on("error", () => {});
       await c.client.connect();
     }
   } catch (e) {
@@ -396,7 +409,11 @@ interface Snapshot {
   pgXid: number;
 }
 
-async function snapshot(c: Config, postmaster: number | undefined): Promise<Snapshot> {
+/** Session `s`'s last journal sequence, by the journal's primary key (its row in `sessions` may lag a running session's: journal/postgres.ts headDue). */
+const LAST_SEQUENCE = "(SELECT max(j.sequence) FROM journal j WHERE j.session_id = s.session_id)";
+
+async function snapshot(c: Config): Promise<Snapshot> {
+  const { postmaster } = c;
   // The readings of this instant first; then the ones that need a round trip.
   const at = ms();
   const s = {
@@ -411,7 +428,7 @@ async function snapshot(c: Config, postmaster: number | undefined): Promise<Snap
   let pgRows = NaN;
   let pgXid = NaN;
   if (c.client) {
-    const { rows } = await c.client.query("SELECT (SELECT coalesce(sum(last_sequence), 0) FROM sessions) AS n, pg_snapshot_xmax(pg_current_snapshot())::text AS xid");
+    const { rows } = await c.client.query(`SELECT (SELECT coalesce(sum(${LAST_SEQUENCE}), 0) FROM sessions s) AS n, pg_snapshot_xmax(pg_current_snapshot())::text AS xid`);
     pgRows = Number(rows[0].n);
     pgXid = Number(rows[0].xid);
   }
@@ -423,12 +440,12 @@ async function snapshot(c: Config, postmaster: number | undefined): Promise<Snap
  * then a `blockMs` window measured (calls answered, CPU of every process, journal counters, a
  * `SELECT 1` round trip every 100 ms), then its sessions are held again.
  */
-async function block(l: Load, cfg: NodesConfig, postmaster: number | undefined): Promise<void> {
+async function block(l: Load, cfg: NodesConfig): Promise<void> {
   const c = l.config;
   resume(l);
   try {
     await sleep(cfg.warmupMs);
-    const a = await snapshot(c, postmaster);
+    const a = await snapshot(c);
     const end = ms() + cfg.blockMs;
     const probe = (async () => {
       while (c.client && ms() < end - 100) {
@@ -440,7 +457,7 @@ async function block(l: Load, cfg: NodesConfig, postmaster: number | undefined):
     })();
     await sleep(Math.max(0, end - ms()));
     await probe;
-    const b = await snapshot(c, postmaster);
+    const b = await snapshot(c);
     const seconds = (b.at - a.at) / 1000;
     const calls = sum(b.answered) - sum(a.answered);
     l.blocks.push(calls / seconds);
@@ -529,7 +546,7 @@ async function failOver(l: Load, cfg: NodesConfig, log: (s: string) => void): Pr
   const times = [...served.values()].map((t) => t - killedAt);
   const invokes = [...firstInvoke.values()].map((t) => t - killedAt);
   const { rows } = await c.client!.query(
-    "SELECT count(*) FILTER (WHERE l.owner = $2) AS taken, avg(s.last_sequence) AS records FROM leases l JOIN sessions s USING (session_id) WHERE l.session_id = ANY($1)",
+    `SELECT count(*) FILTER (WHERE l.owner = $2) AS taken, avg(${LAST_SEQUENCE}) AS records FROM leases l JOIN sessions s USING (session_id) WHERE l.session_id = ANY($1)`,
     [victims, `bench-node-${survivor.index}`],
   );
   const r: FailoverResult = {
@@ -548,6 +565,145 @@ async function failOver(l: Load, cfg: NodesConfig, log: (s: string) => void): Pr
   };
   log(`  nodes: failover: first call served ${round(r.firstServedMs, 0)} ms after the kill, all ${r.served}/${r.sessions} by ${round(r.allServedMs, 0)} ms`);
   return r;
+}
+
+export interface OutageResult {
+  downMs: number;
+  /** ms from `pg_ctl stop -m immediate`. */
+  first503Ms: number;
+  /** ms from the first 503 answered to the first success answered (a request sent after that 503). */
+  first503ToSuccessMs: number;
+  /** ms from PostgreSQL accepting connections again (`pg_ctl start -w` returned) to that success. */
+  backToSuccessMs: number;
+  /** How long `pg_ctl stop -m immediate` and `pg_ctl start -w` took (the start: crash recovery until it accepts connections). */
+  stopMs: number;
+  startMs: number;
+  /** The longest any request sent while PostgreSQL was down took to be answered. */
+  longestDuringMs: number;
+  /** Statuses answered to requests sent after the stop and before the first success: status → count. */
+  statuses: Record<string, number>;
+  requests: number;
+  /** Calls the loaded sessions' host answered while PostgreSQL was down, and after it was back. */
+  callsDuring: number;
+  callsAfter: number;
+  clients: number;
+  errors: string[];
+}
+
+/**
+ * PostgreSQL itself restarted under load, as clients see it (issue 28): the 1-node configuration
+ * runs its turns load, `clients` HTTP clients send messages (`wait: true`) to sessions of their own
+ * on that node, one after the other 20 ms apart, then PostgreSQL is stopped with
+ * `pg_ctl -m immediate` (a crash: every backend ends at once, recovery replays the WAL at start),
+ * kept down `downMs` and started again. Figures: stop → first 503, first 503 → first success, and
+ * the longest request while it was down (none may hang).
+ */
+async function outage(c: Config, cluster: PgCluster, cfg: NodesConfig, log: (s: string) => void): Promise<OutageResult> {
+  const node = c.nodes[0]!;
+  const clients = 4;
+  const errors: string[] = [];
+  // One session per client: a scripted model answering every message with one text (no tool).
+  const probes = await Promise.all(
+    Array.from({ length: clients }, async () => {
+      const r = await api(node.url, "POST", "/v1/sessions", { model: { provider: "scripted", script: Array.from({ length: 2000 }, () => ({ text: "ok" })) }, tools: [] });
+      if (r.status !== 201) throw new Error(`create a client's session: ${r.status} ${JSON.stringify(r.body)}`);
+      return r.body.id as string;
+    }),
+  );
+  const load = c.loads.turns ?? c.loads.calls;
+  if (load) resume(load);
+  const host = c.hosts[0]!;
+  const answers: Array<{ sent: number; done: number; status: number }> = [];
+  let running = true;
+  const loops = probes.map(async (id, k) => {
+    while (running) {
+      const sent = ms();
+      let status = 0;
+      try {
+        const res = await fetch(`${node.url}/v1/sessions/${id}/messages`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+          body: JSON.stringify({ text: `probe ${k}`, wait: true }),
+          signal: AbortSignal.timeout(30_000),
+        });
+        status = res.status;
+        const body = await res.text();
+        if (status !== 200 && status !== 503 && errors.length < 5) errors.push(`${status}: ${body.slice(0, 200)}`);
+      } catch (e) {
+        if (errors.length < 5) errors.push(`request: ${e instanceof Error ? e.message : String(e)}`);
+      }
+      answers.push({ sent, done: ms(), status });
+      await sleep(20);
+    }
+  });
+  await sleep(1000);
+  log(`  nodes: outage: pg_ctl stop -m immediate under load, down ${cfg.outageDownMs} ms`);
+  const callsAtStop = host.answered;
+  const stopAt = ms();
+  const { stopMs, startMs } = await cluster.restart("immediate", cfg.outageDownMs);
+  const backAt = ms();
+  const callsAtBack = host.answered;
+  const firstSuccess = () => {
+    const first503 = answers.find((a) => a.sent >= stopAt && a.status === 503);
+    return first503 && answers.find((a) => a.sent >= first503.done && a.status === 200);
+  };
+  const deadline = backAt + 30_000;
+  while (firstSuccess() === undefined && ms() < deadline) await sleep(20);
+  await sleep(1000);
+  running = false;
+  await Promise.all(loops);
+  const callsAfter = host.answered - callsAtBack;
+  if (load) pause(load);
+  const first503 = answers.find((a) => a.sent >= stopAt && a.status === 503);
+  const success = firstSuccess();
+  const statuses: Record<string, number> = {};
+  for (const a of answers) if (a.sent >= stopAt && (success === undefined || a.sent < success.sent)) statuses[String(a.status)] = (statuses[String(a.status)] ?? 0) + 1;
+  const during = answers.filter((a) => a.sent >= stopAt && a.sent < backAt).map((a) => a.done - a.sent);
+  const r: OutageResult = {
+    downMs: cfg.outageDownMs,
+    first503Ms: first503 === undefined ? NaN : first503.done - stopAt,
+    first503ToSuccessMs: first503 === undefined || success === undefined ? NaN : success.done - first503.done,
+    backToSuccessMs: success === undefined ? NaN : success.done - backAt,
+    stopMs,
+    startMs,
+    longestDuringMs: during.length ? Math.max(...during) : NaN,
+    statuses,
+    requests: answers.length,
+    callsDuring: callsAtBack - callsAtStop,
+    callsAfter,
+    clients,
+    errors,
+  };
+  log(`  nodes: outage: first 503 ${round(r.first503Ms, 0)} ms after the stop, first success ${round(r.first503ToSuccessMs, 0)} ms after it (${round(r.backToSuccessMs, 0)} ms after PostgreSQL was back)`);
+  return r;
+}
+
+/** A PostgreSQL server of the run, and its postmaster (whose CPU is counted). */
+interface Server {
+  cluster: PgCluster;
+  postmaster: number | undefined;
+}
+
+async function startServer(isDurable: boolean): Promise<Server> {
+  const cluster = await startPgCluster({ durable: isDurable });
+  return { cluster, postmaster: postmasterOf(Number(new URL(cluster.url).port)) };
+}
+
+/** The outage's own durable server and PostgreSQL node, under a turns load of `cfg.sessions` sessions. */
+async function outageRun(cfg: NodesConfig, from: "dist" | "source", runtimeDir: string, log: (s: string) => void): Promise<OutageResult> {
+  const server = await startServer(cfg.durable);
+  let c: Config | undefined;
+  try {
+    c = await startConfig(server, durable(1), cfg, from, runtimeDir, 0);
+    c.loads.turns = await startLoad(c, "turns", cfg);
+    return await outage(c, server.cluster, cfg, log);
+  } finally {
+    if (c) {
+      await stopConfig(c);
+      await c.client?.end().catch(() => {});
+    }
+    await server.cluster.stop();
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -575,35 +731,63 @@ function throughputSection(id: string, drive: Drive, loads: Map<string, Load>, x
       ? `${id}. Tool calls/s at ${cfg.sessions} sessions, calls only (each node drives Dispatcher.start as §2; one host per node in the bench process)`
       : `${id}. Tool calls/s at ${cfg.sessions} sessions through real turns (scripted model, one tool call per step; one host per node in the bench process)`;
   const s: Section = { id, title, figures: [], notes: [] };
-  const rate = (j: Journal, n: number) => {
-    const l = loads.get(nameOf(j, n));
-    return l === undefined || l.seconds === 0 ? NaN : l.calls / l.seconds;
+  const measured = (p: Plan) => {
+    const l = loads.get(nameOf(p));
+    return l === undefined || l.seconds === 0 ? undefined : l;
   };
-  for (const [j, n] of planOf(cfg)) {
-    const name = nameOf(j, n);
-    const l = loads.get(name);
-    const perS = rate(j, n);
+  const rate = (p: Plan) => {
+    const l = measured(p);
+    return l === undefined ? NaN : l.calls / l.seconds;
+  };
+  // Cores used over the measured windows: the node processes, the PostgreSQL server, the bench's hosts.
+  const coresOf = (p: Plan) => {
+    const l = measured(p);
+    if (l === undefined) return { node: NaN, pg: NaN, bench: NaN };
+    return { node: sum(l.nodeCpu) / l.seconds, pg: p.journal === "postgres" ? l.pgCpu / l.seconds : 0, bench: l.benchCpu / l.seconds };
+  };
+  /** µs of CPU per call of the node processes and (PostgreSQL) the server: the journal's whole cost, hosts left out. */
+  const journalUs = (p: Plan) => {
+    const c = coresOf(p);
+    return ((c.node + c.pg) / rate(p)) * 1e6;
+  };
+  for (const p of planOf(cfg)) {
+    const { journal: j, count: n } = p;
+    const name = nameOf(p);
+    const l = measured(p);
+    const perS = rate(p);
     let base: { name: string; value: number } | undefined;
     let goal: Figure["goal"];
-    if (j === "postgres" && n === 1) {
-      base = { name: "SQLite node", value: round(rate("sqlite", 1), 0) };
-      goal = { text: "PostgreSQL single node ≥ 50 % of the SQLite node", pass: perS >= 0.5 * rate("sqlite", 1) };
+    if (p.fsyncOff) base = { name: "1 node, fsync on", value: round(rate(durable(1)), 0) };
+    else if (j === "postgres" && n === 1) {
+      base = { name: "SQLite node", value: round(rate(SQLITE), 0) };
+      goal = { text: "PostgreSQL single node ≥ 50 % of the SQLite node", pass: perS >= 0.5 * rate(SQLITE) };
     } else if (j === "postgres" && n > 1) {
-      const prev = rate("postgres", n - 1);
+      const prev = rate(durable(n - 1));
       base = { name: `${n - 1} node${n > 2 ? "s" : ""}`, value: round(prev, 0) };
       goal = n === 2 ? { text: "2 nodes ≥ 1.5× one PostgreSQL node", pass: perS >= 1.5 * prev } : { text: `${n} nodes no slower than ${n - 1}`, pass: perS >= prev };
     }
     s.figures.push(figure(`${name}: calls/s`, round(perS, 0), "calls/s", base, goal));
-    if (l === undefined || l.seconds === 0) {
+    if (l === undefined) {
       s.notes.push(`${name}: not measured (see the failures below); its goal MISSes`);
       continue;
     }
+    const { node: nodeCores, pg: pgCores, bench: benchCores } = coresOf(p);
     const cores = (x: number) => x / l.seconds;
-    const nodeCores = cores(sum(l.nodeCpu));
-    const pgCores = j === "postgres" ? cores(l.pgCpu) : 0;
-    const benchCores = cores(l.benchCpu);
     const ours = nodeCores + pgCores + benchCores;
     const others = cores(l.machineBusy) - ours;
+    // Issue 28: what a call costs on PostgreSQL, all of it (node + server), against the SQLite node's process.
+    if (j === "postgres" && n === 1) {
+      const sqlite = journalUs(SQLITE);
+      const us = journalUs(p);
+      s.figures.push(
+        figure(`${name}: CPU per call, node + PostgreSQL`, round(us, 0), "µs", { name: "SQLite node's", value: round(sqlite, 0) }, p.fsyncOff ? undefined : { text: "CPU per call (node + PostgreSQL) ≤ 2× the SQLite node's", pass: us <= 2 * sqlite }),
+      );
+    }
+    // A ratio of calls/s says little without the cores each configuration had: printed side by side.
+    if (j === "postgres" && n === 2 && !p.fsyncOff) {
+      const one = coresOf(durable(1));
+      s.figures.push(figure(`${name}: cores used (nodes + PostgreSQL + hosts)`, round(ours, 2), "cores", { name: "1 node", value: round(one.node + one.pg + one.bench, 2) }));
+    }
     s.figures.push(figure(`${name}: journal records per call`, round(l.records / l.calls, 2), "records"));
     s.figures.push(figure(`${name}: journal transactions per call`, round(l.transactions / l.calls, 3), "tx"));
     if (j === "postgres") s.figures.push(figure(`${name}: PostgreSQL write transactions per call`, round(l.pgXids / l.calls, 3), "tx"));
@@ -623,7 +807,7 @@ function throughputSection(id: string, drive: Drive, loads: Map<string, Load>, x
         (j === "postgres" ? `, PostgreSQL ${us(pgCores)}` : "") +
         `, bench/hosts ${us(benchCores)}; machine busy ${round(cores(l.machineBusy), 2)} of ${availableParallelism()} cores, of which other tenants' processes ${round(others, 2)} (steal ${round(cores(l.machineSteal), 2)}); ` +
         `journal commits ${l.perNodeTx.map((x) => round(x / l.seconds, 0)).join(" / ")} per s per node (one every ${round(commitMs, 2)} ms), ${round(l.records / l.transactions, 1)} records each` +
-        (j === "postgres" ? `; rows per call counted by the database (Σ sessions.last_sequence) ${round(l.pgRows / l.calls, 2)}` : "") +
+        (j === "postgres" ? `; rows per call counted by the database (Σ each session's last journal sequence) ${round(l.pgRows / l.calls, 2)}` : "") +
         (j === "postgres" && drive === "calls" ? `; pg_stat_database xact_commit per call over the whole run ${round(xacts.get(name) ?? NaN, 3)}` : "") +
         `; creating the ${cfg.sessions} sessions took ${round(l.createMs, 0)} ms` +
         (l.failures.length ? `; FAILURES: ${l.failures.join("; ")}` : ""),
@@ -638,19 +822,30 @@ function throughputSection(id: string, drive: Drive, loads: Map<string, Load>, x
     s.notes.push(`real turns: each session gets one message; its scripted model has ${cfg.turnSteps} steps of one tool call each, so the turn lasts the whole run; after each call's result the Agentloop waits the 5 ms wake batch (LIMITS.wakeBatchMs) before the next model step, so ${cfg.sessions} sessions cannot exceed ${round((cfg.sessions * 1000) / 5, 0)} calls/s in this mode. Records per call include the model step's (model.request, model.response)`);
   }
   s.notes.push(
-    `method: every configuration's nodes run at once (idle ones only renew their leases); each load (configuration × drive) first runs ${cfg.warmupRoundMs} ms unmeasured, then the load moves from one configuration and drive to the next in blocks (${cfg.blocks} blocks each, in a rotating order: the hosts hold a paused load's invokes, so each of its sessions waits on an open call): ${cfg.warmupMs} ms to reach its steady state, then ${cfg.blockMs} ms measured. Load changes of the shared machine fall on every configuration alike. Calls counted at the hosts (invokes answered); transactions from the nodes' journal store counters; commit interval = 1 / one node's commits per second (a commit is one prepared statement holding the fence, the journal rows and the heads; a node has two writer connections, each with one batch in flight at a time, so with 48 or more sessions waiting two batches overlap and the interval is half a batch's round trip)`,
+    `method: every configuration's nodes run at once (idle ones only renew their leases); each load (configuration × drive) first runs ${cfg.warmupRoundMs} ms unmeasured, then the load moves from one configuration and drive to the next in blocks (${cfg.blocks} blocks each, in a rotating order: the hosts hold a paused load's invokes, so each of its sessions waits on an open call): ${cfg.warmupMs} ms to reach its steady state, then ${cfg.blockMs} ms measured. Load changes of the shared machine fall on every configuration alike. Calls counted at the hosts (invokes answered); transactions from the nodes' journal store counters; commit interval = 1 / one node's commits per second (a commit is one prepared statement holding the fence, the journal rows and the heads; a node has two writer connections, each with one batch in flight at a time; a batch of 96 or more sessions is dealt out between them, so up to 64 sessions per node commit as one batch at a time)`,
     "CPU from /proc/<pid>/stat (utime + stime, all threads) over the measured windows: each node process, the PostgreSQL server (postmaster, its live children and the ones it reaped; the idle configurations' lease renewals included), this process (hosts, HTTP clients, probes); machine busy from /proc/stat (user+nice+system+irq+softirq of every core; 'other tenants' = busy − ours: the shared machine's other processes). Ceiling = cores ÷ CPU per call: what these processes could serve with the whole machine",
   );
   return s;
 }
 
-function failoverSection(id: string, f: FailoverResult | undefined, cfg: NodesConfig): Section {
-  const s: Section = { id, title: `${id}. Failover (SIGKILL of one of 2 PostgreSQL nodes while its sessions run turns, BRAIN_LEASE_MS ${cfg.leaseMs})`, figures: [], notes: [] };
+function failuresSection(id: string, f: FailoverResult | undefined, o: OutageResult | undefined, cfg: NodesConfig): Section {
+  const s: Section = {
+    id,
+    title: `${id}. Failures: SIGKILL of one of 2 PostgreSQL nodes while its sessions run turns (failover, BRAIN_LEASE_MS ${cfg.leaseMs}); PostgreSQL itself stopped for ${cfg.outageDownMs} ms under load (outage)`,
+    figures: [],
+    notes: [],
+  };
+  failoverFigures(s, f, cfg);
+  if (cfg.outageDownMs > 0) outageFigures(s, o, cfg);
+  return s;
+}
+
+function failoverFigures(s: Section, f: FailoverResult | undefined, cfg: NodesConfig): void {
   const goalText = `failover ≤ lease time + 1 s (${cfg.leaseMs + 1000} ms)`;
   if (f === undefined) {
-    s.notes.push("not measured (see the failures in section 10)");
+    s.notes.push("failover not measured (see the failures in section 10)");
     s.figures.push(figure("SIGKILL → first call served on a taken-over session", NaN, "ms", { name: "lease", value: cfg.leaseMs }, { text: goalText, pass: false }));
-    return s;
+    return;
   }
   s.figures.push(figure("SIGKILL → first call served on a taken-over session", round(f.firstServedMs, 0), "ms", { name: "lease", value: f.leaseMs }, { text: goalText, pass: f.firstServedMs <= f.leaseMs + 1000 }));
   s.figures.push(figure("SIGKILL → host reconnected to the survivor", round(f.hostReconnectedMs, 0), "ms"));
@@ -659,32 +854,52 @@ function failoverSection(id: string, f: FailoverResult | undefined, cfg: NodesCo
   s.figures.push(figure(`SIGKILL → every one of the ${f.sessions} sessions served a call`, round(f.allServedMs, 0), "ms", { name: "lease", value: f.leaseMs }));
   s.notes.push(
     `${f.sessions} sessions of the killed node, each mid-turn (open call, turn open), ~${round(f.recordsPerSession, 0)} journal records each; ${f.takenOver} of them leased to the survivor afterwards; ${f.served} served a call; ${f.attempts} message attempts in all` + (f.errors.length ? `; first errors: ${f.errors.join(" | ")}` : ""),
-    `method: after the blocks, the 2-node configuration's turns run alone for ${cfg.failoverAfterMs} ms; then SIGKILL node 1; its host reconnects to node 0 at once; a new message is sent through node 0 to each of node 1's turn sessions (retried every 20 ms until 202: node 0 forwards to the dead owner and waits until the owner's lease has expired and it takes the session over, ending its open call unknown and its turn failed); the figure is the first \`committed\` the host receives for the finish of a call of one of those sessions. Node 0 keeps running its own turns meanwhile. A node renews its lease every third of the lease time, so the lease of a node killed at a random moment runs out between 2/3 and all of the lease time after the kill`,
+    `failover method: after the blocks, the 2-node configuration's turns run alone for ${cfg.failoverAfterMs} ms; then SIGKILL node 1; its host reconnects to node 0 at once; a new message is sent through node 0 to each of node 1's turn sessions (retried every 20 ms until 202: node 0 forwards to the dead owner and waits until the owner's lease has expired and it takes the session over, ending its open call unknown and its turn failed); the figure is the first \`committed\` the host receives for the finish of a call of one of those sessions. Node 0 keeps running its own turns meanwhile. A node renews its lease every third of the lease time, so the lease of a node killed at a random moment runs out between 2/3 and all of the lease time after the kill`,
   );
-  return s;
+}
+
+function outageFigures(s: Section, o: OutageResult | undefined, cfg: NodesConfig): void {
+  if (o === undefined) {
+    s.notes.push("outage not measured (see the failures in section 10)");
+    s.figures.push(figure(`PostgreSQL down ${cfg.outageDownMs} ms: first 503 → first success`, NaN, "ms"));
+    return;
+  }
+  s.figures.push(figure(`PostgreSQL down ${o.downMs} ms: first 503 → first success`, round(o.first503ToSuccessMs, 0), "ms", { name: "down", value: o.downMs }));
+  s.figures.push(figure("PostgreSQL stopped → first 503 answered", round(o.first503Ms, 0), "ms"));
+  s.figures.push(figure("pg_ctl start -w (crash recovery until it accepts connections)", round(o.startMs, 0), "ms"));
+  s.figures.push(figure("PostgreSQL accepting again → first success", round(o.backToSuccessMs, 0), "ms"));
+  s.figures.push(figure("longest answer to a request sent while PostgreSQL was down", round(o.longestDuringMs, 0), "ms"));
+  s.notes.push(
+    `outage: ${o.clients} clients, ${o.requests} requests in all; answers to the requests sent from the stop until the first success: ${Object.entries(o.statuses).map(([k, n]) => `${k === "0" ? "no answer" : k} × ${n}`).join(", ")}; the loaded sessions' host answered ${o.callsDuring} invokes while PostgreSQL was down (calls sent before it stopped) and ${o.callsAfter} after (a turn whose write failed ends failed; it is not resumed)` +
+      (o.errors.length ? `; first errors: ${o.errors.join(" | ")}` : ""),
+    `outage method: after the failover, the 1-node configuration's turns run (64 sessions calling its host) while ${o.clients} HTTP clients each send a message with wait: true to a session of their own on that node (scripted text answers, no tool), one after the other, 20 ms apart; after 1 s PostgreSQL is stopped with pg_ctl -m immediate (every backend ends at once; the start replays the WAL), kept down ${o.downMs} ms and started again (pg_ctl start -w; pg_ctl stop took ${round(o.stopMs, 0)} ms). First success: the first 200 answered to a request sent after the first 503 was answered`,
+  );
 }
 
 export async function nodesBench(cfg: NodesConfig, log: (s: string) => void, from: "dist" | "source"): Promise<Section[]> {
   const runtimeDir = process.env.BENCH_RUNTIME_DIR ?? join(REPO, "runtime");
   if (!existsSync(join(runtimeDir, from === "dist" ? "dist/index.js" : "src/index.ts"))) throw new Error(`no runtime ${from} in ${runtimeDir}`);
-  log("  nodes: starting PostgreSQL (runtime/test/helpers/pg-cluster.ts)");
-  const cluster = await startPgCluster();
-  const postmaster = postmasterOf(Number(new URL(cluster.url).port));
+  log(`  nodes: starting PostgreSQL (runtime/test/helpers/pg-cluster.ts: ${cfg.durable ? "durable" : "fsync off"}${cfg.fsyncOff ? ", and a second server with fsync off" : ""})`);
+  const servers: Server[] = [];
   const configs: Config[] = [];
   const loads: Load[] = [];
   const errors: string[] = [];
   const xacts = new Map<string, number>();
   let failover: FailoverResult | undefined;
+  let down: OutageResult | undefined;
   const fail = (what: string, e: unknown, c?: Config) => {
     const msg = `${what}: ${e instanceof Error ? e.message : String(e)}${c ? ` [${said(c)}]` : ""}`.slice(0, 1500);
     errors.push(msg);
     log(`  nodes: FAILED ${msg.slice(0, 600)}`);
   };
   try {
+    servers.push(await startServer(cfg.durable));
+    if (cfg.fsyncOff) servers.push(await startServer(false));
+    const serverOf = (p: Plan) => (p.journal === "sqlite" ? undefined : servers[p.fsyncOff ? 1 : 0]);
     const plan = planOf(cfg);
-    log(`  nodes: starting ${plan.map(([j, n]) => nameOf(j, n)).join(", ")} (${sum(plan.map(([, n]) => n))} node processes at once)`);
-    const started = await Promise.allSettled(plan.map(([j, n], i) => startConfig(cluster, j, n, cfg, from, runtimeDir, i + 1)));
-    started.forEach((s, i) => (s.status === "fulfilled" ? configs.push(s.value) : fail(nameOf(...plan[i]!), s.reason)));
+    log(`  nodes: starting ${plan.map(nameOf).join(", ")} (${sum(plan.map((p) => p.count))} node processes at once)`);
+    const started = await Promise.allSettled(plan.map((p, i) => startConfig(serverOf(p), p, cfg, from, runtimeDir, i + 1)));
+    started.forEach((s, i) => (s.status === "fulfilled" ? configs.push(s.value) : fail(nameOf(plan[i]!), s.reason)));
     log(`  nodes: up; creating the sessions`);
     // One configuration after the other: a burst of creations is what a PostgreSQL node handles worst.
     for (const c of configs) {
@@ -712,7 +927,7 @@ export async function nodesBench(cfg: NodesConfig, log: (s: string) => void, fro
         const l = loads[(j + k) % loads.length]!;
         if (l.failures.some((f) => f.startsWith("block"))) continue;
         try {
-          await block(l, cfg, postmaster);
+          await block(l, cfg);
         } catch (e) {
           l.failures.push(`block ${k + 1}: ${e instanceof Error ? e.message : String(e)} [${said(l.config)}]`);
         }
@@ -730,7 +945,7 @@ export async function nodesBench(cfg: NodesConfig, log: (s: string) => void, fro
       await Promise.all(l.config.nodes.map((n) => n.request({ type: "stop-driving" }).catch(() => {})));
       resume(l);
     }
-    const two = configs.find((c) => c.journal === "postgres" && c.count === 2)?.loads.turns;
+    const two = configs.find((c) => c.name === nameOf(durable(2)))?.loads.turns;
     if (two) {
       resume(two);
       await sleep(cfg.failoverAfterMs);
@@ -758,15 +973,24 @@ export async function nodesBench(cfg: NodesConfig, log: (s: string) => void, fro
       }
       await c.client.end().catch(() => {});
     }
-    await cluster.stop();
+    for (const s of servers) await s.cluster.stop();
+  }
+  // The outage last, on a server and node of its own: stopping the shared server would end every
+  // configuration's connections (and, being a crash, reset the statistics read above).
+  if (cfg.outageDownMs > 0) {
+    try {
+      down = await outageRun(cfg, from, runtimeDir, log);
+    } catch (e) {
+      fail("outage", e);
+    }
   }
   const byName = (d: Drive) => new Map(loads.filter((l) => l.drive === d).map((l) => [l.config.name, l]));
   const sections: Section[] = [];
   if (cfg.drives.includes("calls")) sections.push(throughputSection("10", "calls", byName("calls"), xacts, cfg));
   if (cfg.drives.includes("turns")) sections.push(throughputSection("11", "turns", byName("turns"), xacts, cfg));
-  if (cfg.drives.includes("turns")) sections.push(failoverSection("12", failover, cfg));
+  if (cfg.drives.includes("turns") && cfg.nodeCounts.includes(2)) sections.push(failuresSection("12", failover, down, cfg));
   sections[0]!.notes.unshift(
-    `every runtime node is its own process (bench/src/node-child.ts: configFromEnv + startBrain, as brain serve), running ${runtimeDescription(runtimeDir, from)}; PostgreSQL ${pgVersion()} started by runtime/test/helpers/pg-cluster.ts (fsync=off: a throwaway server), one database per configuration, BRAIN_LEASE_MS ${cfg.leaseMs} on every PostgreSQL node; the SQLite node is the default journal (WAL, synchronous=NORMAL) in a temp dir. Hosts and load generators: this process`,
+    `every runtime node is its own process (bench/src/node-child.ts: configFromEnv + startBrain, as brain serve), running ${runtimeDescription(runtimeDir, from)}; PostgreSQL ${pgVersion()} started by runtime/test/helpers/pg-cluster.ts ${cfg.durable ? "with its default durability (fsync on, synchronous_commit on: a commit returns once its WAL is on disk)" : "with fsync off (smoke size: the shape of the report, not its figures)"}${cfg.fsyncOff ? "; the configuration labelled fsync off runs on a second server with fsync=off (what earlier runs of this bench measured)" : ""}, one database per configuration, BRAIN_LEASE_MS ${cfg.leaseMs} on every PostgreSQL node; the SQLite node is the default journal (WAL, synchronous=NORMAL) in a temp dir. Hosts and load generators: this process`,
   );
   if (errors.length) sections[0]!.notes.push(`failures: ${errors.join(" || ")}`);
   return sections;

@@ -510,6 +510,69 @@ test("postgres: two writers commit a large tick's sessions side by side, each se
   }
 });
 
+test("postgres: a running session's row in sessions lags its records (heads written when due); another store's head, listing and open work fold the records after it; a settled session's row is exact", async () => {
+  const url = await freshDatabase(cluster.url, `contract_${++databases}`);
+  const [a, b] = await Promise.all([PostgresStore.open(url), PostgresStore.open(url)]);
+  const row = async (id: string) => (await queryRows(url, "SELECT last_sequence, open_calls, turn_open FROM sessions WHERE session_id = $1", [id]))[0];
+  try {
+    const id = "ses_lag";
+    await a.append(created(id));
+    await openTurn(a, id, 1);
+    assert.equal(await row(id), { last_sequence: 3, open_calls: 0, turn_open: true }, "a turn opening writes the row (its status changed)");
+    // Calls inside the turn, one commit each: the session has open work all along, so its row is not due.
+    let seq = 3;
+    for (let i = 0; i < 5; i++) {
+      await a.append(rec(id, ++seq, "tool.call_started", { callId: `c${i}` }));
+      await a.append(rec(id, ++seq, "tool.finished", { callId: `c${i}` }));
+    }
+    await a.append(rec(id, ++seq, "tool.call_started", { callId: "c5" }));
+    assert.equal(await row(id), { last_sequence: 3, open_calls: 0, turn_open: true }, "the row lags while the turn runs");
+    const expected = { ...(await a.head(id))! };
+    assert.equal([expected.lastSequence, expected.openCalls, expected.turnOpen], [14, 1, true]);
+    assert.equal(await b.head(id), expected, "another store folds the records after the row: the same head");
+    assert.equal(await b.openWork(), [id]);
+    const listed = (await b.listSessions({ limit: 10 })).sessions.find((x) => x.head.sessionId === id);
+    assert.is(listed?.head.lastSequence, 14, "a listing shows the journal's last sequence");
+    // The turn ends: the session has no open work, so its row is due, and exact.
+    await a.append(rec(id, ++seq, "tool.finished", { callId: "c5" }));
+    await a.append(rec(id, ++seq, "turn.completed", { activation: 1 }));
+    assert.equal(await row(id), { last_sequence: 16, open_calls: 0, turn_open: false }, "a settled session's row is exact");
+    assert.equal(await b.head(id), await a.head(id));
+    assert.equal(await b.openWork(), []);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+test("postgres: a database of schema version 8 (rows written with every batch) migrates to 9 with its sessions readable; a runtime older than the database refuses it", async () => {
+  const url = await freshDatabase(cluster.url, `contract_${++databases}`);
+  let store = await PostgresStore.open(url);
+  await store.append(created("ses_v8"));
+  await openTurn(store, "ses_v8", 1);
+  await store.close();
+  // As a runtime of version 8 left it: no comment on sessions, schema_version 8.
+  await queryRows(url, "COMMENT ON TABLE sessions IS NULL");
+  await queryRows(url, "UPDATE brain_meta SET value = '8' WHERE key = 'schema_version'");
+  store = await PostgresStore.open(url);
+  try {
+    assert.equal(await queryRows(url, "SELECT value FROM brain_meta WHERE key = 'schema_version'"), [{ value: "9" }]);
+    const [{ comment }] = await queryRows(url, "SELECT obj_description('sessions'::regclass, 'pg_class') AS comment");
+    assert.match(comment, /fold the journal records after last_sequence/);
+    assert.equal([(await store.head("ses_v8"))?.lastSequence, (await store.head("ses_v8"))?.turnOpen], [3, true]);
+    await store.append(rec("ses_v8", 4, "tool.call_started", { callId: "c" }));
+    assert.is((await store.head("ses_v8"))?.openCalls, 1);
+  } finally {
+    await store.close();
+  }
+  await queryRows(url, "UPDATE brain_meta SET value = '10' WHERE key = 'schema_version'");
+  const refused = await PostgresStore.open(url).then(
+    async (s) => (await s.close(), undefined),
+    (e: unknown) => e as Error,
+  );
+  assert.match(String(refused?.message), /version 10, newer than this runtime's 9/);
+});
+
 test("postgres: two stores on one database (two nodes) append to different sessions, and each reads the other's", async () => {
   const url = await freshDatabase(cluster.url, `contract_${++databases}`);
   const [a, b] = await Promise.all([PostgresStore.open(url), PostgresStore.open(url)]);

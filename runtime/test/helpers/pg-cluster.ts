@@ -17,9 +17,10 @@ export interface PgCluster {
   /**
    * Restarts the server on the same port and data: `immediate` is a crash (recovery replays its
    * WAL), `fast` a clean shutdown that ends every connection. `downMs` keeps it down that long.
-   * Asynchronous, so the caller's hosts and clients go on running meanwhile.
+   * Asynchronous, so the caller's hosts and clients go on running meanwhile. Resolves with how long
+   * `pg_ctl stop` and `pg_ctl start` (until the server accepts connections: crash recovery) took.
    */
-  restart(mode: "immediate" | "fast", downMs?: number): Promise<void>;
+  restart(mode: "immediate" | "fast", downMs?: number): Promise<{ stopMs: number; startMs: number }>;
 }
 
 /** The folder holding initdb and pg_ctl: BRAIN_PG_BIN, else the newest /usr/lib/postgresql/N/bin. */
@@ -39,7 +40,17 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startPgCluster(): Promise<PgCluster> {
+export interface PgClusterOptions {
+  /**
+   * PostgreSQL's default durability (fsync on; synchronous_commit is on either way), as users run it:
+   * every commit waits for its WAL to reach the disk. Off by default: a throwaway server for tests,
+   * whose own process is never killed by them (the runtime's is), need not flush. The bench's nodes
+   * mode runs durable.
+   */
+  durable?: boolean;
+}
+
+export async function startPgCluster(opts: PgClusterOptions = {}): Promise<PgCluster> {
   const bin = pgBinDir();
   if (bin === undefined) throw new Error("PostgreSQL server binaries not found (apt-get install postgresql, or set BRAIN_PG_BIN)");
   const dir = mkdtempSync(join(tmpdir(), "brain-pg-"));
@@ -58,8 +69,7 @@ export async function startPgCluster(): Promise<PgCluster> {
   };
   run("initdb", ["-D", data, "-U", "brain", "--auth=trust", "-E", "UTF8", "--no-instructions"]);
   const port = await freePort();
-  // fsync off: a throwaway server whose process is never killed in these tests (the runtime's is).
-  const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c fsync=off -c max_connections=100`;
+  const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c fsync=${opts.durable ? "on" : "off"} -c max_connections=100`;
   const startArgs = ["-D", data, "-l", join(dir, "log"), "-o", options, "-w", "-t", "60", "start"];
   run("pg_ctl", startArgs);
   const runAsync = (tool: string, args: string[]) =>
@@ -68,9 +78,13 @@ export async function startPgCluster(): Promise<PgCluster> {
   return {
     url: `postgres://brain@127.0.0.1:${port}/postgres`,
     async restart(mode, downMs = 0) {
+      const t0 = performance.now();
       await runAsync("pg_ctl", ["-D", data, "-m", mode, "-w", "stop"]);
+      const stopMs = performance.now() - t0;
       if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));
+      const t1 = performance.now();
       await runAsync("pg_ctl", startArgs);
+      return { stopMs, startMs: performance.now() - t1 };
     },
     async stop() {
       if (stopped) return;
