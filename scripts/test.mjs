@@ -15,7 +15,7 @@ const home = join(dirname(fileURLToPath(import.meta.url)), "..");
 const root = process.env.BRAIN_TEST_ROOT ?? home;
 const SUITE_TIMEOUT_MS = Number(process.env.BRAIN_SUITE_TIMEOUT_MS ?? 5 * 60_000);
 // The suites that pack and install every package, or run many real servers and a browser, take
-// minutes on a loaded machine; the timeout is a guard against hangs, not a speed limit.
+// minutes on a loaded machine (runtime and conformance too: the conformance suite runs every subject kind, MCP included); the timeout is a guard against hangs, not a speed limit.
 const LONG_SUITE_TIMEOUT_MS = Number(process.env.BRAIN_LONG_SUITE_TIMEOUT_MS ?? 15 * 60_000);
 
 const readJson = (path) => JSON.parse(readFileSync(path, "utf8"));
@@ -105,7 +105,7 @@ for (const suite of suites) {
   const where = relative(root, suite.cwd) || ".";
   const command = suite.command === process.execPath ? "node" : suite.command.startsWith(home) ? relative(home, suite.command) : suite.command;
   console.log(`\n=== ${suite.name} (in ${where}: ${[command, ...suite.args].join(" ")})`);
-  const timeoutMs = suite.timeoutMs ?? (suite.name === "runtime" ? LONG_SUITE_TIMEOUT_MS : SUITE_TIMEOUT_MS);
+  const timeoutMs = suite.timeoutMs ?? (suite.name === "runtime" || suite.name === "conformance" ? LONG_SUITE_TIMEOUT_MS : SUITE_TIMEOUT_MS);
   const run = await runSuite(suite, timeoutMs);
   const counts = countSuite(run, suite.parse(run.output));
   if (run.timedOut) console.log(`!!! ${suite.name}: killed after ${timeoutMs} ms`);
