@@ -155,18 +155,20 @@ function descriptorClasses(preopen) {
       return toStat(fsCall(() => statSync(this.#at, { bigint: true })));
     }
     statAt(pathFlags, path) {
-      const follow = Boolean(pathFlags?.symlinkFollow);
-      const at = this.#resolve(path, follow);
-      return toStat(fsCall(() => (follow ? statSync : lstatSync)(at, { bigint: true })));
+      return toStat(this.#statsAt(pathFlags, path));
     }
     metadataHash() {
       if (this.#file !== undefined) return this.#file.metadataHash();
       return hashOf(fsCall(() => statSync(this.#at, { bigint: true })));
     }
     metadataHashAt(pathFlags, path) {
+      return hashOf(this.#statsAt(pathFlags, path));
+    }
+    /** The stats of a path under this descriptor, following a final symlink only when the guest asked. */
+    #statsAt(pathFlags, path) {
       const follow = Boolean(pathFlags?.symlinkFollow);
       const at = this.#resolve(path, follow);
-      return hashOf(fsCall(() => (follow ? statSync : lstatSync)(at, { bigint: true })));
+      return fsCall(() => (follow ? statSync : lstatSync)(at, { bigint: true }));
     }
     isSameObject(other) {
       if (other === this) return true;
