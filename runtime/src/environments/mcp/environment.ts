@@ -117,7 +117,11 @@ export class McpEnvironment implements Environment {
     return this.send(call, sink, server, await server.connection());
   }
 
-  /** Sends the call's `tools/call` on `conn` (once) and ends the call from its answer. */
+  /**
+   * Sends the call's `tools/call` on `conn` and ends the call from its answer. It is sent once: the
+   * one exception is a Streamable HTTP server that answers 404 for the MCP session (it restarted),
+   * which by MCP's rules has not processed the request; the call then goes, once, on a new session.
+   */
   private send(call: CallInvocation, sink: CallSink, server: McpServer, conn: WireConnection): CallHandle {
     const p = call.tool.placement as McpPlacement;
     const where = `MCP tool ${p.tool} on server ${p.server}`;
@@ -130,20 +134,7 @@ export class McpEnvironment implements Environment {
         sent?.cancel("the call ended in Brain (deadline or cancellation)");
       },
     };
-    // The call may have ended (deadline, cancellation) while the server was being started: nothing is sent then.
-    if (sink.finished || (call.deadlineAt !== null && call.deadlineAt <= Date.now())) return handle;
     let events: Promise<unknown> | undefined;
-    // No deadline: no timer either (Brain's cancellation ends the request). With one, the wire's own
-    // timer is a backstop a minute after it, should the dispatcher's timeout not reach this call.
-    const timeoutMs = call.deadlineAt === null ? MAX_TIMER_MS : Math.min(MAX_TIMER_MS - 1, Math.max(1, call.deadlineAt - Date.now() + 60_000));
-    sent = conn.callTool(p.tool, call.input ?? {}, {
-      timeoutMs,
-      onProgress: (progress) => {
-        events = (events ?? Promise.resolve()).then(() => sink.emit("progress", progress)).catch(() => {
-          // Handled: a refused emit is a call already over or over its emission budget (the call says which).
-        });
-      },
-    });
     const finish = async (end: McpEnd | undefined): Promise<void> => {
       if (events !== undefined) await events;
       if (end === undefined || stopped || sink.finished) return;
@@ -152,21 +143,49 @@ export class McpEnvironment implements Environment {
         // commit is logged by the call itself.
       });
     };
-    void sent.result
-      .then(
-        (r) => finish(resultEnd(r, contract, where)),
-        (e: unknown) => {
-          // The dispatcher ended it (timeout/cancelled), or the runtime is closing (recovery ends it `unknown`).
-          if (stopped || this.closing) return;
-          const end = requestErrorEnd(e, where);
-          if (e instanceof WireError && e.reason === "transport") server.broken(conn);
-          if (end === undefined) sink.lost(`${where}: ${e instanceof Error ? e.message : String(e)}; the server may have acted on it (never re-sent)`);
-          return finish(end);
+    const over = () => stopped || this.closing || sink.finished;
+    const dispatch = (on: WireConnection, again: boolean): void => {
+      // The call may have ended (deadline, cancellation) while the server was being started: nothing is sent then.
+      if (sink.finished || (call.deadlineAt !== null && call.deadlineAt <= Date.now())) return;
+      // No deadline: no timer either (Brain's cancellation ends the request). With one, the wire's own
+      // timer is a backstop a minute after it, should the dispatcher's timeout not reach this call.
+      const timeoutMs = call.deadlineAt === null ? MAX_TIMER_MS : Math.min(MAX_TIMER_MS - 1, Math.max(1, call.deadlineAt - Date.now() + 60_000));
+      sent = on.callTool(p.tool, call.input ?? {}, {
+        timeoutMs,
+        onProgress: (progress) => {
+          events = (events ?? Promise.resolve()).then(() => sink.emit("progress", progress)).catch(() => {
+            // Handled: a refused emit is a call already over or over its emission budget (the call says which).
+          });
         },
-      )
-      .catch((e: unknown) => {
-        if (!this.closing) sink.lost(`${where}: ${toErrorInfo(e).message}`);
       });
+      void sent.result
+        .then(
+          (r) => finish(resultEnd(r, contract, where)),
+          async (e: unknown) => {
+            // The dispatcher ended it (timeout/cancelled), or the runtime is closing (recovery ends it `unknown`).
+            if (stopped || this.closing) return;
+            if (e instanceof WireError && (e.reason === "transport" || e.reason === "gone")) server.broken(on);
+            if (e instanceof WireError && e.reason === "gone" && !again) {
+              let next: WireConnection;
+              try {
+                next = await server.connection();
+              } catch (c) {
+                // Not processed, and the server cannot be reached again: the call did not run.
+                return finish({ outcome: failure("unavailable", `${where}: the server forgot its MCP session (HTTP 404) and could not be connected again: ${toErrorInfo(c).message}`, undefined, true) });
+              }
+              if (!over()) dispatch(next, true);
+              return;
+            }
+            const end = requestErrorEnd(e, where);
+            if (end === undefined) sink.lost(`${where}: ${e instanceof Error ? e.message : String(e)}; the server may have acted on it (never re-sent)`);
+            return finish(end);
+          },
+        )
+        .catch((e: unknown) => {
+          if (!over()) sink.lost(`${where}: ${toErrorInfo(e).message}`);
+        });
+    };
+    dispatch(conn, false);
     return handle;
   }
 

@@ -46,13 +46,16 @@ export function resultEnd(r: WireResult, contract: ToolContract, where: string):
 
 /**
  * A failed `tools/call` request: a JSON-RPC error the server answered is an error outcome (the
- * server refused it); a malformed answer is `invalid_output`. Anything else (connection or process
+ * server refused it); a malformed answer is `invalid_output`; a request the server says it did not
+ * process (`gone`) is `unavailable`. Anything else (connection or process
  * gone, a send that failed) means the server may have acted: the caller reports `unknown`
  * (undefined here).
  */
 export function requestErrorEnd(e: unknown, where: string): McpEnd | undefined {
   if (!(e instanceof WireError)) return undefined;
   if (e.reason === "malformed") return { outcome: failure("invalid_output", `${where} answered with something that is not a CallToolResult`) };
+  // The server said it did not process the request (HTTP 404 for the MCP session, on a new session too).
+  if (e.reason === "gone") return { outcome: failure("unavailable", `${where}: ${e.message}`, undefined, true) };
   if (e.reason !== "server") return undefined;
   const details = { jsonrpcCode: e.code, ...(e.data === undefined ? {} : { data: e.data }) };
   if (e.code === JSONRPC.invalidParams) return { outcome: failure("invalid_input", `${where} refused the call: ${e.message}`, details) };

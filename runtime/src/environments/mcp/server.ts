@@ -42,9 +42,16 @@ export class McpServer {
    * initializes) again. Calls still open on it end `unknown`, as for a process that exited.
    */
   broken(conn: WireConnection): void {
-    void this.conn?.then((c) => {
-      if (c === conn) void c.close();
-    }, () => undefined);
+    // Forgotten at once, not when the close completes: a call sent again right after (see
+    // McpEnvironment.send) must get a new connection, not this one.
+    if (this.connNow === conn) {
+      this.conn = undefined;
+      this.connNow = undefined;
+      this.list = undefined;
+      this.listNow = undefined;
+      if (!this.closed) this.logger.warn("MCP server connection dropped after a failed request; it is connected again for the next call", { server: this.name });
+    }
+    void conn.close();
   }
 
   /** The live connection, connecting (starting the process) when there is none. Rejects `unavailable`. */

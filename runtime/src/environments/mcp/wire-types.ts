@@ -39,11 +39,13 @@ export interface WireProgress {
  * - `malformed`: the server answered something that is not a valid result;
  * - `timeout`: the wire's own timer (initialize, or a call's deadline plus its grace) ran out;
  * - `cancelled`: the caller cancelled the request (`WireCall.cancel`);
- * - `transport`: sending failed (for HTTP the request may have arrived).
+ * - `transport`: sending failed (for HTTP the request may have arrived);
+ * - `gone`: a Streamable HTTP server answered 404 (or 400 naming the session) for the MCP session (it restarted or ended it):
+ *   it did not process the request, and the connection needs a new session.
  */
 export class WireError extends Error {
   constructor(
-    readonly reason: "closed" | "server" | "malformed" | "timeout" | "cancelled" | "transport",
+    readonly reason: "closed" | "server" | "malformed" | "timeout" | "cancelled" | "transport" | "gone",
     message: string,
     readonly code?: number,
     readonly data?: unknown,

@@ -19,7 +19,7 @@ import type { ChildProcess } from "node:child_process";
 import { StringDecoder } from "node:string_decoder";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import { CallToolResultSchema, ErrorCode, JSONRPCMessageSchema, LATEST_PROTOCOL_VERSION, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
@@ -37,6 +37,13 @@ function wireError(e: unknown, what: string): WireError {
     if (e.code === ErrorCode.ConnectionClosed) return new WireError("closed", `${what}: the connection to the server closed`, e.code, undefined, { cause: e });
     if (e.code === ErrorCode.RequestTimeout) return new WireError("timeout", `${what}: no answer in time`, e.code, undefined, { cause: e });
     return new WireError("server", e.message.replace(/^MCP error -?\d+: /, ""), e.code, e.data, { cause: e });
+  }
+  // MCP's Streamable HTTP: a server answers 404 to a request carrying a session id it does not know
+  // (it restarted, or ended the session) and has not processed the request; the client starts a new
+  // session. Servers built on the MCP SDK's own example (server-everything among them) answer 400
+  // "No valid session ID provided" instead: a request refused for its session, not processed either.
+  if (e instanceof StreamableHTTPError && (e.code === 404 || (e.code === 400 && /session/i.test(e.message)))) {
+    return new WireError("gone", `${what}: the server no longer knows this MCP session (HTTP ${e.code}); the request was not processed`, e.code, undefined, { cause: e });
   }
   // The SDK's schema check of the result (zod) failed: the server answered, but not a CallToolResult.
   if (e instanceof Error && Array.isArray((e as { issues?: unknown }).issues)) return new WireError("malformed", `${what}: the server's answer is not a valid MCP result`, undefined, undefined, { cause: e });
