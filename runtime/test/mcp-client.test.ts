@@ -11,6 +11,8 @@ import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync, existsSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
+import { createServer as createHttpServer } from "node:http";
+import type { Server as HttpServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -58,7 +60,35 @@ async function startHttpEverything(): Promise<void> {
   });
 }
 
+/**
+ * A Streamable HTTP MCP server that forgets every session as soon as it is made: it initializes and
+ * lists one tool, then answers every tools/call 404 (MCP's "unknown session"). It counts what it got.
+ */
+const forgetful = { initializes: 0, calls: 0, server: undefined as HttpServer | undefined, port: 0 };
+async function startForgetful(): Promise<void> {
+  forgetful.server = createHttpServer((req, res) => {
+    if (req.method !== "POST") return void res.writeHead(405).end();
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => {
+      const m = JSON.parse(body) as { id?: number | string; method: string; params?: { protocolVersion?: string } };
+      const json = (v: unknown) => res.writeHead(200, { "content-type": "application/json", "mcp-session-id": `s${forgetful.initializes}` }).end(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: v }));
+      if (m.method === "initialize") {
+        forgetful.initializes++;
+        return json({ protocolVersion: m.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "forgetful", version: "1" } });
+      }
+      if (m.id === undefined) return void res.writeHead(202).end();
+      if (m.method === "tools/list") return json({ tools: [{ name: "add", inputSchema: { type: "object", properties: { a: { type: "number" } } } }] });
+      if (m.method === "tools/call") forgetful.calls++;
+      res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32001, message: "Session not found" } }));
+    });
+  });
+  await new Promise<void>((r) => forgetful.server!.listen(0, "127.0.0.1", r));
+  forgetful.port = (forgetful.server.address() as { port: number }).port;
+}
+
 test.before(async () => {
+  await startForgetful();
   await import("node:fs").then((fs) => fs.mkdirSync(files));
   writeFileSync(join(files, "hello.txt"), "hello from a file\n");
   httpPort = await freePort();
@@ -69,6 +99,7 @@ test.before(async () => {
       killable: withPid(evPid, [EVERYTHING, "stdio"]),
       fs: { command: NODE, args: [FILESYSTEM, files] },
       web: { url: `http://127.0.0.1:${httpPort}/mcp` },
+      forgetful: { url: `http://127.0.0.1:${forgetful.port}/mcp` },
       rec: withPid(recPid, [LINE, "ok", recLog]),
       hang: { command: NODE, args: [LINE, "hang-initialize"], initializeTimeoutMs: 300 },
       garbage: { command: NODE, args: [LINE, "garbage-initialize"], initializeTimeoutMs: 2000 },
@@ -82,6 +113,7 @@ test.before(async () => {
 test.after(async () => {
   await brain?.close();
   http?.kill();
+  forgetful.server?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -229,6 +261,16 @@ test("Streamable HTTP: the server process killed mid-call ends the call unknown;
     assert.is(finished(all)[0]!.status, "ok", JSON.stringify(finished(all)));
     assert.match(results(all)[0]!.content ?? "", new RegExp(`Echo: ${message}$`));
   }
+});
+
+test("Streamable HTTP: a call refused for its MCP session twice (404, on the old session and a new one) ends unavailable, sent at most twice, never again", async () => {
+  const add = await placed("forgetful", "add");
+  const before = { ...forgetful };
+  const all = await turn([add], [{ name: "add", input: { a: 1 } }]);
+  assert.equal([finished(all)[0]!.status, finished(all)[0]!.error?.code], ["error", "unavailable"], JSON.stringify(finished(all)));
+  assert.match(finished(all)[0]!.error?.message ?? "", /no longer knows this MCP session \(HTTP 404\)/);
+  assert.is(forgetful.calls - before.calls, 2, "the refused call went once on the old session and once on a new one");
+  assert.is(forgetful.initializes - before.initializes, 1, "one new MCP session");
 });
 
 test("filesystem: a file is read; isError: true is an error outcome with the server's text", async () => {
