@@ -4,6 +4,7 @@
 // tests were skipped (Rust-built tests on a machine without rustc), the line says how many and why.
 // Under CI=true (.ci/run) a skipped test counts as a failure: CI installs everything, so runs them all.
 import { existsSync, readFileSync } from "node:fs";
+import { testShards } from "./test-shards.mjs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseUvuSummary, parseDenoSummary, countSuite, parseSkipNotices, parseFailures, closingLine } from "./test-summary.mjs";
@@ -72,13 +73,20 @@ function discoverSuites() {
       notices.push(`${workspace}: has a test script but no test/ folder yet; nothing to run`);
       continue;
     }
-    suites.push({
-      name: workspace,
+    // A workspace may ask for its test files to be split into shards run side by side
+    // (package.json "brainTest": {"shards": N}): its suite is mostly waiting (servers, subprocesses,
+    // timeouts), so two uvu processes finish it in far less time on the same cores.
+    const shards = testShards(join(root, workspace), readJson(manifest).brainTest?.shards ?? 1);
+    const group = shards.map((pattern, i) => ({
+      name: shards.length > 1 ? `${workspace} [${i + 1}/${shards.length}]` : workspace,
       cwd: join(root, workspace),
       command: "npm",
-      args: ["run", "--silent", "test"],
+      args: ["run", "--silent", "test", ...(pattern === undefined ? [] : ["--", pattern])],
+      timeoutMs: LONG_SUITE_TIMEOUT_MS,
       parse: parseUvuSummary,
-    });
+    }));
+    if (group.length > 1) suites.push(group);
+    else suites.push({ ...group[0], timeoutMs: undefined });
   }
 
   // sdk-deno is not an npm workspace; it is tested by Deno itself, through its own "test" task
@@ -99,18 +107,51 @@ function discoverSuites() {
   return suites;
 }
 
-const suites = discoverSuites();
-const results = [];
-for (const suite of suites) {
+/** Captures a suite's output to print as one block once it is over (a shard running beside another). */
+function held() {
+  let text = "";
+  const sink = { write: (chunk) => ((text += chunk), true) };
+  return { out: { stdout: sink, stderr: sink }, text: () => text };
+}
+
+function header(suite) {
   const where = relative(root, suite.cwd) || ".";
   const command = suite.command === process.execPath ? "node" : suite.command.startsWith(home) ? relative(home, suite.command) : suite.command;
-  console.log(`\n=== ${suite.name} (in ${where}: ${[command, ...suite.args].join(" ")})`);
+  return `\n=== ${suite.name} (in ${where}: ${[command, ...suite.args].join(" ")})`;
+}
+
+async function run(suite, out) {
   const timeoutMs = suite.timeoutMs ?? (suite.name === "runtime" || suite.name === "conformance" ? LONG_SUITE_TIMEOUT_MS : SUITE_TIMEOUT_MS);
-  const run = await runSuite(suite, timeoutMs);
-  const counts = countSuite(run, suite.parse(run.output));
-  if (run.timedOut) console.log(`!!! ${suite.name}: killed after ${timeoutMs} ms`);
-  if (run.error) console.log(`!!! ${suite.name}: could not start: ${run.error.message}`);
-  results.push({ name: suite.name, ...counts, skips: parseSkipNotices(run.output), failures: parseFailures(run.output) });
+  const r = await runSuite(suite, timeoutMs, out);
+  const lines = [];
+  if (r.timedOut) lines.push(`!!! ${suite.name}: killed after ${timeoutMs} ms`);
+  if (r.error) lines.push(`!!! ${suite.name}: could not start: ${r.error.message}`);
+  return { result: { name: suite.name, ...countSuite(r, suite.parse(r.output)), skips: parseSkipNotices(r.output), failures: parseFailures(r.output) }, lines };
+}
+
+const suites = discoverSuites();
+const results = [];
+for (const step of suites) {
+  if (!Array.isArray(step)) {
+    console.log(header(step));
+    const { result, lines } = await run(step);
+    for (const l of lines) console.log(l);
+    results.push(result);
+    continue;
+  }
+  // Shards side by side: the first streams live, the others print as one block each when all are over.
+  const holds = step.map((_, i) => (i === 0 ? undefined : held()));
+  for (const [i, suite] of step.entries()) if (i > 0) console.log(`${header(suite)}: running beside ${step[0].name}; its output follows it`);
+  console.log(header(step[0]));
+  const done = await Promise.all(step.map((suite, i) => run(suite, holds[i]?.out)));
+  for (const [i, { result, lines }] of done.entries()) {
+    if (i > 0) {
+      console.log(header(step[i]));
+      process.stdout.write(holds[i].text());
+    }
+    for (const l of lines) console.log(l);
+    results.push(result);
+  }
 }
 
 const ci = process.env.CI === "true";

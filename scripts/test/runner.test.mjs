@@ -1,7 +1,7 @@
 // Runs the real root runner (scripts/test.mjs) against a synthetic repository with passing,
 // failing and summary-less suites, and checks the one line it must end with.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,7 +17,7 @@ function fakeRepo(workspaces, { deno } = {}) {
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "fake", private: true, workspaces: Object.keys(workspaces) }));
   for (const [name, { script, tests }] of Object.entries(workspaces)) {
     mkdirSync(join(dir, name, tests ? "test" : ""), { recursive: true });
-    writeFileSync(join(dir, name, "package.json"), JSON.stringify({ name, private: true, type: "module", scripts: script ? { test: script } : {} }));
+    writeFileSync(join(dir, name, "package.json"), JSON.stringify({ name, private: true, type: "module", scripts: script ? { test: script } : {}, ...(workspaces[name].brainTest ? { brainTest: workspaces[name].brainTest } : {}) }));
     for (const [file, body] of Object.entries(tests ?? {})) writeFileSync(join(dir, name, "test", file), body);
   }
   if (deno) {
@@ -100,6 +100,33 @@ test("under CI=true a skipped test is a failure", () => {
     assert.is(run.last, "1 passed, 2 failed, 2 skipped (2 Rust-built: no rustc at /nonexistent; install Debian's rustc)", run.stdout);
     assert.is(run.status, 1);
     assert.match(run.stdout, "CI=true: 2 skipped tests count as failed");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a workspace with brainTest.shards runs its files in shards side by side, each file once, and sums them", () => {
+  // Each file appends its name to a log: every file must run exactly once across the shards.
+  const logged = (name, n) => `import { test } from "uvu";\nimport { appendFileSync } from "node:fs";\nappendFileSync(process.env.SHARD_LOG, "${name}\\n");\n${Array.from({ length: n }, (_, i) => `test("${name}${i}", () => {});`).join("\n")}\ntest.run();\n`;
+  const dir = fakeRepo({
+    alpha: {
+      script: uvuTest,
+      brainTest: { shards: 2 },
+      tests: { "a.test.mjs": logged("a", 1), "b.test.mjs": logged("b", 2), "c.test.mjs": logged("c", 3), "shard-weights.json": JSON.stringify({ "a.test.mjs": 5, "b.test.mjs": 4, "c.test.mjs": 1 }) },
+    },
+  });
+  const log = join(dir, "shards.log");
+  writeFileSync(log, "");
+  try {
+    const run = runRunner(dir, { SHARD_LOG: log });
+    assert.is(run.last, "6 passed, 0 failed, 0 skipped", run.stdout);
+    assert.is(run.status, 0);
+    assert.ok(run.stdout.includes("=== alpha [1/2]") && run.stdout.includes("=== alpha [2/2]"), run.stdout);
+    assert.match(run.stdout, /ok {3}alpha \[1\/2\]: \d passed/);
+    // a (5) alone in one shard, b and c (4 + 1) in the other
+    assert.match(run.stdout, /alpha \[\d\/2\]: 1 passed/);
+    assert.match(run.stdout, /alpha \[\d\/2\]: 5 passed/);
+    assert.equal(readFileSync(log, "utf8").trim().split("\n").sort(), ["a", "b", "c"]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
