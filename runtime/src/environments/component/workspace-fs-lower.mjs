@@ -41,9 +41,9 @@ const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 
 /**
- * Host objects by rep, for one worker. Reps are never reused (a counter), so a stale rep finds
- * nothing; `keep` objects (the preopen, handed out again on every get-directories) stay mapped
- * when a handle to them is dropped.
+ * Host objects by rep, for one worker. Reps come from a counter (not reused short of a billion),
+ * so a stale rep finds nothing; `keep` objects (the preopen, handed out again on every
+ * get-directories) stay mapped when a handle to them is dropped.
  */
 export function repTable() {
   const objects = new Map();
@@ -53,8 +53,9 @@ export function repTable() {
     /** Gives `obj` a rep (once) and maps it. */
     add(obj, keep = false) {
       if (obj[CABI_REP] === undefined) {
-        // Reps live below T_FLAG; a worker would need a billion resources to wrap.
-        next = next >= T_FLAG - 1 ? 1 : next + 1;
+        // Reps live below T_FLAG; after a billion resources the counter wraps past those in use.
+        do next = next >= T_FLAG - 1 ? 1 : next + 1;
+        while (objects.has(next));
         obj[CABI_REP] = next;
       }
       objects.set(obj[CABI_REP], obj);
