@@ -1,5 +1,6 @@
 import { type WitFunction, type WitInterface, type WitType, camel, pascal, readInterfaces } from "./wit-interface.ts";
 import { witPackage } from "./emit-wit.ts";
+import { emitHostLowerings } from "./emit-host-lowering.ts";
 
 /**
  * The host side of `brain:tool/host`, generated from tool.wit:
@@ -33,7 +34,7 @@ export function emitHostImports(witSource: string, headerText: string): HostImpo
   const interfaceName = `${ns}/host@${version}`;
   const named = namedTypes(host, ifaces);
   return {
-    mjs: emitMjs(host, interfaceName, headerText),
+    mjs: emitMjs(host, interfaceName, named, headerText),
     dmts: emitDmts(host, interfaceName, headerText),
     dispatch: emitDispatch(host, interfaceName, named, headerText),
   };
@@ -67,7 +68,8 @@ function isWide(t: WitType | undefined): boolean {
 
 // --- wit/host-imports.mjs ------------------------------------------------------------------
 
-function emitMjs(host: WitInterface, interfaceName: string, headerText: string): string {
+function emitMjs(host: WitInterface, interfaceName: string, named: Named, headerText: string): string {
+  const lowered = emitHostLowerings(host.functions, named);
   const fns = host.functions.map((f) => {
     const params = f.params.map((p) => camel(p.name));
     const args = `{ ${params.join(", ")} }`.replace("{  }", "{}");
@@ -95,9 +97,11 @@ export const HOST_IMPORT_KEY = ${JSON.stringify(interfaceName.replace(/@.*$/, ""
  * @param {import("./host-imports.d.mts").HostBridge} bridge
  */
 export function hostImports(bridge) {
-  return {
+  const imports = {
 ${fns.join("\n")}
   };
+${lowered.statements}
+  return imports;
 }
 
 /** A WIT \`result\`: jco lowers a thrown \`{ payload }\` into the error case. */
@@ -105,7 +109,7 @@ function unwrap(reply) {
   if (reply.err !== undefined) throw { payload: reply.err };
   return reply.ok;
 }
-`;
+${lowered.helpers}`;
 }
 
 function emitDmts(host: WitInterface, interfaceName: string, headerText: string): string {

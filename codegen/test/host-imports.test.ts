@@ -31,6 +31,66 @@ test("the generated import object has exactly the functions jco declares for the
   assert.is(HOST_IMPORT_KEY, "brain:tool/host");
 });
 
+/** WebAssembly is a Node global, but this project's lib settings (no DOM) do not declare it. */
+const { Memory } = (globalThis as unknown as { WebAssembly: { Memory: new (d: { initial: number }) => { buffer: ArrayBuffer } } }).WebAssembly;
+
+test("the raw lowerings (jco hybrid bindings) read flat arguments and write results at the canonical ABI offsets", () => {
+  const memory = new Memory({ initial: 1 });
+  let top = 1024;
+  const realloc = (_o: number, _s: number, align: number, size: number) => ((top = Math.ceil(top / align) * align), (top += size), top - size);
+  const put = (s: string) => {
+    const b = new TextEncoder().encode(s);
+    const ptr = realloc(0, 0, 1, b.length);
+    new Uint8Array(memory.buffer, ptr, b.length).set(b);
+    return [ptr, b.length] as const;
+  };
+  const view = () => new DataView(memory.buffer);
+  const text = (at: number) => new TextDecoder().decode(new Uint8Array(memory.buffer, view().getUint32(at, true), view().getUint32(at + 4, true)));
+  const seen: unknown[] = [];
+  const imports = hostImports({
+    call: (op, args) => {
+      seen.push([op, args]);
+      if (op === "model") return { ok: "réponse" } as never;
+      return ((args as { kind?: string }).kind === "bad" ? { err: { code: "invalid_request", message: "no ünïcode" } } : { ok: 2 ** 40 }) as never;
+    },
+    post: (op, args) => void seen.push([op, args]),
+  });
+  const lower = (f: unknown) => (f as Record<symbol, (ctx: object) => (...a: number[]) => void>)[Symbol.for("cabiLower")]!({ memory, realloc });
+  const RET = 64;
+  // emit: result<u64, tool-error> = discriminant, then the payload at +8 (u64 alignment).
+  lower(imports.emit)(...put("tick"), ...put("{}"), RET);
+  assert.is(view().getUint8(RET), 0);
+  assert.is(view().getBigUint64(RET + 8, true), 2n ** 40n);
+  lower(imports.emit)(...put("bad"), ...put("{}"), RET);
+  assert.is(view().getUint8(RET), 1);
+  assert.equal([text(RET + 8), text(RET + 16)], ["invalid_request", "no ünïcode"]);
+  // finish: two option<string> (discriminant, ptr, len each).
+  lower(imports.finish)(0, 0, 0, 1, ...put("done"), RET);
+  assert.is(view().getBigUint64(RET + 8, true), 2n ** 40n);
+  // model: result<string, tool-error>: the payload at +4.
+  lower(imports.model)(...put("{}"), RET);
+  assert.equal([view().getUint8(RET), text(RET + 4)], [0, "réponse"]);
+  // telemetry: the level enum by discriminant; a bad one traps.
+  lower(imports.telemetry)(2, ...put("careful"));
+  assert.throws(() => lower(imports.telemetry)(9, ...put("x")), /invalid level discriminant/);
+  assert.throws(() => lower(imports.finish)(2, 0, 0, 0, 0, 0, RET), /invalid option discriminant/);
+  lower(imports.returned)();
+  assert.equal(seen, [
+    ["emit", { kind: "tick", dataJson: "{}" }],
+    ["emit", { kind: "bad", dataJson: "{}" }],
+    ["finish", { outcomeJson: undefined, content: "done" }],
+    ["model", { requestJson: "{}" }],
+    ["telemetry", { level: "warn", message: "careful" }],
+    ["returned", {}],
+  ]);
+});
+
+test("a function whose signature the lowering does not handle gets no raw lowering (jco's glue handles it)", () => {
+  const out = emitHostImports(wit.replace("telemetry: func(level: level, message: string);", "telemetry: func(level: level, message: list<string>);"), "").mjs;
+  assert.not.match(out, "imports.telemetry[CABI_LOWER]");
+  assert.match(out, "imports.emit[CABI_LOWER]");
+});
+
 test("calls block on the bridge, u64 results become BigInt and an err reply throws the jco payload", () => {
   const seen: unknown[] = [];
   const imports = hostImports({

@@ -14,7 +14,7 @@ export const HOST_IMPORT_KEY = "brain:tool/host";
  * @param {import("./host-imports.d.mts").HostBridge} bridge
  */
 export function hostImports(bridge) {
-  return {
+  const imports = {
     /**
      * Append a durable extension event; returns the committed journal sequence.
      */
@@ -54,10 +54,115 @@ export function hostImports(bridge) {
       bridge.post("telemetry", { level, message });
     },
   };
+  imports.emit[CABI_LOWER] = ({ memory, realloc }) =>
+    function emit(p0, n0, p1, n1, retptr) {
+      let value;
+      try {
+        value = imports.emit(text(memory, p0, n0), text(memory, p1, n1));
+      } catch (e) {
+        const payload = errorPayload(e);
+        storeText(memory, realloc, retptr + 8 + 0, payload.code);
+        storeText(memory, realloc, retptr + 8 + 8, payload.message);
+        new DataView(memory.buffer).setUint8(retptr, 1);
+        return;
+      }
+      new DataView(memory.buffer).setBigUint64(retptr + 8, BigInt.asUintN(64, BigInt(value)), true);
+      new DataView(memory.buffer).setUint8(retptr, 0);
+    };
+  imports.emitResult[CABI_LOWER] = ({ memory, realloc }) =>
+    function emitResult(p0, n0, d1, p1, n1, retptr) {
+      let value;
+      try {
+        value = imports.emitResult(text(memory, p0, n0), d1 === 0 ? undefined : d1 === 1 ? text(memory, p1, n1) : bad("option discriminant"));
+      } catch (e) {
+        const payload = errorPayload(e);
+        storeText(memory, realloc, retptr + 8 + 0, payload.code);
+        storeText(memory, realloc, retptr + 8 + 8, payload.message);
+        new DataView(memory.buffer).setUint8(retptr, 1);
+        return;
+      }
+      new DataView(memory.buffer).setBigUint64(retptr + 8, BigInt.asUintN(64, BigInt(value)), true);
+      new DataView(memory.buffer).setUint8(retptr, 0);
+    };
+  imports.finish[CABI_LOWER] = ({ memory, realloc }) =>
+    function finish(d0, p0, n0, d1, p1, n1, retptr) {
+      let value;
+      try {
+        value = imports.finish(d0 === 0 ? undefined : d0 === 1 ? text(memory, p0, n0) : bad("option discriminant"), d1 === 0 ? undefined : d1 === 1 ? text(memory, p1, n1) : bad("option discriminant"));
+      } catch (e) {
+        const payload = errorPayload(e);
+        storeText(memory, realloc, retptr + 8 + 0, payload.code);
+        storeText(memory, realloc, retptr + 8 + 8, payload.message);
+        new DataView(memory.buffer).setUint8(retptr, 1);
+        return;
+      }
+      new DataView(memory.buffer).setBigUint64(retptr + 8, BigInt.asUintN(64, BigInt(value)), true);
+      new DataView(memory.buffer).setUint8(retptr, 0);
+    };
+  imports.returned[CABI_LOWER] = () =>
+    function returned() {
+      imports.returned();
+    };
+  imports.model[CABI_LOWER] = ({ memory, realloc }) =>
+    function model(p0, n0, retptr) {
+      let value;
+      try {
+        value = imports.model(text(memory, p0, n0));
+      } catch (e) {
+        const payload = errorPayload(e);
+        storeText(memory, realloc, retptr + 4 + 0, payload.code);
+        storeText(memory, realloc, retptr + 4 + 8, payload.message);
+        new DataView(memory.buffer).setUint8(retptr, 1);
+        return;
+      }
+      storeText(memory, realloc, retptr + 4, value);
+      new DataView(memory.buffer).setUint8(retptr, 0);
+    };
+  imports.telemetry[CABI_LOWER] = ({ memory }) =>
+    function telemetry(e0, p1, n1) {
+      imports.telemetry(["debug","info","warn","error"][e0] ?? bad("level discriminant"), text(memory, p1, n1));
+    };
+  return imports;
 }
 
 /** A WIT `result`: jco lowers a thrown `{ payload }` into the error case. */
 function unwrap(reply) {
   if (reply.err !== undefined) throw { payload: reply.err };
   return reply.ok;
+}
+
+// --- Raw canonical-ABI lowerings (jco "hybrid" bindings link a function's Symbol.for("cabiLower")
+// factory instead of its per-call glue). Traps where jco's glue would: a bad discriminant, a
+// thrown value that is not a WIT error.
+const CABI_LOWER = Symbol.for("cabiLower");
+const textDecoder = new TextDecoder();
+const textEncoder = new TextEncoder();
+
+function text(memory, ptr, len) {
+  return textDecoder.decode(new Uint8Array(memory.buffer, ptr, len));
+}
+
+function bad(what) {
+  throw new TypeError(`invalid ${what}`);
+}
+
+/** A string copied into guest memory, its (ptr, len) stored at `at`: one exact allocation. */
+function storeText(memory, realloc, at, s) {
+  if (typeof s !== "string") throw new TypeError(`expected a string, received [${typeof s}]`);
+  let ptr = 1;
+  const bytes = textEncoder.encode(s);
+  if (bytes.length > 0) {
+    ptr = realloc(0, 0, 1, bytes.length);
+    new Uint8Array(memory.buffer, ptr, bytes.length).set(bytes);
+  }
+  const view = new DataView(memory.buffer);
+  view.setUint32(at, ptr, true);
+  view.setUint32(at + 4, bytes.length, true);
+}
+
+/** What jco lowers into a WIT result's error case: a thrown `{ payload }`'s payload; an Error traps. */
+function errorPayload(e) {
+  if (e !== null && typeof e === "object" && Object.hasOwn(e, "payload")) return e.payload;
+  if (e instanceof Error) throw e;
+  return e;
 }

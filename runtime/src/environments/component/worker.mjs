@@ -20,6 +20,7 @@ import { workerChannel } from "./channel-worker.mjs";
 import { workspaceFilesystem } from "./workspace-fs.mjs";
 import { withDenials } from "./wasi-denied.mjs";
 import { captureOutput } from "./guest-output.mjs";
+import { wallClock } from "./wall-clock.mjs";
 
 const { dir, modules, preopen, sab, channelSizes, memoryCapBytes, warmup } = workerData;
 // jco's generated glue reads process.env.JCO_DEBUG on every host call (its _debugLog). On a worker
@@ -64,25 +65,10 @@ const wasiImports = (grant) => ({
 // a Symbol.for("cabiLower") factory is linked as the raw core function it returns, skipping jco's
 // per-call glue (a task object, a subtask, debug-log checks: several µs a call). The monotonic
 // clock's are preview2-shim's (a componentize-js guest reads it ~8 times a run). Its wall clock's
-// write the datetime at the wrong offsets (a trap or a corrupted guest), so the wall clock is ours;
-// its poll ones are not used: nothing here tests them, and a guest that polls is not on a hot path.
+// write the datetime at the wrong offsets (a trap or a corrupted guest), so the wall clock is ours
+// (wall-clock.mjs); its poll ones are not used: nothing here tests them, and a guest that polls is
+// not on a hot path. The host imports and the per-run filesystem calls carry their own.
 const CABI_LOWER = Symbol.for("cabiLower");
-const wallClock = (() => {
-  const now = () => {
-    const ms = Date.now();
-    return { seconds: BigInt(Math.floor(ms / 1000)), nanoseconds: (ms % 1000) * 1_000_000 };
-  };
-  const resolution = () => ({ seconds: 0n, nanoseconds: 1_000_000 });
-  // datetime { seconds: u64 at +0, nanoseconds: u32 at +8 } at the return pointer.
-  const store = (memory, retptr, { seconds, nanoseconds }) => {
-    const view = new DataView(memory.buffer);
-    view.setBigUint64(retptr, seconds, true);
-    view.setUint32(retptr + 8, nanoseconds, true);
-  };
-  now[CABI_LOWER] = ({ memory }) => (retptr) => store(memory, retptr, now());
-  resolution[CABI_LOWER] = ({ memory }) => (retptr) => store(memory, retptr, resolution());
-  return { now, resolution };
-})();
 for (const f of [io.poll.Pollable.prototype.ready, io.poll.Pollable.prototype.block, io.poll.poll]) delete f[CABI_LOWER];
 
 const { instantiate } = await import(pathToFileURL(join(dir, "component.js")).href);

@@ -21,6 +21,7 @@ import { closeSync, fsyncSync, linkSync, lstatSync, lutimesSync, mkdirSync, open
 import { isAbsolute, relative } from "node:path";
 import { createFilesystem } from "@bytecodealliance/preview2-shim/filesystem";
 import { confinement } from "./confine.mjs";
+import { CABI_REP, lowerFilesystem, repTable } from "./workspace-fs-lower.mjs";
 
 /**
  * The `filesystem` option of preview2-shim's WASIShim: `{ types, preopens }` for wasi:filesystem.
@@ -28,15 +29,38 @@ import { confinement } from "./confine.mjs";
  */
 export function workspaceFilesystem(preopen) {
   const shimTypes = createFilesystem({ preopens: {} }).types;
-  const { Descriptor, DirectoryEntryStream, preopenDescriptor } = descriptorClasses(preopen);
+  // Every Descriptor and DirectoryEntryStream the guest can name, by rep (workspace-fs-lower.mjs).
+  const reps = repTable();
+  const { Descriptor, DirectoryEntryStream, preopenDescriptor } = descriptorClasses(preopen, reps);
   const entries = preopenDescriptor === undefined ? [] : [[preopenDescriptor, "/workspace"]];
+  const getDirectories = () => [...entries];
+  // The calls a guest makes on every run skip jco's generic per-call glue.
+  lowerFilesystem({ Descriptor, DirectoryEntryStream, getDirectories, reps });
   return {
     types: { Descriptor, DirectoryEntryStream, filesystemErrorCode: shimTypes.filesystemErrorCode },
-    preopens: { getDirectories: () => [...entries] },
+    preopens: { getDirectories },
   };
 }
 
-function descriptorClasses(preopen) {
+/**
+ * Makes the methods of `Class` run on the object a handle names when jco's glue calls them on a
+ * stand-in: for a handle it did not create itself (ours are made by workspace-fs-lower.mjs), the
+ * glue builds an object of the class's prototype holding only the rep (Symbol.for("cabiRep")).
+ */
+function resolveStandIns(Class, realOf) {
+  const proto = Class.prototype;
+  for (const name of Object.getOwnPropertyNames(proto)) {
+    const method = proto[name];
+    if (name === "constructor" || typeof method !== "function") continue;
+    proto[name] = {
+      [name](...args) {
+        return method.apply(realOf(this), args);
+      },
+    }[name];
+  }
+}
+
+function descriptorClasses(preopen, reps) {
   const confine = preopen === undefined ? undefined : confinement(preopen.hostPath);
   // The shim's own preopen of the same real path: files are opened through it (never shown to the guest).
   const shimRoot = confine === undefined ? undefined : createFilesystem({ preopens: { "/workspace": confine.root } }).preopens.getDirectories()[0][0];
@@ -46,6 +70,8 @@ function descriptorClasses(preopen) {
   };
   let create;
   let streamOf;
+  let realDescriptor;
+  let realStream;
 
   /** A directory's entries, read when it was opened for listing (no file descriptor stays open). */
   class DirectoryEntryStream {
@@ -55,8 +81,9 @@ function descriptorClasses(preopen) {
       streamOf = (entries) => {
         const s = new DirectoryEntryStream();
         s.#entries = entries;
-        return s;
+        return reps.add(s);
       };
+      realStream = (o) => (Object(o) !== o || #entries in o ? o : (reps.get(o[CABI_REP]) ?? o));
     }
     readDirectoryEntry() {
       if (this.#next >= this.#entries.length) return undefined;
@@ -66,8 +93,10 @@ function descriptorClasses(preopen) {
     }
     [Symbol.dispose]() {
       this.#entries = [];
+      reps.release(this[CABI_REP]);
     }
   }
+  resolveStandIns(DirectoryEntryStream, realStream);
 
   class Descriptor {
     /** The directory's real host path (directories only). */
@@ -81,8 +110,9 @@ function descriptorClasses(preopen) {
         d.#at = at;
         d.#file = file;
         d.#flags = flags;
-        return d;
+        return reps.add(d);
       };
+      realDescriptor = (o) => (Object(o) !== o || #at in o ? o : (reps.get(o[CABI_REP]) ?? o));
     }
 
     /** This descriptor's directory, for a path-taking operation. */
@@ -171,6 +201,7 @@ function descriptorClasses(preopen) {
       return fsCall(() => (follow ? statSync : lstatSync)(at, { bigint: true }));
     }
     isSameObject(other) {
+      other = realDescriptor(other);
       if (other === this) return true;
       if (!(other instanceof Descriptor) || other.#file !== undefined || this.#file !== undefined) return false;
       return other.#at === this.#at;
@@ -244,15 +275,18 @@ function descriptorClasses(preopen) {
     }
     [Symbol.dispose]() {
       this.#file?.[Symbol.dispose]?.();
+      reps.release(this[CABI_REP]);
     }
   }
+  resolveStandIns(Descriptor, realDescriptor);
   /** The directory of a descriptor given as an argument (rename-at, link-at). */
   const directoryOf = (d) => {
     if (!(d instanceof Descriptor)) throw "bad-descriptor";
-    return d;
+    return realDescriptor(d);
   };
 
-  const preopenDescriptor = confine === undefined ? undefined : create(confine.root, undefined, { read: true, mutateDirectory: writable });
+  // Handed out again on every get-directories: it stays mapped when one of its handles is dropped.
+  const preopenDescriptor = confine === undefined ? undefined : reps.add(create(confine.root, undefined, { read: true, mutateDirectory: writable }), true);
   return { Descriptor, DirectoryEntryStream, preopenDescriptor };
 }
 
