@@ -8,7 +8,12 @@ import { BrainRuntimeError } from "../errors.ts";
  * before another node wrote); writing would break the journal's gap-free order. Every store
  * refuses those sessions' records and writes the rest of the batch.
  */
-export function outOfStepSessions(records: JournalRecord[], lastSequenceOf: (sessionId: string) => number): Set<string> {
+export function outOfStepSessions(records: JournalRecord[], lastSequenceOf: (sessionId: string) => number): ReadonlySet<string> {
+  // A lone record (a sequential call's commits) needs no map.
+  if (records.length === 1) {
+    const r = records[0]!;
+    return r.sequence === lastSequenceOf(r.sessionId) + 1 ? NONE : new Set([r.sessionId]);
+  }
   const next = new Map<string, number>();
   const out = new Set<string>();
   for (const r of records) {
@@ -19,6 +24,8 @@ export function outOfStepSessions(records: JournalRecord[], lastSequenceOf: (ses
   }
   return out;
 }
+
+const NONE: ReadonlySet<string> = new Set();
 
 /** The refusal of a record of a session out of step: `unavailable` (the session is read again; the client retries). */
 export function outOfStep(record: JournalRecord): BrainRuntimeError {

@@ -211,6 +211,8 @@ export abstract class BatchingStore implements JournalStore {
     });
   }
 
+  private readonly lastSequence = (sessionId: string): number => this.lastSequenceOf(sessionId);
+
   private readonly commitScheduled = (): void => {
     this.scheduled = undefined;
     // Until the microtasks this commit sets off have run (a tick queued from a microtask runs after them).
@@ -232,13 +234,15 @@ export abstract class BatchingStore implements JournalStore {
   private commitPending(): void {
     let batch = this.pending;
     this.pending = [];
-    const stale = outOfStepSessions(batch.map((p) => p.record), (id) => this.lastSequenceOf(id));
+    let records = new Array<JournalRecord>(batch.length);
+    for (let i = 0; i < batch.length; i++) records[i] = batch[i]!.record;
+    const stale = outOfStepSessions(records, this.lastSequence);
     if (stale.size > 0) {
       for (const p of batch) if (stale.has(p.record.sessionId)) p.reject(outOfStep(p.record));
       batch = batch.filter((p) => !stale.has(p.record.sessionId));
+      records = batch.map((p) => p.record);
     }
     if (batch.length > 0) {
-      const records = batch.map((p) => p.record);
       const startedAt = performance.now();
       try {
         this.commitBatch(records);
