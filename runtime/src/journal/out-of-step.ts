@@ -14,15 +14,19 @@ export function outOfStepSessions(records: JournalRecord[], lastSequenceOf: (ses
     const r = records[0]!;
     return r.sequence === lastSequenceOf(r.sessionId) + 1 ? NONE : new Set([r.sessionId]);
   }
+  // The next sequence expected of each session in the batch; -1 once it is out of step.
   const next = new Map<string, number>();
-  const out = new Set<string>();
+  let out: Set<string> | undefined;
   for (const r of records) {
-    if (out.has(r.sessionId)) continue;
     const expected = next.get(r.sessionId) ?? lastSequenceOf(r.sessionId) + 1;
-    if (r.sequence !== expected) out.add(r.sessionId);
-    else next.set(r.sessionId, expected + 1);
+    if (expected < 0) continue;
+    if (r.sequence === expected) next.set(r.sessionId, expected + 1);
+    else {
+      (out ??= new Set()).add(r.sessionId);
+      next.set(r.sessionId, -1);
+    }
   }
-  return out;
+  return out ?? NONE;
 }
 
 const NONE: ReadonlySet<string> = new Set();
