@@ -260,6 +260,37 @@ test("sqlite: a session's reads use primary keys only (EXPLAIN QUERY PLAN: no sc
   }
 });
 
+for (const kind of ["memory", "sqlite"] as const) {
+  test(`${kind}: what a commit's waiters append is committed right after them, before the next turn of the event loop, once per commit`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), "brain-journal-"));
+    const store = kind === "memory" ? new MemoryStore() : new SqliteStore(join(dir, "journal.sqlite"));
+    try {
+      await store.append(rec("ses_f", 1));
+      // Out of that commit's waiters (whose appends it would commit at once).
+      await new Promise((r) => setTimeout(r, 1));
+      const before = store.stats.transactions;
+      let immediate = false;
+      // A waiter of the first commit appends (as the next call of a sequential loop does); so does a later one.
+      const first = store.append(rec("ses_f", 2));
+      const second = first.then(() => {
+        setImmediate(() => (immediate = true));
+        return store.append(rec("ses_f", 3));
+      });
+      const third = second.then(() => store.append(rec("ses_f", 4)));
+      await second;
+      assert.is(immediate, false, "record 3 was committed before a setImmediate queued with its append ran");
+      assert.is(store.stats.transactions, before + 2);
+      await third;
+      assert.is(immediate, true, "record 4, appended by a waiter of the follow-up commit, waits for the setImmediate window");
+      assert.is(store.stats.transactions, before + 3);
+      assert.equal((await store.read("ses_f")).map((r) => r.sequence), [1, 2, 3, 4]);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
+
 test("wake batching: fires once per window from the first notify, not extended by later ones", async () => {
   let fired = 0;
   const wake = new WakeBatcher(() => fired++, 5);

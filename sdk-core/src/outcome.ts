@@ -39,25 +39,32 @@ export function isEnvelope(value: unknown): value is { status: string } {
  * skip it; the final value must be JSON.
  */
 export async function toOutcome(value: unknown, output: z.ZodType | undefined): Promise<Outcome> {
-  let data: unknown = value;
-  if (isEnvelope(value)) {
-    if (!validate.Outcome.Check(value)) {
-      return invalidOutput(`malformed ${JSON.stringify(value.status)} outcome envelope`, issues("Outcome", value));
-    }
-    if (value.status !== "ok") {
-      const reason = notJsonReason(value);
-      return reason ? invalidOutput(`outcome is not JSON: ${reason}`) : value;
-    }
-    data = value.value;
-  }
-  if (output) {
-    const parsed = await output.safeParseAsync(data);
-    if (!parsed.success) return invalidOutput("output does not match the output schema", issuesOf(parsed.error));
-    data = parsed.data;
-  }
+  if (output === undefined) return plainOutcome(value);
+  const envelope = envelopeOf(value);
+  if ("outcome" in envelope) return envelope.outcome;
+  const parsed = await output.safeParseAsync(envelope.data);
+  if (!parsed.success) return invalidOutput("output does not match the output schema", issuesOf(parsed.error));
+  return jsonOutcome(parsed.data);
+}
+
+/** `toOutcome` for a tool without an output schema: nothing to await, so it is answered at once. */
+export function plainOutcome(value: unknown): Outcome {
+  const envelope = envelopeOf(value);
+  return "outcome" in envelope ? envelope.outcome : jsonOutcome(envelope.data);
+}
+
+/** A reserved status is an envelope and must have its shape; a non-success one is final. Else: the data the output schema sees. */
+function envelopeOf(value: unknown): { outcome: Outcome } | { data: unknown } {
+  if (!isEnvelope(value)) return { data: value };
+  if (!validate.Outcome.Check(value)) return { outcome: invalidOutput(`malformed ${JSON.stringify(value.status)} outcome envelope`, issues("Outcome", value)) };
+  if (value.status === "ok") return { data: value.value };
+  const reason = notJsonReason(value);
+  return { outcome: reason ? invalidOutput(`outcome is not JSON: ${reason}`) : value };
+}
+
+function jsonOutcome(data: unknown): Outcome {
   const reason = notJsonReason(data);
-  if (reason) return invalidOutput(`output is not JSON: ${reason}`);
-  return { status: "ok", value: data };
+  return reason ? invalidOutput(`output is not JSON: ${reason}`) : { status: "ok", value: data };
 }
 
 /** A thrown exception becomes `tool_error`, keeping its message (the stack stays local). */

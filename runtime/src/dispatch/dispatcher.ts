@@ -137,7 +137,8 @@ export class Dispatcher {
       if (req.tool.approval === "always") data.approval = { inputDigest: inputDigestOf(session.redact(req.input)) };
       const { sequence, committed } = session.append("tool.call_started", data);
       const call = this.hold(session, owner, {
-        callId: callIdOf(session.id, sequence),
+        // The sequence just admitted is the one the call id was made with.
+        callId: data.callId,
         sequence,
         activation,
         modelCallId: req.modelCallId,

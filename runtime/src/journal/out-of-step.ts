@@ -8,17 +8,28 @@ import { BrainRuntimeError } from "../errors.ts";
  * before another node wrote); writing would break the journal's gap-free order. Every store
  * refuses those sessions' records and writes the rest of the batch.
  */
-export function outOfStepSessions(records: JournalRecord[], lastSequenceOf: (sessionId: string) => number): Set<string> {
-  const next = new Map<string, number>();
-  const out = new Set<string>();
-  for (const r of records) {
-    if (out.has(r.sessionId)) continue;
-    const expected = next.get(r.sessionId) ?? lastSequenceOf(r.sessionId) + 1;
-    if (r.sequence !== expected) out.add(r.sessionId);
-    else next.set(r.sessionId, expected + 1);
+export function outOfStepSessions(records: JournalRecord[], lastSequenceOf: (sessionId: string) => number): ReadonlySet<string> {
+  // A lone record (a sequential call's commits) needs no map.
+  if (records.length === 1) {
+    const r = records[0]!;
+    return r.sequence === lastSequenceOf(r.sessionId) + 1 ? NONE : new Set([r.sessionId]);
   }
-  return out;
+  // The next sequence expected of each session in the batch; -1 once it is out of step.
+  const next = new Map<string, number>();
+  let out: Set<string> | undefined;
+  for (const r of records) {
+    const expected = next.get(r.sessionId) ?? lastSequenceOf(r.sessionId) + 1;
+    if (expected < 0) continue;
+    if (r.sequence === expected) next.set(r.sessionId, expected + 1);
+    else {
+      (out ??= new Set()).add(r.sessionId);
+      next.set(r.sessionId, -1);
+    }
+  }
+  return out ?? NONE;
 }
+
+const NONE: ReadonlySet<string> = new Set();
 
 /** The refusal of a record of a session out of step: `unavailable` (the session is read again; the client retries). */
 export function outOfStep(record: JournalRecord): BrainRuntimeError {

@@ -75,6 +75,9 @@ export class SqliteStore extends BatchingStore {
   readonly kind = "sqlite" as const;
   readonly db: Database.Database;
   private commitMany: (records: JournalRecord[], prevs: Array<number | null>, firstId: number) => void;
+  /** One or two journal rows in one statement (atomic by itself, so no BEGIN and COMMIT around it). */
+  private insertOne: Database.Statement;
+  private insertTwo: Database.Statement;
   private selectRow: Database.Statement;
   private selectMark: Database.Statement;
   private selectDirectory: Database.Statement;
@@ -147,6 +150,8 @@ export class SqliteStore extends BatchingStore {
     this.db.exec("CREATE INDEX IF NOT EXISTS journal_message_keys ON journal (session_id, json_extract(data, '$.idempotencyKey')) WHERE type = 'message.user'");
     this.lastId = (this.db.prepare("SELECT max(id) AS id FROM journal").get() as { id: number | null }).id ?? 0;
     const insert = this.db.prepare("INSERT INTO journal (id, session_id, sequence, at, type, data, prev) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    this.insertOne = insert;
+    this.insertTwo = this.db.prepare("INSERT INTO journal (id, session_id, sequence, at, type, data, prev) VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?)");
     const mark = this.db.prepare("INSERT INTO marks (session_id, sequence, id) VALUES (?, ?, ?)");
     this.selectRow = this.db.prepare("SELECT session_id, sequence, at, type, data, prev FROM journal WHERE id = ?");
     this.selectMark = this.db.prepare("SELECT id FROM marks WHERE session_id = ? AND sequence >= ? ORDER BY sequence LIMIT 1");
@@ -301,7 +306,7 @@ export class SqliteStore extends BatchingStore {
       t.sequence = r.sequence;
       t.tail = firstId + i;
     }
-    this.commitMany(records, prevs, firstId);
+    this.write(records, prevs, firstId);
     this.lastId = firstId + records.length - 1;
     for (let i = 0; i < records.length; i++) {
       const r = records[i]!;
@@ -311,6 +316,25 @@ export class SqliteStore extends BatchingStore {
       e.tail = firstId + i;
       e.dirty = true;
     }
+  }
+
+  /**
+   * Writes the batch in one transaction. A sequential call commits one record (its intent) and then
+   * two (result and finish): those are one INSERT statement each, which SQLite commits atomically on
+   * its own, without the BEGIN and COMMIT statements of a transaction around it.
+   */
+  private write(records: JournalRecord[], prevs: Array<number | null>, firstId: number): void {
+    const a = records[0]!;
+    if (records.length === 1 && !marked(a.sequence)) {
+      this.insertOne.run(firstId, a.sessionId, a.sequence, a.at, a.type, JSON.stringify(a.data), prevs[0]);
+      return;
+    }
+    const b = records[1];
+    if (records.length === 2 && !marked(a.sequence) && !marked(b!.sequence)) {
+      this.insertTwo.run(firstId, a.sessionId, a.sequence, a.at, a.type, JSON.stringify(a.data), prevs[0], firstId + 1, b!.sessionId, b!.sequence, b!.at, b!.type, JSON.stringify(b!.data), prevs[1]);
+      return;
+    }
+    this.commitMany(records, prevs, firstId);
   }
 
   async read(sessionId: string, after = 0, through = Infinity): Promise<JournalRecord[]> {

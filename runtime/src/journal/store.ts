@@ -165,12 +165,26 @@ interface Pending {
   reject: (e: unknown) => void;
 }
 
-/** Group commit shared by both stores: queue the tick's appends, commit them together on setImmediate. */
+/**
+ * Group commit shared by both stores: queue the tick's appends, commit them together on setImmediate.
+ *
+ * One exception keeps a commit's own consequences from waiting a whole turn of the event loop: the
+ * appends made while a commit's waiters run (its promise continuations: a call's intent appended
+ * because the previous call's finish was observed, an Agentloop step) are committed together in one
+ * more transaction as soon as those continuations have run, once per setImmediate commit. A
+ * setImmediate queued there would first poll for I/O (reading, among others, the `committed` frame
+ * the same commit just sent), so a sequential call paid a loop turn and a separate socket write
+ * before its intent was even committed. Appends made in I/O callbacks keep the setImmediate window.
+ */
 export abstract class BatchingStore implements JournalStore {
   abstract readonly kind: "sqlite" | "memory";
   readonly stats: StoreStats = { transactions: 0, records: 0, rowsRead: 0, headsLoaded: 0, headsListed: 0 };
   private pending: Pending[] = [];
   private scheduled: NodeJS.Immediate | undefined;
+  /** A setImmediate commit's waiters are running: the first append among them queues the follow-up commit. */
+  private settling = false;
+  /** The follow-up commit is queued (a microtask). */
+  private following = false;
   private flushed: Array<() => void> = [];
   protected closed = false;
   private observer: CommitObserver | undefined;
@@ -184,22 +198,51 @@ export abstract class BatchingStore implements JournalStore {
     deepFreeze(record);
     return new Promise((resolve, reject) => {
       this.pending.push({ record, resolve, reject });
+      if (this.scheduled !== undefined || this.following) return;
+      if (this.settling) {
+        // Queued behind the continuations already running, so the ones that append next join it.
+        this.settling = false;
+        this.following = true;
+        queueMicrotask(this.commitFollowing);
+        return;
+      }
       // setImmediate runs after the current I/O phase, so every append of this tick joins the batch.
-      this.scheduled ??= setImmediate(() => this.commitPending());
+      this.scheduled = setImmediate(this.commitScheduled);
     });
   }
 
-  private commitPending(): void {
+  private readonly lastSequence = (sessionId: string): number => this.lastSequenceOf(sessionId);
+
+  private readonly commitScheduled = (): void => {
     this.scheduled = undefined;
+    // Until the microtasks this commit sets off have run (a tick queued from a microtask runs after them).
+    this.settling = true;
+    queueMicrotask(this.endSettlingSoon);
+    this.commitPending();
+  };
+
+  private readonly endSettlingSoon = (): void => void process.nextTick(this.endSettling);
+  private readonly endSettling = (): void => void (this.settling = false);
+
+  private readonly commitFollowing = (): void => {
+    this.following = false;
+    // Appends left for later in this tick go to a setImmediate commit: never a chain of microtask commits.
+    this.settling = false;
+    if (this.scheduled === undefined) this.commitPending();
+  };
+
+  private commitPending(): void {
     let batch = this.pending;
     this.pending = [];
-    const stale = outOfStepSessions(batch.map((p) => p.record), (id) => this.lastSequenceOf(id));
+    let records = new Array<JournalRecord>(batch.length);
+    for (let i = 0; i < batch.length; i++) records[i] = batch[i]!.record;
+    const stale = outOfStepSessions(records, this.lastSequence);
     if (stale.size > 0) {
       for (const p of batch) if (stale.has(p.record.sessionId)) p.reject(outOfStep(p.record));
       batch = batch.filter((p) => !stale.has(p.record.sessionId));
+      records = batch.map((p) => p.record);
     }
     if (batch.length > 0) {
-      const records = batch.map((p) => p.record);
       const startedAt = performance.now();
       try {
         this.commitBatch(records);
@@ -219,15 +262,16 @@ export abstract class BatchingStore implements JournalStore {
 
   /** Resolves once everything appended so far is committed. */
   flush(): Promise<void> {
-    if (this.pending.length === 0 && this.scheduled === undefined) return Promise.resolve();
+    if (this.pending.length === 0 && this.scheduled === undefined && !this.following) return Promise.resolve();
     return new Promise((resolve) => this.flushed.push(resolve));
   }
 
   async close(): Promise<void> {
     if (this.scheduled !== undefined) {
       clearImmediate(this.scheduled);
+      this.scheduled = undefined;
       this.commitPending();
-    }
+    } else if (this.following) this.commitPending();
     this.closed = true;
     await this.closeStorage();
   }

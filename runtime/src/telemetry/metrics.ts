@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { MetricValueWithName } from "prom-client";
 
 /**
  * What the runtime counts, in Prometheus's model (prom-client): served at `GET /metrics`
@@ -11,10 +12,9 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
  */
 export class Metrics {
   readonly registry = new Registry();
-  private readonly toolCalls: Counter<"placement" | "status">;
-  private readonly toolCallSeconds: Histogram<"placement" | "status">;
-  private readonly commitSeconds: Histogram<"store">;
-  private readonly commitRecords: Histogram<"store">;
+  private readonly toolCallSeconds: CallPathHistogram;
+  private readonly commitSeconds: CallPathHistogram;
+  private readonly commitRecords: CallPathHistogram;
   private readonly commitFailures: Counter<"store">;
   private readonly modelCalls: Counter<"provider" | "outcome">;
   private readonly modelTokens: Counter<"provider" | "kind">;
@@ -25,22 +25,28 @@ export class Metrics {
 
   constructor(gauges: MetricGauges) {
     const registers = [this.registry];
-    this.toolCalls = new Counter({ name: "brain_tool_calls_total", help: "Tool calls finished (tool.finished committed), by placement kind and terminal status.", labelNames: ["placement", "status"], registers });
-    this.toolCallSeconds = new Histogram({
-      name: "brain_tool_call_duration_seconds",
-      help: "From tool.call_started admitted to tool.finished committed, by placement kind and terminal status.",
-      labelNames: ["placement", "status"],
-      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
-      registers,
-    });
-    this.commitSeconds = new Histogram({
-      name: "brain_journal_commit_duration_seconds",
-      help: "One group commit of the journal (one transaction), by store.",
-      labelNames: ["store"],
-      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
-      registers,
-    });
-    this.commitRecords = new Histogram({ name: "brain_journal_commit_records", help: "Records in one group commit, by store.", labelNames: ["store"], buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], registers });
+    this.toolCallSeconds = new CallPathHistogram(
+      "brain_tool_call_duration_seconds",
+      "From tool.call_started admitted to tool.finished committed, by placement kind and terminal status.",
+      ["placement", "status"],
+      [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+      this.registry,
+    );
+    // The calls counter is the duration histogram's count, served under its own name.
+    const toolCallSeconds = this.toolCallSeconds;
+    this.registry.registerMetric({
+      name: "brain_tool_calls_total",
+      get: async () => ({ name: "brain_tool_calls_total", help: "Tool calls finished (tool.finished committed), by placement kind and terminal status.", type: "counter", aggregator: "sum", values: toolCallSeconds.counts() }),
+      reset: () => undefined,
+    } as never);
+    this.commitSeconds = new CallPathHistogram(
+      "brain_journal_commit_duration_seconds",
+      "One group commit of the journal (one transaction), by store.",
+      ["store"],
+      [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      this.registry,
+    );
+    this.commitRecords = new CallPathHistogram("brain_journal_commit_records", "Records in one group commit, by store.", ["store"], [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], this.registry);
     this.commitFailures = new Counter({ name: "brain_journal_commit_failures_total", help: "Group commits that failed (none of their records was committed), by store.", labelNames: ["store"], registers });
     this.modelCalls = new Counter({ name: "brain_model_calls_total", help: "Model calls answered, by provider and outcome (ok, error, interrupted).", labelNames: ["provider", "outcome"], registers });
     this.modelTokens = new Counter({ name: "brain_model_tokens_total", help: "Tokens the providers reported (model.usage), by provider and kind (input, output).", labelNames: ["provider", "kind"], registers });
@@ -61,15 +67,14 @@ export class Metrics {
 
   /** A call's tool.finished is committed; `seconds` since its tool.call_started was admitted. */
   toolCallFinished(placement: string, status: string, seconds: number): void {
-    this.toolCalls.inc({ placement, status });
-    this.toolCallSeconds.observe({ placement, status }, seconds);
+    this.toolCallSeconds.observe2(placement, status, seconds);
   }
 
   /** One group commit: committed (`ok`) or not. */
   commit(store: string, records: number, seconds: number, ok: boolean): void {
     if (!ok) return void this.commitFailures.inc({ store });
-    this.commitSeconds.observe({ store }, seconds);
-    this.commitRecords.observe({ store }, records);
+    this.commitSeconds.observe1(store, seconds);
+    this.commitRecords.observe1(store, records);
   }
 
   modelCall(provider: string, outcome: "ok" | "error" | "interrupted", usage?: { inputTokens: number; outputTokens: number }): void {
@@ -107,4 +112,95 @@ export interface MetricGauges {
   openCalls(): number;
   residentSessions(): number;
   connectedHosts(): number;
+}
+
+/** One label set's counts: per bucket (not cumulative), and the sum and count of every observation. */
+interface Series {
+  labels: Record<string, string>;
+  buckets: Float64Array;
+  sum: number;
+  count: number;
+}
+
+/**
+ * A Prometheus histogram for the call path (every call's duration, every group commit), served
+ * through the same registry and exposition as prom-client's own. prom-client's `observe` builds a
+ * labels object, validates it and hashes it to a string at each observation (about a microsecond,
+ * three times per host call); here a series is found by its label values in a Map of Maps and a
+ * bucket by a short scan, with no allocation after a label set's first observation.
+ */
+class CallPathHistogram {
+  private readonly byFirst = new Map<string, Series | Map<string, Series>>();
+  private readonly all: Series[] = [];
+
+  constructor(
+    readonly name: string,
+    private readonly help: string,
+    private readonly labelNames: readonly string[],
+    private readonly bounds: readonly number[],
+    registry: Registry,
+  ) {
+    registry.registerMetric(this as never);
+  }
+
+  /** Observes `value` for a histogram with one label. */
+  observe1(a: string, value: number): void {
+    let s = this.byFirst.get(a) as Series | undefined;
+    if (s === undefined) this.byFirst.set(a, (s = this.add({ [this.labelNames[0]!]: a })));
+    this.record(s, value);
+  }
+
+  /** Observes `value` for a histogram with two labels. */
+  observe2(a: string, b: string, value: number): void {
+    let inner = this.byFirst.get(a) as Map<string, Series> | undefined;
+    if (inner === undefined) this.byFirst.set(a, (inner = new Map()));
+    let s = inner.get(b);
+    if (s === undefined) inner.set(b, (s = this.add({ [this.labelNames[0]!]: a, [this.labelNames[1]!]: b })));
+    this.record(s, value);
+  }
+
+  private add(labels: Record<string, string>): Series {
+    const s = { labels, buckets: new Float64Array(this.bounds.length), sum: 0, count: 0 };
+    this.all.push(s);
+    return s;
+  }
+
+  private record(s: Series, value: number): void {
+    if (!Number.isFinite(value)) return;
+    s.sum += value;
+    s.count += 1;
+    const bounds = this.bounds;
+    for (let i = 0; i < bounds.length; i++) {
+      if (value <= bounds[i]!) {
+        s.buckets[i]! += 1;
+        return;
+      }
+    }
+  }
+
+  /** Each series' count, as a counter's values. */
+  counts(): MetricValueWithName<string>[] {
+    return this.all.map((s) => ({ labels: s.labels, value: s.count }));
+  }
+
+  /** What the registry reads at a scrape: prom-client's histogram shape (cumulative buckets, +Inf, sum, count). */
+  async get(): Promise<{ name: string; help: string; type: string; aggregator: "sum"; values: MetricValueWithName<string>[] }> {
+    const values: MetricValueWithName<string>[] = [];
+    for (const s of this.all) {
+      let cumulative = 0;
+      for (let i = 0; i < this.bounds.length; i++) {
+        cumulative += s.buckets[i]!;
+        values.push({ metricName: `${this.name}_bucket`, labels: { le: this.bounds[i]!, ...s.labels }, value: cumulative });
+      }
+      values.push({ metricName: `${this.name}_bucket`, labels: { le: "+Inf", ...s.labels }, value: s.count });
+      values.push({ metricName: `${this.name}_sum`, labels: s.labels, value: s.sum });
+      values.push({ metricName: `${this.name}_count`, labels: s.labels, value: s.count });
+    }
+    return { name: this.name, help: this.help, type: "histogram", aggregator: "sum", values };
+  }
+
+  reset(): void {
+    this.byFirst.clear();
+    this.all.length = 0;
+  }
 }

@@ -35,6 +35,8 @@ export class HostConnection implements HostFrameHandler {
   private readonly sessions = new Map<string, HandlerSet>();
   private readonly shared: HandlerSet = new Map();
   private readonly running = new Map<string, Invocation>();
+  /** What every invocation sends its frames through (one object, not one per call). */
+  private readonly channel: InvocationChannel = { request: (frame) => this.request(frame) };
   private ready: Promise<void> | undefined;
   private closed = false;
   private fatal: Error | undefined;
@@ -105,7 +107,7 @@ export class HostConnection implements HostFrameHandler {
    * its own HTTP request, and its tool calls through `running`.
    */
   private hold(): void {
-    for (const w of [...this.watchers]) w();
+    if (this.watchers.size > 0) for (const w of [...this.watchers]) w();
     const ws = this.ws;
     if (!ws || !this.platform.keepAlive) return;
     const keep = this.closing || this.pending.size > 0 || this.running.size > 0 || this.shared.size > 0;
@@ -303,23 +305,33 @@ export class HostConnection implements HostFrameHandler {
    * a new ref each time, resendBackoffMs doubling to resendMaxBackoffMs, until another answer, the
    * call's deadline or (no deadline) 3 × leaseMs; then the call is treated as ended `unknown`.
    */
-  async request(frame: Record<string, unknown> & { type: string }): Promise<Answer> {
+  request(frame: Record<string, unknown> & { type: string }): Promise<Answer> {
     const callId = typeof frame.callId === "string" ? frame.callId : undefined;
-    if (callId === undefined) return this.sendOnce(frame);
+    const first = this.sendOnce(frame);
+    // The first attempt's answer is passed on as it is (one promise per frame on the call path);
+    // only an `unavailable` goes on to the resend loop.
+    if (callId === undefined) return first;
+    return first.catch((e: unknown) => this.resend(frame, callId, e));
+  }
+
+  /** The resend rule after a first attempt failed with `first` (anything but `unavailable` is passed on). */
+  private async resend(frame: Record<string, unknown> & { type: string }, callId: string, first: unknown): Promise<Answer> {
     let wait: number = LIMITS.resendBackoffMs;
     let giveUpAt: number | undefined;
+    let e = first;
     for (;;) {
+      if (!(e instanceof ProtocolError) || e.code !== "unavailable") throw e;
+      giveUpAt ??= this.running.get(callId)?.deadlineAt ?? Date.now() + 3 * this.leaseMs;
+      if (Date.now() + wait > giveUpAt) {
+        this.running.get(callId)?.end("unknown", `the runtime stayed unavailable for it (${e.message})`);
+        throw e;
+      }
+      await new Promise((r) => setTimeout(r, wait));
+      wait = Math.min(wait * 2, LIMITS.resendMaxBackoffMs);
       try {
         return await this.sendOnce(frame);
-      } catch (e) {
-        if (!(e instanceof ProtocolError) || e.code !== "unavailable") throw e;
-        giveUpAt ??= this.running.get(callId)?.deadlineAt ?? Date.now() + 3 * this.leaseMs;
-        if (Date.now() + wait > giveUpAt) {
-          this.running.get(callId)?.end("unknown", `the runtime stayed unavailable for it (${e.message})`);
-          throw e;
-        }
-        await new Promise((r) => setTimeout(r, wait));
-        wait = Math.min(wait * 2, LIMITS.resendMaxBackoffMs);
+      } catch (next) {
+        e = next;
       }
     }
   }
@@ -397,7 +409,7 @@ export class HostConnection implements HostFrameHandler {
       return;
     }
     const spec = this.sessions.get(f.sessionId)?.get(f.tool) ?? this.shared.get(f.tool);
-    const channel: InvocationChannel = { request: (frame) => this.request(frame) };
+    const channel = this.channel;
     if (!spec || !spec.tool.run) {
       void this.request({ type: "finish", callId: f.callId, outcome: { status: "error", error: { code: "not_registered", message: `this host has no handler for ${f.tool} in session ${f.sessionId}` } } }).catch(() => undefined);
       return;

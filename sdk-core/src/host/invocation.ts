@@ -1,7 +1,7 @@
 import type { EnvironmentAnswer, EnvironmentRequest, InvokeFrame, Outcome, ModelRequest, ModelResult } from "@aexhq/brain-protocol";
 import type { PlacedToolSpec } from "../tool.ts";
 import type { ToolContext, EnvironmentControl } from "../context.ts";
-import { toOutcome, thrownOutcome } from "../outcome.ts";
+import { plainOutcome, toOutcome, thrownOutcome } from "../outcome.ts";
 import { notJsonReason } from "../json.ts";
 import { issuesOf } from "../schema.ts";
 import { BrainError, SdkError } from "../errors.ts";
@@ -38,21 +38,7 @@ function isOver(e: unknown): boolean {
   return e instanceof BrainError && e.code === "call_finished";
 }
 
-/**
- * `inner`, except that a rejection saying the call is over is marked handled before it happens: a
- * tool's background work that emits after the call ended without awaiting (a timer, a stream
- * callback) must not crash the process with an unhandled rejection. Awaiting it still throws, and
- * any other rejection stays as unhandled as usual.
- */
-function overIsHandled<T>(inner: Promise<T>): Promise<T> {
-  const outer: Promise<T> = new Promise<T>((resolve, reject) =>
-    inner.then(resolve, (e: unknown) => {
-      if (isOver(e)) outer.catch(() => undefined);
-      reject(e);
-    }),
-  );
-  return outer;
-}
+const ignore = (): undefined => undefined;
 
 /**
  * One tool call on this host: deadline check, input validation under the deadline, run, and the
@@ -164,8 +150,11 @@ export class Invocation {
   }
 
   private context(): ToolContext<unknown> {
-    // Closures, not methods, so a tool may destructure ctx (`{ emit, finish }`).
+    // Closures, not methods, so a tool may destructure ctx (`{ emit, finish }`). ctx.environments
+    // (seven closures of its own) is made when a tool first reads it: most never do.
     const signal = () => this.signal();
+    let environments: EnvironmentControl | undefined;
+    const control = () => (environments ??= this.environments());
     return Object.freeze({
       options: this.spec.options,
       sessionId: this.frame.sessionId,
@@ -178,7 +167,9 @@ export class Invocation {
       emitResult: (value: unknown, opts?: { content?: string }) => this.guard("emitResult", () => this.emitResult(value, opts)),
       finish: (value?: unknown, opts?: { content?: string }) => this.guard("finish", () => this.finish(value, opts)),
       model: (request: ModelRequest) => this.guard("model", () => this.model(request)),
-      environments: this.environments(),
+      get environments() {
+        return control();
+      },
     }) as ToolContext<unknown>;
   }
 
@@ -190,15 +181,19 @@ export class Invocation {
   /**
    * A ctx call as the tool sees it: a frame cut off by the end of the call (connection lost,
    * brain.close()) rejects `call_finished` like a call made after the end, and that rejection is
-   * never an unhandled one (overIsHandled).
+   * never an unhandled one.
    */
   private guard<T>(what: string, step: () => Promise<T>): Promise<T> {
-    return overIsHandled(
-      step().catch((e: unknown) => {
-        if (this.ended && !isOver(e) && !(e instanceof TypeError)) throw callOver(what, this.endedWhy, e);
-        throw e;
-      }),
-    );
+    // A rejection saying the call is over is marked handled before it happens: a tool's background
+    // work that emits after the call ended without awaiting (a timer, a stream callback) must not
+    // crash the process with an unhandled rejection. Awaiting it still throws, and any other
+    // rejection stays as unhandled as usual. (`guarded` is assigned before its handler can run.)
+    const guarded: Promise<T> = step().catch((e: unknown) => {
+      const error = this.ended && !isOver(e) && !(e instanceof TypeError) ? callOver(what, this.endedWhy, e) : e;
+      if (isOver(error)) guarded.catch(ignore);
+      throw error;
+    });
+    return guarded;
   }
 
   private enqueue<T>(step: () => Promise<T>): Promise<T> {
@@ -218,7 +213,8 @@ export class Invocation {
 
   async emitResult(value: unknown, opts?: { content?: string }): Promise<number> {
     this.refuseIfClosed("emitResult");
-    const outcome = await this.enqueue(() => toOutcome(value, this.spec.tool.output));
+    const output = this.spec.tool.output;
+    const outcome = output === undefined ? plainOutcome(value) : await this.enqueue(() => toOutcome(value, output));
     if (outcome.status !== "ok") this.closed = true; // a non-success outcome terminates the execution
     const answer = await this.enqueue(() => this.channel.request({ type: "emit_result", callId: this.callId, outcome, ...content(opts) })).catch(async (e: unknown) => {
       // A non-success result ends the call: refused here for size, it is ended with a small finish instead.
@@ -234,7 +230,9 @@ export class Invocation {
   async finish(value: unknown, opts: { content?: string } | undefined): Promise<void> {
     this.refuseIfClosed("finish");
     this.closed = true;
-    const outcome = value !== undefined ? await this.enqueue(() => toOutcome(value, this.spec.tool.output)) : undefined;
+    const output = this.spec.tool.output;
+    // Without an output schema there is nothing to await: the finish frame is sent in this tick.
+    const outcome = value === undefined ? undefined : output === undefined ? plainOutcome(value) : await this.enqueue(() => toOutcome(value, output));
     await this.sendFinish(outcome, opts);
   }
 
