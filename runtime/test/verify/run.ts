@@ -283,18 +283,22 @@ export async function verify(opts: VerifyOptions): Promise<VerifyReport> {
     await Promise.all(drivers);
     for (const x of hosts.values()) if (!x.connected) await reconnect(x);
     note(`faults stopped after ${round} rounds; settling`);
-    const settleUntil = Date.now() + 90_000;
-    const unsettled = new Map(sessions.map((s) => [s.id, "not read yet"]));
-    while (unsettled.size > 0 && Date.now() < settleUntil) {
-      for (const s of sessions) {
-        if (!unsettled.has(s.id)) continue;
-        const r = await http(urlOf(anyLive()), s.tenant.token, "GET", `/v1/sessions/${s.id}`);
-        if (r.status === 200 && r.body.status !== "running" && r.body.openCalls.length === 0) unsettled.delete(s.id);
-        else unsettled.set(s.id, r.status === 200 ? `status ${r.body.status}, open calls ${JSON.stringify(r.body.openCalls)}` : `${r.status} ${JSON.stringify(r.body)} ${r.error ?? ""}`);
+    /** Waits until every session is idle with no open call (up to 90 s); `when` names the moment in a finding. */
+    const settle = async (when: string): Promise<void> => {
+      const settleUntil = Date.now() + 90_000;
+      const unsettled = new Map(sessions.map((s) => [s.id, "not read yet"]));
+      while (unsettled.size > 0 && Date.now() < settleUntil) {
+        for (const s of sessions) {
+          if (!unsettled.has(s.id)) continue;
+          const r = await http(urlOf(anyLive()), s.tenant.token, "GET", `/v1/sessions/${s.id}`);
+          if (r.status === 200 && r.body.status !== "running" && r.body.openCalls.length === 0) unsettled.delete(s.id);
+          else unsettled.set(s.id, r.status === 200 ? `status ${r.body.status}, open calls ${JSON.stringify(r.body.openCalls)}` : `${r.status} ${JSON.stringify(r.body)} ${r.error ?? ""}`);
+        }
+        if (unsettled.size > 0) await sleep(250);
       }
-      if (unsettled.size > 0) await sleep(250);
-    }
-    for (const [id, why] of unsettled) violate(`session ${id} did not settle in 90 s: ${why}`);
+      for (const [id, why] of unsettled) violate(`session ${id} did not settle in 90 s ${when}: ${why}`);
+    };
+    await settle("after the faults");
 
     // Every session is usable afterwards: one more message, waited for, through any node.
     for (const s of sessions) {
@@ -305,6 +309,10 @@ export async function verify(opts: VerifyOptions): Promise<VerifyReport> {
       else s.messages.push({ sequence: r.body.sequence, activation: r.body.activation, text, via: via.nodeId });
     }
     await Promise.all([...hosts.values()].map((x) => x.idle()));
+    // A waited-for message returns when its turn completes, but calls it left running in the
+    // background (a result now, the finish later) wake the loop for more turns: the journals are
+    // read once those are over too, or a turn still running would read as one that never ended.
+    await settle("after the last messages");
 
     // No tenant sees another's sessions: its listing is exactly its own, another's session is 404.
     for (const t of tenants) {
