@@ -100,12 +100,25 @@ try {
     await inspector.post("Profiler.enable");
     await inspector.post("Profiler.start");
   }
+  // This process's CPU by thread (main, V8's helpers, libuv): /proc/self/task/*/stat, ticks.
+  const { readdirSync, readFileSync } = await import("node:fs");
+  const threads = () => new Map(readdirSync("/proc/self/task").map((t) => {
+    const st = readFileSync(`/proc/self/task/${t}/stat`, "utf8");
+    const f = st.slice(st.lastIndexOf(")") + 2).split(" ");
+    return [`${t} ${st.slice(st.indexOf("(") + 1, st.lastIndexOf(")"))}`, [Number(f[11]), Number(f[12])]] as const;
+  }));
+  const th0 = threads();
   const c0 = calls, t0 = performance.now(), me0 = process.cpuUsage(), pg0 = pgServerCpuS(pm), tx0 = store.stats.transactions;
   await new Promise((r) => setTimeout(r, ms / 2));
   explainNext = process.env.EXPLAIN === "1";
   await new Promise((r) => setTimeout(r, ms / 2));
   const c1 = calls, t1 = performance.now(), me1 = process.cpuUsage(me0), pg1 = pgServerCpuS(pm), tx1 = store.stats.transactions;
   perf?.kill("SIGINT");
+  if (process.env.THREADS === "1") {
+    const th1 = threads();
+    const kk = calls - c0;
+    console.log([...th1].map(([name, [u, s]]) => [name, ((u - (th0.get(name)?.[0] ?? 0)) * 1e4) / kk, ((s - (th0.get(name)?.[1] ?? 0)) * 1e4) / kk] as const).filter(([, u, s]) => u + s > 0.05).map(([name, u, s]) => `${name}: user ${u.toFixed(1)} sys ${s.toFixed(1)} µs/call`).join("\n"));
+  }
   if (inspector) writeFileSync(process.env.PROF!, JSON.stringify((await inspector.post("Profiler.stop")).profile));
   const k = c1 - c0;
   const node = (me1.user + me1.system) / k;
