@@ -183,9 +183,9 @@ function lostLease(sessionId: string): BrainRuntimeError {
  * lone surrogates). y is a message's idempotency key (absent for other records: NULL).
  */
 const RECORDS_CTE = `recs AS (
-    SELECT ($3::text[])[r.n] AS session_id, r.q AS sequence, r.a AS at, r.t AS type, r.k AS token,
+    SELECT ($3::text[])[r.n] AS session_id, r.q AS sequence, r.a AS at, r.t AS type,
       convert_from(substring($4::bytea FROM r.o FOR r.l), 'UTF8') AS data, r.y AS idempotency_key, r.i
-    FROM ROWS FROM (json_to_recordset($1::json) AS (n int, q int, a bigint, t text, k bigint, o int, l int, y text)) WITH ORDINALITY AS r(n, q, a, t, k, o, l, y, i)
+    FROM ROWS FROM (json_to_recordset($1::json) AS (n int, q int, a bigint, t text, o int, l int, y text)) WITH ORDINALITY AS r(n, q, a, t, o, l, y, i)
   )`;
 
 /** A head in $2 (short keys: a batch's heads were a third of its bytes): n its session's index in $3, w its owner. */
@@ -267,7 +267,8 @@ function commitSql(shape: CommitShape): string {
 }
 
 /**
- * A node's batch: each record's token (k), $5 the node id, $6 its run. Answers the sessions refused
+ * A node's batch: $5 the node id, $6 its run, $7 the token each session's records were admitted
+ * under (beside its id in $3: a batch holds one run of a session). Answers the sessions refused
  * (usually none: an answer of every session written was 64 rows to send, read and parse a batch).
  * The fence is the node's own row, locked FOR KEY SHARE (so renewals never wait for it, and two
  * batches share it): the row must still be this run's and unexpired by the database's clock. A
@@ -281,24 +282,25 @@ function fencedCommitSql(shape: CommitShape): string {
   const fresh = `
   fresh AS (
     INSERT INTO leases (session_id, owner, token)
-    SELECT DISTINCT r.session_id, $5, 1::bigint FROM recs r
-     WHERE r.sequence = 1 AND r.token = 1 AND EXISTS (SELECT 1 FROM me)
+    SELECT t.session_id, $5, 1::bigint FROM tokens t
+     WHERE t.token = 1 AND t.session_id IN (SELECT session_id FROM recs WHERE sequence = 1) AND EXISTS (SELECT 1 FROM me)
     ON CONFLICT (session_id) DO NOTHING
     RETURNING session_id, token),`;
   return `WITH ${RECORDS_CTE},
-  me AS (SELECT node_id FROM nodes WHERE node_id = $5 AND run = $6 AND expires_at > clock_timestamp() FOR KEY SHARE),${shape.fresh ? fresh : ""}
+  me AS (SELECT node_id FROM nodes WHERE node_id = $5 AND run = $6 AND expires_at > clock_timestamp() FOR KEY SHARE),
+  tokens AS (SELECT s AS session_id, k AS token FROM unnest($3::text[], $7::bigint[]) AS u(s, k)),${shape.fresh ? fresh : ""}
   leased AS (
     -- By primary key ($3: the batch's sessions), the owner checked after: the cost follows the batch,
     -- never the leases the node holds (a condition on owner alone lets the planner pick leases_owner).
     SELECT l.session_id, l.token FROM leases l
      WHERE l.session_id = ANY($3::text[]) AND l.owner || '' = $5 AND EXISTS (SELECT 1 FROM me)),
   held AS (SELECT session_id, token FROM leased${shape.fresh ? " UNION ALL SELECT session_id, token FROM fresh" : ""}),
-  ok AS (SELECT DISTINCT r.session_id FROM recs r JOIN held h ON h.session_id = r.session_id AND h.token = r.token),
+  ok AS (SELECT t.session_id FROM tokens t JOIN held h ON h.session_id = t.session_id AND h.token = t.token),
   journal_rows AS (
     INSERT INTO journal (session_id, sequence, at, type, data, idempotency_key)
     SELECT session_id, sequence, at, type, data, idempotency_key FROM recs WHERE session_id IN (SELECT session_id FROM ok) ORDER BY i),
   ${headsPart(shape.heads)}
-  SELECT s AS session_id FROM unnest($3::text[]) AS u(s) WHERE s NOT IN (SELECT session_id FROM ok)`;
+  SELECT session_id FROM tokens WHERE session_id NOT IN (SELECT session_id FROM ok)`;
 }
 
 /** The statements of every shape, by name (prepared once per connection under that name). */
@@ -820,12 +822,16 @@ function batchParams(batch: Pending[], sessions: SessionHead[], due: SessionHead
   const ids: string[] = [];
   for (const h of sessions) index.set(h.sessionId, ids.push(h.sessionId));
   const texts: string[] = [];
+  const tokens: number[] = [];
   let offset = 1;
   const rows = batch.map((p) => {
     const text = JSON.stringify(p.record.data);
     const length = Buffer.byteLength(text);
     texts.push(text);
-    const row = { n: index.get(p.record.sessionId)!, q: p.record.sequence, a: p.record.at, t: p.record.type, k: p.token, o: offset, l: length, y: keyOf(p.record) };
+    const n = index.get(p.record.sessionId)!;
+    // Every record of a session in a batch was admitted under the token the node holds now (dropStale).
+    tokens[n - 1] = p.token;
+    const row = { n, q: p.record.sequence, a: p.record.at, t: p.record.type, o: offset, l: length, y: keyOf(p.record) };
     offset += length;
     return row;
   });
@@ -836,7 +842,7 @@ function batchParams(batch: Pending[], sessions: SessionHead[], due: SessionHead
   });
   // A Buffer parameter goes out in binary format: the bytes as they are, no escaping either side.
   const params: unknown[] = [JSON.stringify(rows), JSON.stringify(heads), ids, Buffer.from(texts.join(""), "utf8")];
-  if (fence !== undefined) params.push(fence.nodeId, fence.run() ?? "");
+  if (fence !== undefined) params.push(fence.nodeId, fence.run() ?? "", tokens);
   return params;
 }
 
