@@ -21,6 +21,8 @@ const { PostgresStore } = (await import(process.env.STORE ?? "../../runtime/src/
 const n = Number(process.env.S ?? 64);
 const ms = Number(process.env.MS ?? 4000);
 const inTurn = process.env.TURN === "1";
+// DATA=n: each tool.result carries n more characters of text (a tool's larger output; quotes and newlines included).
+const padding = "say \"hi\"\n".repeat(Math.ceil(Number(process.env.DATA ?? 0) / 10)).slice(0, Number(process.env.DATA ?? 0));
 const cluster = await startPgCluster({ durable: process.env.FSYNC !== "off" });
 const admin = new pg.Client({ connectionString: cluster.url });
 const port = Number(new URL(cluster.url).port);
@@ -66,7 +68,7 @@ try {
         const { rows } = await db.query(`EXPLAIN (ANALYZE, BUFFERS, WAL, VERBOSE false) ${q.text}`, q.values);
         await db.query("ROLLBACK");
         console.log(rows.map((r) => r["QUERY PLAN"]).join("\n"));
-        console.log(`params bytes: ${q.values.map((v) => JSON.stringify(v).length).join(", ")}`);
+        console.log(`${(JSON.parse(q.values[0] as string) as unknown[]).length} records, ${(JSON.parse(q.values[1] as string) as unknown[]).length} heads; params bytes: ${q.values.map((v) => (Buffer.isBuffer(v) ? v.length : typeof v === "string" ? Buffer.byteLength(v) : JSON.stringify(v).length)).join(", ")}`);
       }
       return real(q);
     };
@@ -78,7 +80,7 @@ try {
       const callId = `call_${id}_${(seq.get(id) ?? 0) + 1}`;
       await store.append(rec(id, "tool.call_started", { callId, tool: "echo", input: { x: 1 }, placement: "host", activation: inTurn ? 1 : 0, deadlineAt: null, modelCallId: "bench" }));
       await Promise.all([
-        store.append(rec(id, "tool.result", { callId, outcome: { status: "ok", value: { x: 1 } } })),
+        store.append(rec(id, "tool.result", { callId, outcome: { status: "ok", value: padding ? { x: 1, text: padding } : { x: 1 } } })),
         store.append(rec(id, "tool.finished", { callId, status: "ok" })),
       ]);
       calls++;

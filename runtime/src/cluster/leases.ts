@@ -18,7 +18,7 @@ export interface LeaseView {
  * every third of the lease time, stands for all of the node's session leases: one UPDATE a beat, not
  * one per session. Every time is the database's (`clock_timestamp()`), so the nodes' clocks may differ.
  * A session changes hands only by raising its token (`acquire`), which the old owner's next insert
- * fails to match (journal/postgres.ts fencedCommitSql); the takeover first locks the old owner's
+ * fails to match (journal/postgres.ts FENCED_COMMIT_SQL); the takeover first locks the old owner's
  * node row, which every write of that node holds while it runs, so no write in flight outlives it.
  */
 export class Leases {

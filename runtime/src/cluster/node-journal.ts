@@ -102,7 +102,7 @@ export class NodeJournal implements JournalStore {
 
   append(record: JournalRecord): Promise<void> {
     // A new session is held from its first record on; its lease row is created with token 1 in
-    // the same transaction (journal/postgres.ts fencedCommitSql).
+    // the same transaction (journal/postgres.ts FENCED_COMMIT_SQL).
     if (record.sequence === 1 && record.type === "session.created" && !this.held.has(record.sessionId)) {
       this.held.add(record.sessionId);
       this.fence.hold(record.sessionId, 1);

@@ -183,9 +183,9 @@ function lostLease(sessionId: string): BrainRuntimeError {
  * lone surrogates). y is a message's idempotency key (absent for other records: NULL).
  */
 const RECORDS_CTE = `recs AS (
-    SELECT ($3::text[])[r.n] AS session_id, r.q AS sequence, r.a AS at, r.t AS type,
+    SELECT ($3::text[])[r.n] AS session_id, r.q AS sequence, r.a AS at, r.t AS type, r.k AS token,
       convert_from(substring($4::bytea FROM r.o FOR r.l), 'UTF8') AS data, r.y AS idempotency_key, r.i
-    FROM ROWS FROM (json_to_recordset($1::json) AS (n int, q int, a bigint, t text, o int, l int, y text)) WITH ORDINALITY AS r(n, q, a, t, o, l, y, i)
+    FROM ROWS FROM (json_to_recordset($1::json) AS (n int, q int, a bigint, t text, k bigint, o int, l int, y text)) WITH ORDINALITY AS r(n, q, a, t, k, o, l, y, i)
   )`;
 
 /** A head in $2 (short keys: a batch's heads were a third of its bytes): n its session's index in $3, w its owner. */
@@ -239,79 +239,43 @@ const HEAD_LAG = 128;
 const LOAD_HEAD_SQL = `SELECT s.*, (SELECT json_agg(json_build_array(j.sequence, j.type) ORDER BY j.sequence) FROM journal j WHERE j.session_id = s.session_id AND j.sequence > s.last_sequence) AS tail
   FROM sessions s WHERE s.session_id = $1`;
 
-/**
- * What a batch's statement must do besides writing its records: `heads` some heads are due
- * (headDue; most batches of a running turn have none), `fresh` it creates sessions (a lease row to
- * insert). Each combination is a statement of its own, prepared once per connection: a part a batch
- * does not need is left out of the statement rather than run over no rows, since starting the
- * executor for a table write (opening the table, its indexes and triggers) costs the same for none.
- */
-interface CommitShape {
-  heads: boolean;
-  fresh: boolean;
-}
-
-/**
- * $2 is typed even where the heads are left out (an unreferenced CTE is planned away, but its
- * parameter still needs a type), so every shape takes the same parameters.
- */
-const headsPart = (heads: boolean) => (heads ? `head_rows AS (${HEADS_INSERT})` : `no_heads AS (SELECT $2::json)`);
-
 /** A batch without a fence (one store on the database): every session is written, none refused. */
-function commitSql(shape: CommitShape): string {
-  return `WITH ${RECORDS_CTE},
+const COMMIT_SQL = `WITH ${RECORDS_CTE},
   ok AS (SELECT DISTINCT session_id FROM recs),
   journal_rows AS (INSERT INTO journal (session_id, sequence, at, type, data, idempotency_key) SELECT session_id, sequence, at, type, data, idempotency_key FROM recs ORDER BY i),
-  ${headsPart(shape.heads)}
+  head_rows AS (${HEADS_INSERT})
   SELECT NULL::text AS session_id WHERE false`;
-}
 
 /**
- * A node's batch: $5 the node id, $6 its run, $7 the token each session's records were admitted
- * under (beside its id in $3: a batch holds one run of a session). Answers the sessions refused
+ * A node's batch: each record's token (k), $5 the node id, $6 its run. Answers the sessions refused
  * (usually none: an answer of every session written was 64 rows to send, read and parse a batch).
  * The fence is the node's own row, locked FOR KEY SHARE (so renewals never wait for it, and two
  * batches share it): the row must still be this run's and unexpired by the database's clock. A
  * takeover locks the old owner's row FOR UPDATE (cluster/leases.ts acquire), so it waits for every
  * batch holding the lock, and a batch that waited for a takeover re-reads the row (READ COMMITTED
  * re-checks a locked row's latest version) and finds it expired or another run's. Each session's
- * lease is then read by key, unlocked, for the token its records were admitted under; a batch that
- * creates sessions (`fresh`) also inserts their leases, with token 1.
+ * lease is then read by key, unlocked, for the token its records were admitted under.
  */
-function fencedCommitSql(shape: CommitShape): string {
-  const fresh = `
+const FENCED_COMMIT_SQL = `WITH ${RECORDS_CTE},
+  me AS (SELECT node_id FROM nodes WHERE node_id = $5 AND run = $6 AND expires_at > clock_timestamp() FOR KEY SHARE),
   fresh AS (
     INSERT INTO leases (session_id, owner, token)
-    SELECT t.session_id, $5, 1::bigint FROM tokens t
-     WHERE t.token = 1 AND t.session_id IN (SELECT session_id FROM recs WHERE sequence = 1) AND EXISTS (SELECT 1 FROM me)
+    SELECT DISTINCT r.session_id, $5, 1::bigint FROM recs r
+     WHERE r.sequence = 1 AND r.token = 1 AND EXISTS (SELECT 1 FROM me)
     ON CONFLICT (session_id) DO NOTHING
-    RETURNING session_id, token),`;
-  return `WITH ${RECORDS_CTE},
-  me AS (SELECT node_id FROM nodes WHERE node_id = $5 AND run = $6 AND expires_at > clock_timestamp() FOR KEY SHARE),
-  tokens AS (SELECT s AS session_id, k AS token FROM unnest($3::text[], $7::bigint[]) AS u(s, k)),${shape.fresh ? fresh : ""}
+    RETURNING session_id, token),
   leased AS (
     -- By primary key ($3: the batch's sessions), the owner checked after: the cost follows the batch,
     -- never the leases the node holds (a condition on owner alone lets the planner pick leases_owner).
     SELECT l.session_id, l.token FROM leases l
      WHERE l.session_id = ANY($3::text[]) AND l.owner || '' = $5 AND EXISTS (SELECT 1 FROM me)),
-  held AS (SELECT session_id, token FROM leased${shape.fresh ? " UNION ALL SELECT session_id, token FROM fresh" : ""}),
-  ok AS (SELECT t.session_id FROM tokens t JOIN held h ON h.session_id = t.session_id AND h.token = t.token),
+  held AS (SELECT session_id, token FROM leased UNION ALL SELECT session_id, token FROM fresh),
+  ok AS (SELECT DISTINCT r.session_id FROM recs r JOIN held h ON h.session_id = r.session_id AND h.token = r.token),
   journal_rows AS (
     INSERT INTO journal (session_id, sequence, at, type, data, idempotency_key)
     SELECT session_id, sequence, at, type, data, idempotency_key FROM recs WHERE session_id IN (SELECT session_id FROM ok) ORDER BY i),
-  ${headsPart(shape.heads)}
-  SELECT session_id FROM tokens WHERE session_id NOT IN (SELECT session_id FROM ok)`;
-}
-
-/** The statements of every shape, by name (prepared once per connection under that name). */
-const COMMIT_STATEMENTS = new Map<string, string>();
-for (const fenced of [false, true])
-  for (const heads of [false, true])
-    for (const fresh of fenced ? [false, true] : [false]) COMMIT_STATEMENTS.set(commitName(fenced, { heads, fresh }), fenced ? fencedCommitSql({ heads, fresh }) : commitSql({ heads, fresh }));
-
-function commitName(fenced: boolean, shape: CommitShape): string {
-  return `brain_${fenced ? "fenced_" : ""}commit${shape.heads ? "_h" : ""}${shape.fresh ? "_f" : ""}`;
-}
+  head_rows AS (${HEADS_INSERT})
+  SELECT s AS session_id FROM unnest($3::text[]) AS u(s) WHERE s NOT IN (SELECT session_id FROM ok)`;
 
 interface HeadRow {
   session_id: string;
@@ -359,7 +323,7 @@ class ReaderPool extends pg.Pool {
  *   and the takeover scan's question) and in which listing state; a running session's counters may
  *   lag a few records, and every read of a head folds the records after its row (loadHead).
  * - With a `fence` (several nodes, cluster/): every batch proves, in its own transaction, that this
- *   node holds each session's lease (fencedCommitSql); records of a session it lost are refused.
+ *   node holds each session's lease (FENCED_COMMIT_SQL); records of a session it lost are refused.
  * - Listing is one statement a page: one index range per state over session_listing's indexes (a
  *   table the triggers on `sessions` keep: a row changes when a session's state does, not at every
  *   commit), then each listed session's head and session.created row by key (listingSql).
@@ -510,9 +474,9 @@ export class PostgresStore {
       const params = batchParams(batch, sessions, due, this.fence);
       const writer = await this.liveWriter(w);
       // Named: prepared once per connection. Planning this statement took twice as long as running it.
-      // A batch creating a session carries its session.created record (sequence 1, admitted under token 1).
-      const name = commitName(this.fence !== undefined, { heads: due.length > 0, fresh: this.fence !== undefined && batch.some((p) => p.record.sequence === 1 && p.token === 1) });
-      const { rows: answered } = await writer.query<{ session_id: string }>({ name, text: COMMIT_STATEMENTS.get(name)!, values: params });
+      const { rows: answered } = await writer.query<{ session_id: string }>(
+        this.fence === undefined ? { name: "brain_commit", text: COMMIT_SQL, values: params } : { name: "brain_fenced_commit", text: FENCED_COMMIT_SQL, values: params },
+      );
       const written = new Set(heads.keys());
       for (const r of answered) written.delete(r.session_id);
       for (const h of sessions) if (written.has(h.sessionId)) this.heads.set(h.sessionId, h);
@@ -822,16 +786,12 @@ function batchParams(batch: Pending[], sessions: SessionHead[], due: SessionHead
   const ids: string[] = [];
   for (const h of sessions) index.set(h.sessionId, ids.push(h.sessionId));
   const texts: string[] = [];
-  const tokens: number[] = [];
   let offset = 1;
   const rows = batch.map((p) => {
     const text = JSON.stringify(p.record.data);
     const length = Buffer.byteLength(text);
     texts.push(text);
-    const n = index.get(p.record.sessionId)!;
-    // Every record of a session in a batch was admitted under the token the node holds now (dropStale).
-    tokens[n - 1] = p.token;
-    const row = { n, q: p.record.sequence, a: p.record.at, t: p.record.type, o: offset, l: length, y: keyOf(p.record) };
+    const row = { n: index.get(p.record.sessionId)!, q: p.record.sequence, a: p.record.at, t: p.record.type, k: p.token, o: offset, l: length, y: keyOf(p.record) };
     offset += length;
     return row;
   });
@@ -842,7 +802,7 @@ function batchParams(batch: Pending[], sessions: SessionHead[], due: SessionHead
   });
   // A Buffer parameter goes out in binary format: the bytes as they are, no escaping either side.
   const params: unknown[] = [JSON.stringify(rows), JSON.stringify(heads), ids, Buffer.from(texts.join(""), "utf8")];
-  if (fence !== undefined) params.push(fence.nodeId, fence.run() ?? "", tokens);
+  if (fence !== undefined) params.push(fence.nodeId, fence.run() ?? "");
   return params;
 }
 
