@@ -4,8 +4,13 @@
 // last one committed, as the bench's calls-only drive does. Prints CPU µs per call of this process
 // (the store, the driver, the kernel's TCP) and of the PostgreSQL server (every backend and helper),
 // measured over MS ms (default 4000) after a warm-up. TURN=1 runs the calls inside an open turn.
-// STATS=1 loads pg_stat_statements and prints the top statements; EXPLAIN=1 prints one batch's plan.
-// PERF=1 records the busy writer backends with `perf record` into /tmp/pg-store.perf.
+// STATS=1 loads pg_stat_statements and prints the top statements; EXPLAIN=1 prints one batch's plan
+// and its parameters' bytes; PERF=1 records the writer backends with `perf record` into
+// /tmp/pg-store.perf (then: perf report -i /tmp/pg-store.perf --children --sort sym -g none);
+// PROF=file a CPU profile of this process over the window; THREADS=1 this process's CPU by thread;
+// DATA=n larger tool results; SQL=… a schema change before the load; STORE=path another build of
+// journal/postgres.ts (A/B); FSYNC=off a server with fsync off; S, MS, WARM the sizes.
+// On a shared machine, alternate the builds and repeat: one run against another varies by ±20 %.
 //   node --conditions=brain-source --import tsx bench/tools/profile-pg-store.mts
 import { execFile, spawn } from "node:child_process";
 import { Session } from "node:inspector/promises";
