@@ -29,6 +29,22 @@ const { configFromEnv } = (await import(file("config"))) as Config;
 const brain = await startBrain(configFromEnv(process.env));
 console.log(`brain listening on ${brain.url}`);
 
+// BENCH_NODE_PROFILE=dir: a CPU profile of this node from its start until the bench stops driving
+// (the end of the measured blocks), written to dir/node-<journal>-<pid>.cpuprofile (bench/tools/profile-top.mjs reads it).
+const profileDir = process.env.BENCH_NODE_PROFILE;
+const profiler = profileDir ? new (await import("node:inspector/promises")).Session() : undefined;
+if (profiler) {
+  profiler.connect();
+  await profiler.post("Profiler.enable");
+  await profiler.post("Profiler.start");
+}
+async function writeProfile(): Promise<void> {
+  if (!profiler) return;
+  const { profile } = await profiler.post("Profiler.stop");
+  const { writeFileSync } = await import("node:fs");
+  writeFileSync(join(profileDir!, `node-${process.env.BRAIN_JOURNAL === "sqlite" ? "sqlite" : "postgres"}-${process.pid}.cpuprofile`), JSON.stringify(profile));
+}
+
 const { internals } = brain;
 let calls = 0;
 let failed = 0;
@@ -76,6 +92,7 @@ process.on("message", async (m: NodeRequest) => {
       send({ type: "driving", sessions: states.length });
     } else if (m.type === "stop-driving") {
       driving = false;
+      await writeProfile();
       send({ type: "driving", sessions: 0 });
     } else if (m.type === "stats") {
       const st = internals.store.stats;

@@ -346,10 +346,11 @@ for (const kind of KINDS) {
     test(`${kind.name}: records read back after reopening are byte-identical`, async () => {
       await withStore(async (store, reopen) => {
         const data = { callId: "ses_b:1", text: "ünïcødé \u{1F600}", n: 1.5, big: 12345678901234, nested: { a: [1, { b: null }] } };
-        // What a batch's JSON text (journal/postgres.ts RECORDS_CTE) or an array literal must escape or
-        // could misread: quotes, backslashes, braces, commas, NULL, an empty string, control characters
-        // (\u0000 included: PostgreSQL refuses it in a parsed JSON string).
-        const awkward = { callId: "ses_b:2", q: 'say "hi" \\ back\\slash \\"', braces: "{a,b},{}", word: "NULL", empty: "", ctl: "\u0001\u0000\t\n", sep: "a\u0001b" };
+        // What a batch's texts (journal/postgres.ts RECORDS_CTE: JSON, an array literal, UTF-8 bytes
+        // cut by offset) must escape or could misread: quotes, backslashes, braces, commas, NULL, an
+        // empty string, control characters (\u0000 included: PostgreSQL refuses it in a parsed JSON
+        // string), a lone surrogate, and multi-byte characters before and after them (byte offsets).
+        const awkward = { callId: "ses_b:2", q: 'say "hi" \\ back\\slash \\"', braces: "{a,b},{}", word: "NULL", empty: "", ctl: "\u0001\u0000\t\n", sep: "a\u0001b", lone: "\ud800x\udc00", wide: "é\u{1F600}中" };
         await store.append(created("ses_b"));
         // One tick: both in one batch, so the second's text sits beside the first's in one literal.
         await Promise.all([store.append(rec("ses_b", 2, "tool.event", data)), store.append(rec("ses_b", 3, "tool.event", awkward))]);

@@ -170,21 +170,42 @@ function lostLease(sessionId: string): BrainRuntimeError {
 }
 
 /**
- * A batch's records and heads travel as two JSON texts ($1, $2), read back by json_to_recordset:
- * JSON.stringify is one native call per batch, where array parameters cost a JavaScript pass (and,
- * in the driver, two regular expressions) per element: a third of a node's CPU per call. A record's
- * data rides as the JSON text it is stored as (d, a string: a nested object would be parsed, and
- * PostgreSQL refuses \u0000 in a parsed string), so it reads back byte-identical. y is a message's
- * idempotency key (absent for other records: NULL). With a fence, $3 is the batch's session ids, for
- * lookups by key.
+ * A batch's parameters: $1 its records and $2 its heads as two JSON texts, read back by
+ * json_to_recordset (JSON.stringify is one native call per batch, where array parameters cost a
+ * JavaScript pass, and in the driver two regular expressions, per element); $3 the batch's session
+ * ids, which records (n) and heads (n) name by index, so an id travels once a batch, not with each
+ * record; $4 every record's data, the JSON texts they are stored as, one after the other in one
+ * binary bytea (UTF-8), each record naming its bytes by offset (o, from 1) and length (l). Data
+ * inside the JSON text would be escaped a second time by the node and unescaped character by
+ * character by the server (json_lex: ~7 % of its CPU at small records, more at large ones), and a
+ * nested object could not be used instead (PostgreSQL refuses \u0000 in a parsed string); the
+ * bytes are stored as they are, so a record reads back byte-identical (JSON.stringify's text is
+ * valid UTF-8: it escapes NUL and lone surrogates). y is a message's idempotency key (absent for
+ * other records: NULL).
  */
 const RECORDS_CTE = `recs AS (
-    SELECT * FROM ROWS FROM (json_to_recordset($1::json) AS (s text, q int, a bigint, t text, k bigint, d text, y text)) WITH ORDINALITY AS r(session_id, sequence, at, type, token, data, idempotency_key, i)
+    SELECT ($3::text[])[r.n] AS session_id, r.q AS sequence, r.a AS at, r.t AS type, r.k AS token,
+      convert_from(substring($4::bytea FROM r.o FOR r.l), 'UTF8') AS data, r.y AS idempotency_key, r.i
+    FROM ROWS FROM (json_to_recordset($1::json) AS (n int, q int, a bigint, t text, k bigint, o int, l int, y text)) WITH ORDINALITY AS r(n, q, a, t, k, o, l, y, i)
   )`;
 
+/** A head in $2 (short keys: a batch's heads were a third of its bytes): n its session's index in $3, w its owner. */
+interface HeadParam {
+  n: number;
+  c: number;
+  q: number;
+  v: number;
+  m: number;
+  o: number;
+  p: number;
+  r: boolean;
+  x: boolean;
+  w?: string;
+}
+
 const HEADS_INSERT = `INSERT INTO sessions (session_id, created_at, last_sequence, activations, model_requests, open_calls, open_model_requests, turn_open, deleted, owner)
-    SELECT h.* FROM json_to_recordset($2::json) AS h("sessionId" text, "createdAt" bigint, "lastSequence" int, activations int, "modelRequests" int, "openCalls" int, "openModelRequests" int, "turnOpen" bool, deleted bool, owner text)
-    WHERE h."sessionId" IN (SELECT session_id FROM ok)
+    SELECT ($3::text[])[h.n], h.c, h.q, h.v, h.m, h.o, h.p, h.r, h.x, h.w FROM json_to_recordset($2::json) AS h(n int, c bigint, q int, v int, m int, o int, p int, r bool, x bool, w text)
+    WHERE ($3::text[])[h.n] IN (SELECT session_id FROM ok)
     ON CONFLICT (session_id) DO UPDATE SET created_at = EXCLUDED.created_at, last_sequence = EXCLUDED.last_sequence,
       activations = EXCLUDED.activations, model_requests = EXCLUDED.model_requests, open_calls = EXCLUDED.open_calls,
       open_model_requests = EXCLUDED.open_model_requests, turn_open = EXCLUDED.turn_open, deleted = EXCLUDED.deleted, owner = EXCLUDED.owner`;
@@ -219,15 +240,16 @@ const HEAD_LAG = 128;
 const LOAD_HEAD_SQL = `SELECT s.*, (SELECT json_agg(json_build_array(j.sequence, j.type) ORDER BY j.sequence) FROM journal j WHERE j.session_id = s.session_id AND j.sequence > s.last_sequence) AS tail
   FROM sessions s WHERE s.session_id = $1`;
 
-/** A batch without a fence (one store on the database): every session is written. */
+/** A batch without a fence (one store on the database): every session is written, none refused. */
 const COMMIT_SQL = `WITH ${RECORDS_CTE},
   ok AS (SELECT DISTINCT session_id FROM recs),
   journal_rows AS (INSERT INTO journal (session_id, sequence, at, type, data, idempotency_key) SELECT session_id, sequence, at, type, data, idempotency_key FROM recs ORDER BY i),
   head_rows AS (${HEADS_INSERT})
-  SELECT session_id FROM ok`;
+  SELECT NULL::text AS session_id WHERE false`;
 
 /**
- * A node's batch: each record's token (k), $4 the node id, $5 its run. Answers the sessions written.
+ * A node's batch: each record's token (k), $5 the node id, $6 its run. Answers the sessions refused
+ * (usually none: an answer of every session written was 64 rows to send, read and parse a batch).
  * The fence is the node's own row, locked FOR KEY SHARE (so renewals never wait for it, and two
  * batches share it): the row must still be this run's and unexpired by the database's clock. A
  * takeover locks the old owner's row FOR UPDATE (cluster/leases.ts acquire), so it waits for every
@@ -236,10 +258,10 @@ const COMMIT_SQL = `WITH ${RECORDS_CTE},
  * lease is then read by key, unlocked, for the token its records were admitted under.
  */
 const FENCED_COMMIT_SQL = `WITH ${RECORDS_CTE},
-  me AS (SELECT node_id FROM nodes WHERE node_id = $4 AND run = $5 AND expires_at > clock_timestamp() FOR KEY SHARE),
+  me AS (SELECT node_id FROM nodes WHERE node_id = $5 AND run = $6 AND expires_at > clock_timestamp() FOR KEY SHARE),
   fresh AS (
     INSERT INTO leases (session_id, owner, token)
-    SELECT DISTINCT r.session_id, $4, 1::bigint FROM recs r
+    SELECT DISTINCT r.session_id, $5, 1::bigint FROM recs r
      WHERE r.sequence = 1 AND r.token = 1 AND EXISTS (SELECT 1 FROM me)
     ON CONFLICT (session_id) DO NOTHING
     RETURNING session_id, token),
@@ -247,14 +269,14 @@ const FENCED_COMMIT_SQL = `WITH ${RECORDS_CTE},
     -- By primary key ($3: the batch's sessions), the owner checked after: the cost follows the batch,
     -- never the leases the node holds (a condition on owner alone lets the planner pick leases_owner).
     SELECT l.session_id, l.token FROM leases l
-     WHERE l.session_id = ANY($3::text[]) AND l.owner || '' = $4 AND EXISTS (SELECT 1 FROM me)),
+     WHERE l.session_id = ANY($3::text[]) AND l.owner || '' = $5 AND EXISTS (SELECT 1 FROM me)),
   held AS (SELECT session_id, token FROM leased UNION ALL SELECT session_id, token FROM fresh),
   ok AS (SELECT DISTINCT r.session_id FROM recs r JOIN held h ON h.session_id = r.session_id AND h.token = r.token),
   journal_rows AS (
     INSERT INTO journal (session_id, sequence, at, type, data, idempotency_key)
     SELECT session_id, sequence, at, type, data, idempotency_key FROM recs WHERE session_id IN (SELECT session_id FROM ok) ORDER BY i),
   head_rows AS (${HEADS_INSERT})
-  SELECT session_id FROM ok`;
+  SELECT s AS session_id FROM unnest($3::text[]) AS u(s) WHERE s NOT IN (SELECT session_id FROM ok)`;
 
 interface HeadRow {
   session_id: string;
@@ -450,16 +472,14 @@ export class PostgresStore {
       const sessions = [...heads.values()];
       // Only the heads due (headDue): most batches of a running turn write none.
       const due = sessions.filter((h) => headDue(this.stored.get(h.sessionId), h));
-      // One JSON text each for the records and the heads: see RECORDS_CTE.
-      const rows = batch.map((p) => ({ s: p.record.sessionId, q: p.record.sequence, a: p.record.at, t: p.record.type, k: p.token, d: JSON.stringify(p.record.data), y: keyOf(p.record) }));
-      const params: unknown[] = [JSON.stringify(rows), JSON.stringify(due)];
-      if (this.fence !== undefined) params.push(sessions.map((h) => h.sessionId), this.fence.nodeId, this.fence.run() ?? "");
+      const params = batchParams(batch, sessions, due, this.fence);
       const writer = await this.liveWriter(w);
       // Named: prepared once per connection. Planning this statement took twice as long as running it.
       const { rows: answered } = await writer.query<{ session_id: string }>(
         this.fence === undefined ? { name: "brain_commit", text: COMMIT_SQL, values: params } : { name: "brain_fenced_commit", text: FENCED_COMMIT_SQL, values: params },
       );
-      const written = new Set(answered.map((r) => r.session_id));
+      const written = new Set(heads.keys());
+      for (const r of answered) written.delete(r.session_id);
       for (const h of sessions) if (written.has(h.sessionId)) this.heads.set(h.sessionId, h);
       for (const h of due) if (written.has(h.sessionId)) this.stored.set(h.sessionId, h);
       this.stats.transactions += 1;
@@ -759,6 +779,32 @@ async function migrate(client: pg.Client): Promise<void> {
   } finally {
     await client.query("SELECT pg_advisory_unlock(4242001)");
   }
+}
+
+/** The statement's parameters for a batch (RECORDS_CTE): `sessions` every session of the batch, `due` the heads written. */
+function batchParams(batch: Pending[], sessions: SessionHead[], due: SessionHead[], fence: Fence | undefined): unknown[] {
+  const index = new Map<string, number>();
+  const ids: string[] = [];
+  for (const h of sessions) index.set(h.sessionId, ids.push(h.sessionId));
+  const texts: string[] = [];
+  let offset = 1;
+  const rows = batch.map((p) => {
+    const text = JSON.stringify(p.record.data);
+    const length = Buffer.byteLength(text);
+    texts.push(text);
+    const row = { n: index.get(p.record.sessionId)!, q: p.record.sequence, a: p.record.at, t: p.record.type, k: p.token, o: offset, l: length, y: keyOf(p.record) };
+    offset += length;
+    return row;
+  });
+  const heads = due.map((h): HeadParam => {
+    const row: HeadParam = { n: index.get(h.sessionId)!, c: h.createdAt, q: h.lastSequence, v: h.activations, m: h.modelRequests, o: h.openCalls, p: h.openModelRequests, r: h.turnOpen, x: h.deleted };
+    if (h.owner !== undefined) row.w = h.owner;
+    return row;
+  });
+  // A Buffer parameter goes out in binary format: the bytes as they are, no escaping either side.
+  const params: unknown[] = [JSON.stringify(rows), JSON.stringify(heads), ids, Buffer.from(texts.join(""), "utf8")];
+  if (fence !== undefined) params.push(fence.nodeId, fence.run() ?? "");
+  return params;
 }
 
 /** The idempotency key a record is found by (journal.idempotency_key): message.user's, else none (omitted from the batch's JSON). */
