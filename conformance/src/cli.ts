@@ -296,6 +296,7 @@ async function startStage(spec: SubjectSpec, journal: "memory" | "sqlite", opts:
       if (journal !== "sqlite") throw new Error("restart_runtime needs a sqlite journal");
       await brain.close();
       brain = await listenAgain(() => startBrain({ ...brainOptions, port, token }));
+      api.restarted();
       if (subject && hosted) await hostContracts(api, subject.hostId, connectTimeoutMs);
     },
   };
