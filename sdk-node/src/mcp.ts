@@ -16,6 +16,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { CallToolRequestSchema, CallToolResultSchema, ErrorCode, ListToolsRequestSchema, LoggingMessageNotificationSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Readable, Writable } from "node:stream";
 import type { PlacedToolSpec } from "@aexhq/brain-core";
 import { Brain } from "./index.ts";
@@ -65,18 +66,38 @@ export async function serveMcpStdio(opts: ServeMcpStdioOptions): Promise<McpStdi
     await brain.close();
     throw e;
   }
+  // Progress is taken off the relay as it arrives, not through the MCP client's `onprogress`: the
+  // client hands notifications to handlers a microtask after it reads them, but ends a request (and
+  // forgets its progress handler) at once, so a last progress read together with the result would
+  // be dropped. The runtime sends every notification of a call before its result.
+  const progressOf = new Map<string, (p: { progress: number; total?: number; message?: string }) => void>();
+  let nextToken = 0;
+  const onmessage = relay.onmessage;
+  relay.onmessage = (m: JSONRPCMessage, extra?: unknown) => {
+    if ("method" in m && m.method === "notifications/progress" && !("id" in m)) {
+      const p = m.params as { progressToken?: unknown; progress?: unknown; total?: number; message?: string } | undefined;
+      const forward = typeof p?.progressToken === "string" ? progressOf.get(p.progressToken) : undefined;
+      if (forward !== undefined && typeof p!.progress === "number") {
+        forward({ progress: p!.progress, ...(p!.total === undefined ? {} : { total: p!.total }), ...(p!.message === undefined ? {} : { message: p!.message }) });
+        return;
+      }
+    }
+    (onmessage as ((m: JSONRPCMessage, extra?: unknown) => void) | undefined)?.(m, extra);
+  };
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await upstream.listTools()).tools.filter((t) => names.has(t.name)) }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     if (!names.has(request.params.name)) throw new McpError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found: this server serves ${[...names].join(", ")}`);
     const progressToken = request.params._meta?.progressToken;
     const { progressToken: _, ...meta } = request.params._meta ?? {};
-    const params = { ...request.params, _meta: meta };
+    const relayToken = progressToken === undefined ? undefined : `relay-${++nextToken}`;
+    if (relayToken !== undefined) progressOf.set(relayToken, (p) => void extra.sendNotification({ method: "notifications/progress", params: { ...p, progressToken: progressToken! } }));
+    const params = { ...request.params, _meta: relayToken === undefined ? meta : { ...meta, progressToken: relayToken } };
     // The client's cancellation (extra.signal) is relayed as notifications/cancelled: Brain ends the call `cancelled`.
-    return upstream.request({ method: "tools/call", params }, CallToolResultSchema, {
-      signal: extra.signal,
-      timeout: NO_RELAY_TIMEOUT,
-      ...(progressToken === undefined ? {} : { onprogress: (p: { progress: number; total?: number; message?: string }) => void extra.sendNotification({ method: "notifications/progress", params: { ...p, progressToken } }) }),
-    });
+    try {
+      return await upstream.request({ method: "tools/call", params }, CallToolResultSchema, { signal: extra.signal, timeout: NO_RELAY_TIMEOUT });
+    } finally {
+      if (relayToken !== undefined) progressOf.delete(relayToken);
+    }
   });
   // The tools' events as log messages, at the level this client set (the server filters them).
   upstream.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void server.sendLoggingMessage(n.params));
