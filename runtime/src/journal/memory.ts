@@ -35,21 +35,11 @@ export class MemoryStore extends BatchingStore {
 
   protected commitBatch(records: JournalRecord[]): void {
     // Check order first, so a bad batch writes nothing (what SQLite's transaction guarantees).
-    const first = records[0]!.sessionId;
-    if (records.every((r) => r.sessionId === first)) {
-      // One session's batch (what a sequential call commits) needs no map.
-      let before = this.heads.get(first)?.lastSequence ?? 0;
-      for (const r of records) {
-        if (r.sequence <= before) throw new BrainRuntimeError("internal", `journal: sequence ${r.sequence} of ${r.sessionId} is not after ${before}`);
-        before = r.sequence;
-      }
-    } else {
-      const last = new Map<string, number>();
-      for (const r of records) {
-        const before = last.get(r.sessionId) ?? this.heads.get(r.sessionId)?.lastSequence ?? 0;
-        if (r.sequence <= before) throw new BrainRuntimeError("internal", `journal: sequence ${r.sequence} of ${r.sessionId} is not after ${before}`);
-        last.set(r.sessionId, r.sequence);
-      }
+    const last = new Map<string, number>();
+    for (const r of records) {
+      const before = last.get(r.sessionId) ?? this.heads.get(r.sessionId)?.lastSequence ?? 0;
+      if (r.sequence <= before) throw new BrainRuntimeError("internal", `journal: sequence ${r.sequence} of ${r.sessionId} is not after ${before}`);
+      last.set(r.sessionId, r.sequence);
     }
     for (const r of records) {
       let head = this.heads.get(r.sessionId);
