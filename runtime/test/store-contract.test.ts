@@ -546,6 +546,95 @@ test("postgres: a running session's row in sessions lags its records (heads writ
   }
 });
 
+test("postgres: a call outside a turn writes its session's row when it opens, not when it ends; the row says open work until the settle (settleMs after the last commit), another store's openWork folds meanwhile; close settles", async () => {
+  const url = await freshDatabase(cluster.url, `contract_${++databases}`);
+  const [a, b] = await Promise.all([PostgresStore.open(url, { settleMs: 300 }), PostgresStore.open(url)]);
+  const row = async (id: string) => (await queryRows(url, "SELECT last_sequence, open_calls, turn_open FROM sessions WHERE session_id = $1", [id]))[0];
+  try {
+    const id = "ses_calls";
+    await a.append(created(id));
+    assert.equal(await row(id), { last_sequence: 1, open_calls: 0, turn_open: false });
+    await a.append(rec(id, 2, "tool.call_started", { callId: "c0" }));
+    assert.equal(await row(id), { last_sequence: 2, open_calls: 1, turn_open: false }, "open work appearing writes the row");
+    let seq = 2;
+    for (let i = 0; i < 5; i++) {
+      await a.append(rec(id, ++seq, "tool.finished", { callId: `c${i}` }));
+      await a.append(rec(id, ++seq, "tool.call_started", { callId: `c${i + 1}` }));
+    }
+    await a.append(rec(id, ++seq, "tool.finished", { callId: "c5" }));
+    assert.equal(await row(id), { last_sequence: 2, open_calls: 1, turn_open: false }, "calls ending and starting outside a turn leave the row as it was");
+    assert.equal((await b.head(id))?.openCalls, 0, "another store folds the records after the row");
+    assert.equal(await b.openWork(), [], "openWork folds a row that says open work: none is left");
+    const listed = (await b.listSessions({ limit: 10, status: "idle" })).sessions.find((x) => x.head.sessionId === id);
+    assert.is(listed?.head.lastSequence, 13, "listed idle, with the journal's last sequence");
+    const until = Date.now() + 5000;
+    while ((await row(id))?.open_calls !== 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(await row(id), { last_sequence: 13, open_calls: 0, turn_open: false }, "the settle makes the row exact");
+    // Work opening again is written at once; ending it and closing the store settles the row.
+    await a.append(rec(id, 14, "tool.call_started", { callId: "c6" }));
+    assert.equal(await row(id), { last_sequence: 14, open_calls: 1, turn_open: false });
+    await a.append(rec(id, 15, "tool.finished", { callId: "c6" }));
+    await a.close();
+    assert.equal(await row(id), { last_sequence: 15, open_calls: 0, turn_open: false }, "a clean close leaves the row exact");
+  } finally {
+    await a.close().catch(() => {});
+    await b.close();
+  }
+});
+
+test("postgres: a row left saying open work (its store stopped before the settle) is found by openWork folded, and settled by the next store that runs recovery", async () => {
+  const url = await freshDatabase(cluster.url, `contract_${++databases}`);
+  const row = async (id: string) => (await queryRows(url, "SELECT last_sequence, open_calls FROM sessions WHERE session_id = $1", [id]))[0];
+  const a = await PostgresStore.open(url);
+  await a.append(created("ses_left"));
+  await a.append(created("ses_open"));
+  await Promise.all([a.append(rec("ses_left", 2, "tool.call_started", { callId: "c" })), a.append(rec("ses_open", 2, "tool.call_started", { callId: "d" }))]);
+  await a.append(rec("ses_left", 3, "tool.finished", { callId: "c" }));
+  await a.flush();
+  // As a crash would leave it: the process gone before its settle (close would have settled).
+  const gone = a as unknown as { writers: Array<{ client: pg.Client }>; readers: pg.Pool; settleTimer: NodeJS.Timeout | undefined; closed: boolean };
+  gone.closed = true;
+  clearTimeout(gone.settleTimer);
+  for (const w of gone.writers) await w.client.end();
+  await gone.readers.end();
+  assert.equal(await row("ses_left"), { last_sequence: 2, open_calls: 1 });
+  const b = await PostgresStore.open(url, { settleMs: 50 });
+  try {
+    assert.equal(await b.openWork(), ["ses_open"], "only the session with open work, folded");
+    const until = Date.now() + 5000;
+    while ((await row("ses_left"))?.open_calls !== 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 25));
+    assert.equal(await row("ses_left"), { last_sequence: 3, open_calls: 0 }, "settled by the store that found it");
+    assert.equal(await row("ses_open"), { last_sequence: 2, open_calls: 1 });
+  } finally {
+    await b.close();
+  }
+});
+
+test("postgres: a node's settle is fenced: once another node took the session's lease it writes nothing", async () => {
+  const url = await freshDatabase(cluster.url, `contract_${++databases}`);
+  const fence = new NodeFence("settle-node");
+  const store = await PostgresStore.open(url, { fence, settleMs: 200 });
+  const row = async (id: string) => (await queryRows(url, "SELECT last_sequence, open_calls FROM sessions WHERE session_id = $1", [id]))[0];
+  try {
+    await queryRows(url, "INSERT INTO nodes (node_id, url, expires_at, run) VALUES ('settle-node', 'http://x', now() + interval '1 hour', 'run-1')");
+    fence.joined("run-1");
+    for (const id of ["ses_kept", "ses_taken"]) {
+      fence.hold(id, 1);
+      await store.append(created(id));
+      await store.append(rec(id, 2, "tool.call_started", { callId: "c" }));
+      await store.append(rec(id, 3, "tool.finished", { callId: "c" }));
+    }
+    // Another node takes ses_taken over before the settle (its token raised, as Leases.acquire does).
+    await queryRows(url, "UPDATE leases SET owner = 'other-node', token = token + 1 WHERE session_id = 'ses_taken'");
+    const until = Date.now() + 5000;
+    while ((await row("ses_kept"))?.open_calls !== 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 25));
+    assert.equal(await row("ses_kept"), { last_sequence: 3, open_calls: 0 }, "the lease held: settled");
+    assert.equal(await row("ses_taken"), { last_sequence: 2, open_calls: 1 }, "the lease taken: the row is left to its new owner");
+  } finally {
+    await store.close();
+  }
+});
+
 test("postgres: a database of schema version 8 (rows written with every batch) migrates to 9 with its sessions readable; a runtime older than the database refuses it", async () => {
   const url = await freshDatabase(cluster.url, `contract_${++databases}`);
   let store = await PostgresStore.open(url);

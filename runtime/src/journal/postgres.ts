@@ -155,6 +155,8 @@ export interface PostgresStoreOptions {
   writers?: number;
   /** Fewest sessions per part when a batch is dealt out among writers (default 48). */
   minSessionsPerSplit?: number;
+  /** How long after its last commit a row left saying "open work" is made exact (default 1000 ms; see SETTLE_MS). */
+  settleMs?: number;
 }
 
 interface Pending {
@@ -211,21 +213,26 @@ const HEADS_INSERT = `INSERT INTO sessions (session_id, created_at, last_sequenc
       open_model_requests = EXCLUDED.open_model_requests, turn_open = EXCLUDED.turn_open, deleted = EXCLUDED.deleted, owner = EXCLUDED.owner`;
 
 /**
- * A session's row in `sessions` is written with a batch only when it is due: when the session's
- * open work (recovery's and the takeover scan's question: hasOpenWork) or its listing state (status,
- * owner, creation) changes, or when it lags HEAD_LAG records behind. So the row is exact for every
- * session without open work (the one a settled session leaves is written with its last batch), and
- * says "open work" exactly when the session has some; what lags, while a turn or call runs, is its
- * counters (last sequence, activations, model requests, open calls): whoever reads a head folds the
- * records after the row's last_sequence (LOAD_HEAD_SQL), at most HEAD_LAG - 1 of them. A running
- * turn's batches then write journal rows only: the upsert of every session in every batch was half
- * of a batch's statement (EXPLAIN ANALYZE) and a third of its bytes.
+ * A session's row in `sessions` is written with a batch only when it is due: when its open work
+ * appears (recovery's and the takeover scan's question: hasOpenWork), its listing state (status,
+ * owner, creation) changes, its row says it has no open work (so a settled session's row is kept
+ * exact), or the row lags HEAD_LAG records behind. Open work ending without a change of status (a
+ * call outside a turn finishing) is not due: the row goes on saying "open work" and the session is
+ * owed a settle (settleMs after its last commit, settleOwed), so a session making one call after
+ * another outside a turn writes its row once per settle, not twice per call. The row never says
+ * "no open work" while there is some; it may say "open work" for a moment after the work ended (or
+ * for good if its node died before the settle: a takeover then finds none, and openWork folds).
+ * What lags, while the row says "open work", is the counters (last sequence, activations, model
+ * requests, open calls): whoever reads a head folds the records after the row's last_sequence
+ * (LOAD_HEAD_SQL), at most HEAD_LAG - 1 of them. A running turn's batches then write journal rows
+ * only: the upsert of every session in every batch was half of a batch's statement (EXPLAIN
+ * ANALYZE) and a third of its bytes, and each open/close of a call outside a turn cost two non-HOT
+ * row updates (~20 µs of the server's CPU per call).
  */
 function headDue(stored: SessionHead | undefined, head: SessionHead): boolean {
   return (
     stored === undefined ||
     !hasOpenWork(stored) ||
-    !hasOpenWork(head) ||
     headStatus(stored) !== headStatus(head) ||
     stored.createdAt !== head.createdAt ||
     stored.owner !== head.owner ||
@@ -233,8 +240,50 @@ function headDue(stored: SessionHead | undefined, head: SessionHead): boolean {
   );
 }
 
+/** A row that says "open work" for a head that has none: written by the next settle (settleOwed). */
+function settleOwed(stored: SessionHead | undefined, head: SessionHead): boolean {
+  return stored !== undefined && hasOpenWork(stored) && !hasOpenWork(head);
+}
+
 /** Most records a session's row in `sessions` lags behind while it has open work (headDue). */
 const HEAD_LAG = 128;
+
+/**
+ * How long a session's row may go on saying "open work" after its last commit ended that work
+ * (PostgresStoreOptions.settleMs): long enough that a session calling tool after tool outside a
+ * turn is not settled between two calls (each settle and the next call's start are two row
+ * updates), short enough that a node dying leaves few such rows for the takeover to look at.
+ */
+const SETTLE_MS = 1000;
+
+/**
+ * Owed rows made exact, one statement for all of them: $1 their heads (HeadParam, with k the token
+ * each is held under), $2 their session ids. Only rows that still say less than the head are
+ * written (never moved back). Answers the sessions written.
+ */
+const SETTLE_SQL = `WITH h AS (
+    SELECT ($2::text[])[h.n] AS session_id, h.* FROM json_to_recordset($1::json) AS h(n int, c bigint, q int, v int, m int, o int, p int, r bool, x bool, w text, k bigint))
+  UPDATE sessions s SET last_sequence = h.q, activations = h.v, model_requests = h.m, open_calls = h.o, open_model_requests = h.p, turn_open = h.r, deleted = h.x
+    FROM h WHERE s.session_id = h.session_id AND s.last_sequence <= h.q
+  RETURNING s.session_id`;
+
+/**
+ * A node's settle, fenced as its batches are (FENCED_COMMIT_SQL): its own row locked FOR KEY SHARE,
+ * this run's and unexpired, and each session's lease still this node's with the token it is held
+ * under, so a takeover in between (which locks that row FOR UPDATE first) either waits for the
+ * settle or makes it write nothing. $3 the node id, $4 its run.
+ */
+const FENCED_SETTLE_SQL = `WITH me AS (SELECT node_id FROM nodes WHERE node_id = $3 AND run = $4 AND expires_at > clock_timestamp() FOR KEY SHARE),
+  h AS (
+    SELECT ($2::text[])[h.n] AS session_id, h.* FROM json_to_recordset($1::json) AS h(n int, c bigint, q int, v int, m int, o int, p int, r bool, x bool, w text, k bigint)
+     WHERE EXISTS (SELECT 1 FROM me) AND EXISTS (SELECT 1 FROM leases l WHERE l.session_id = ($2::text[])[h.n] AND l.owner || '' = $3 AND l.token = h.k))
+  UPDATE sessions s SET last_sequence = h.q, activations = h.v, model_requests = h.m, open_calls = h.o, open_model_requests = h.p, turn_open = h.r, deleted = h.x
+    FROM h WHERE s.session_id = h.session_id AND s.last_sequence <= h.q
+  RETURNING s.session_id`;
+
+/** Rows that say "open work", each folded forward over the records after it (openWork: a row may say so a moment too long). */
+const OPEN_WORK_SQL = `SELECT s.*, (SELECT json_agg(json_build_array(j.sequence, j.type) ORDER BY j.sequence) FROM journal j WHERE j.session_id = s.session_id AND j.sequence > s.last_sequence) AS tail
+  FROM sessions s WHERE NOT s.deleted AND (s.open_calls > 0 OR s.open_model_requests > 0 OR s.turn_open) ORDER BY s.session_id`;
 
 /** A session's row, and the (sequence, type) of each record after it, from one snapshot (loadHead). */
 const LOAD_HEAD_SQL = `SELECT s.*, (SELECT json_agg(json_build_array(j.sequence, j.type) ORDER BY j.sequence) FROM journal j WHERE j.session_id = s.session_id AND j.sequence > s.last_sequence) AS tail
@@ -320,8 +369,9 @@ class ReaderPool extends pg.Pool {
  * - Records are keyed by (session, sequence): a read of one session is one index range scan of its
  *   own rows. Record data is kept as the JSON text written (not jsonb), so it reads back byte-identical.
  * - Each session's head (journal/head.ts) is written in the same transaction as its records when it
- *   is due (headDue): the sessions table always says exactly which sessions have open work (recovery's
- *   and the takeover scan's question) and in which listing state; a running session's counters may
+ *   is due (headDue): the sessions table always says which sessions have open work (recovery's and
+ *   the takeover scan's question; a row may go on saying so up to settleMs after the work ended,
+ *   then a settle writes it) and exactly in which listing state; a running session's counters may
  *   lag a few records, and every read of a head folds the records after its row (loadHead).
  * - With a `fence` (several nodes, cluster/): every batch proves, in its own transaction, that this
  *   node holds each session's lease (FENCED_COMMIT_SQL); records of a session it lost are refused.
@@ -342,6 +392,11 @@ export class PostgresStore {
   private heads = new Map<string, SessionHead>();
   /** The same sessions' rows in the sessions table, as last written or read (see headDue). */
   private stored = new Map<string, SessionHead>();
+  /** Sessions whose row says "open work" and whose head has none (settleOwed), by when that commit ended. */
+  private owed = new Map<string, number>();
+  private settleTimer: NodeJS.Timeout | undefined;
+  /** The settle in flight (one at a time; its sessions are in `busy` meanwhile). */
+  private settling: Promise<void> | undefined;
   private closed = false;
 
   private constructor(
@@ -356,6 +411,7 @@ export class PostgresStore {
     private fence: Fence | undefined,
     private idleTransactionTimeoutMs: number | undefined,
     private minSessionsPerSplit: number,
+    private settleMs: number,
   ) {
     this.shared = new PgSharedFiles(readers);
   }
@@ -379,7 +435,7 @@ export class PostgresStore {
     }
     const readers = new ReaderPool({ connectionString: url, max: 4 });
     readers.on("error", () => {});
-    return new PostgresStore(url, writers, readers, opts.fence, opts.idleTransactionTimeoutMs, opts.minSessionsPerSplit ?? MIN_SESSIONS_PER_SPLIT);
+    return new PostgresStore(url, writers, readers, opts.fence, opts.idleTransactionTimeoutMs, opts.minSessionsPerSplit ?? MIN_SESSIONS_PER_SPLIT, opts.settleMs ?? SETTLE_MS);
   }
 
   /** Told of each group commit (telemetry); see RecordStore.observeCommits. */
@@ -482,6 +538,13 @@ export class PostgresStore {
       for (const r of answered) written.delete(r.session_id);
       for (const h of sessions) if (written.has(h.sessionId)) this.heads.set(h.sessionId, h);
       for (const h of due) if (written.has(h.sessionId)) this.stored.set(h.sessionId, h);
+      const now = performance.now();
+      for (const h of sessions) {
+        if (!written.has(h.sessionId)) continue;
+        if (settleOwed(this.stored.get(h.sessionId), h)) this.owed.set(h.sessionId, now);
+        else this.owed.delete(h.sessionId);
+      }
+      if (this.owed.size > 0) this.armSettle();
       this.stats.transactions += 1;
       this.stats.records += batch.filter((p) => written.has(p.record.sessionId)).length;
       this.observer?.(records, startedAt, (performance.now() - startedAt) / 1000);
@@ -540,6 +603,74 @@ export class PostgresStore {
   forgetHead(sessionId: string): void {
     this.heads.delete(sessionId);
     this.stored.delete(sessionId);
+    this.owed.delete(sessionId);
+  }
+
+  private armSettle(): void {
+    if (this.settleTimer !== undefined || this.closed) return;
+    this.settleTimer = setTimeout(() => {
+      this.settleTimer = undefined;
+      void this.settle(false);
+    }, this.settleMs);
+    // A pending settle never keeps the process alive (close settles what is owed).
+    this.settleTimer.unref();
+  }
+
+  /**
+   * Writes the owed rows (settleOwed) of sessions quiet for settleMs (`all`: every owed one, at
+   * close) with their committed heads, in one statement on a reader connection; their sessions are
+   * busy meanwhile, so no batch of theirs runs beside it. A session with records waiting is left to
+   * them. A failure leaves the rows saying "open work" (safe: readers fold) for the next settle.
+   */
+  private settle(all: boolean): Promise<void> {
+    if (this.settling !== undefined) return this.settling;
+    const now = performance.now();
+    const waiting = new Set(this.pending.map((p) => p.record.sessionId));
+    const heads: Array<HeadParam & { k: number }> = [];
+    const ids: string[] = [];
+    for (const [id, at] of this.owed) {
+      if (!all && now - at < this.settleMs) continue;
+      const head = this.heads.get(id);
+      const token = this.fence === undefined ? -1 : this.fence.tokenOf(id);
+      if (head === undefined || token === undefined || !settleOwed(this.stored.get(id), head)) {
+        this.owed.delete(id);
+        continue;
+      }
+      if (this.busy.has(id) || waiting.has(id)) continue;
+      const n = ids.push(id);
+      const row: HeadParam & { k: number } = { n, c: head.createdAt, q: head.lastSequence, v: head.activations, m: head.modelRequests, o: head.openCalls, p: head.openModelRequests, r: head.turnOpen, x: head.deleted, k: token };
+      heads.push(row);
+    }
+    if (ids.length === 0) {
+      if (this.owed.size > 0) this.armSettle();
+      return Promise.resolve();
+    }
+    const settled = ids.map((id) => ({ ...this.heads.get(id)! }));
+    for (const id of ids) this.busy.add(id);
+    const values: unknown[] = [JSON.stringify(heads), ids];
+    if (this.fence !== undefined) values.push(this.fence.nodeId, this.fence.run() ?? "");
+    const run = (async () => {
+      try {
+        const { rows } = await this.readers.query<{ session_id: string }>(
+          this.fence === undefined ? { name: "brain_settle", text: SETTLE_SQL, values } : { name: "brain_fenced_settle", text: FENCED_SETTLE_SQL, values },
+        );
+        const written = new Set(rows.map((r) => r.session_id));
+        for (const h of settled) {
+          // Not written: the lease is gone (the next batch is refused), or another writer moved the row on.
+          if (written.has(h.sessionId) && this.heads.get(h.sessionId)?.lastSequence === h.lastSequence) this.stored.set(h.sessionId, h);
+          this.owed.delete(h.sessionId);
+        }
+      } catch {
+        // The database is unavailable: the rows stay saying "open work" (readers fold), retried at the next settle.
+      } finally {
+        for (const id of ids) this.busy.delete(id);
+        this.settling = undefined;
+        if (this.owed.size > 0) this.armSettle();
+        this.schedule();
+      }
+    })();
+    this.settling = run;
+    return run;
   }
 
   /**
@@ -636,11 +767,28 @@ export class PostgresStore {
     return (await this.loadHead(sessionId))?.head;
   }
 
+  /**
+   * The sessions whose rows say "open work", each folded forward (a row may say so a moment after
+   * the work ended: headDue), so exactly those with open work. Without a fence (this store the
+   * only writer) a row found saying so too long is owed a settle, and written at the next one.
+   */
   async openWork(): Promise<string[]> {
-    const { rows } = await this.readers.query<{ session_id: string }>(
-      "SELECT session_id FROM sessions WHERE NOT deleted AND (open_calls > 0 OR open_model_requests > 0 OR turn_open) ORDER BY session_id",
-    );
-    return rows.map((r) => r.session_id);
+    const { rows } = await this.readers.query<HeadRow & { tail: Array<[number, string]> | null }>(OPEN_WORK_SQL);
+    const open: string[] = [];
+    for (const r of rows) {
+      const row = headOf(r);
+      const head = { ...row };
+      for (const [sequence, type] of r.tail ?? []) advanceHead(head, { sequence, at: 0, type: type as JournalRecord["type"] });
+      this.stats.rowsRead += 1 + (r.tail?.length ?? 0);
+      if (hasOpenWork(head)) open.push(head.sessionId);
+      else if (this.fence === undefined && !this.heads.has(head.sessionId) && !this.busy.has(head.sessionId)) {
+        this.heads.set(head.sessionId, head);
+        this.stored.set(head.sessionId, row);
+        this.owed.set(head.sessionId, -Infinity);
+      }
+    }
+    if (this.owed.size > 0) this.armSettle();
+    return open;
   }
 
   /** One page in one statement (listingSql): a session's status in the sessions table is exact (headDue), its last sequence read from the journal. */
@@ -710,13 +858,19 @@ export class PostgresStore {
   async flush(): Promise<void> {
     while (this.inFlight.size > 0 || this.scheduled !== undefined || this.pending.length > 0) {
       if (this.inFlight.size === 0 && this.scheduled === undefined) this.schedule();
-      await (this.inFlight.size > 0 ? Promise.race(this.inFlight) : new Promise((r) => setImmediate(r)));
+      // Records of a session being settled wait for the settle.
+      await (this.inFlight.size > 0 ? Promise.race(this.inFlight) : (this.settling ?? new Promise((r) => setImmediate(r))));
     }
   }
 
   async close(): Promise<void> {
     await this.flush();
+    // A clean stop leaves every row exact: nothing for recovery or a takeover to look at.
+    await this.settling;
+    await this.settle(true);
     this.closed = true;
+    clearTimeout(this.settleTimer);
+    this.settleTimer = undefined;
     for (const w of this.writers) await w.client.end();
     await this.readers.end();
   }
