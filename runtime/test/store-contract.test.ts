@@ -630,6 +630,21 @@ test("postgres: a node's settle is fenced: once another node took the session's 
     while ((await row("ses_kept"))?.open_calls !== 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 25));
     assert.equal(await row("ses_kept"), { last_sequence: 3, open_calls: 0 }, "the lease held: settled");
     assert.equal(await row("ses_taken"), { last_sequence: 2, open_calls: 1 }, "the lease taken: the row is left to its new owner");
+    // The new owner reads the head (a takeover does, to see whether anything is left to recover): nothing
+    // open, and it settles the row its predecessor left.
+    const otherFence = new NodeFence("other-node");
+    const other = await PostgresStore.open(url, { fence: otherFence, settleMs: 50 });
+    try {
+      await queryRows(url, "INSERT INTO nodes (node_id, url, expires_at, run) VALUES ('other-node', 'http://y', now() + interval '1 hour', 'run-2')");
+      otherFence.joined("run-2");
+      otherFence.hold("ses_taken", 2);
+      assert.is((await other.head("ses_taken"))?.openCalls, 0);
+      const by = Date.now() + 5000;
+      while ((await row("ses_taken"))?.open_calls !== 0 && Date.now() < by) await new Promise((r) => setTimeout(r, 25));
+      assert.equal(await row("ses_taken"), { last_sequence: 3, open_calls: 0 }, "settled by the node that holds it now");
+    } finally {
+      await other.close();
+    }
   } finally {
     await store.close();
   }

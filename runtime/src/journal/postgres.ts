@@ -764,7 +764,21 @@ export class PostgresStore {
   async head(sessionId: string): Promise<SessionHead | undefined> {
     const mine = this.heads.get(sessionId);
     if (mine !== undefined) return { ...mine };
-    return (await this.loadHead(sessionId))?.head;
+    const token = this.fence?.tokenOf(sessionId);
+    const loaded = await this.loadHead(sessionId);
+    if (loaded === undefined) return undefined;
+    // A session this node holds (just taken over, or paged in): kept as a commit's first load keeps
+    // it, unless a batch of it ran meanwhile or it changed hands; a row its dead owner left saying
+    // "open work" is settled, so it is not taken over again at the next crash.
+    if (token !== undefined && this.fence!.tokenOf(sessionId) === token && !this.heads.has(sessionId) && !this.busy.has(sessionId)) {
+      this.heads.set(sessionId, loaded.head);
+      this.stored.set(sessionId, loaded.row);
+      if (settleOwed(loaded.row, loaded.head)) {
+        this.owed.set(sessionId, performance.now());
+        this.armSettle();
+      }
+    }
+    return { ...loaded.head };
   }
 
   /**
