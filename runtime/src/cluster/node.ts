@@ -401,6 +401,9 @@ export class ClusterNode {
     this.stopped = true;
     for (const t of this.timers) clearInterval(t);
     await this.takingOver;
+    // Before the lease ends (the settle is fenced by it): rows of calls ended outside a turn are
+    // written exact, so the other nodes find no open work left to take over.
+    await this.parts.journal.settle();
     // Not fatal: without it the others wait for the lease to run out instead.
     await this.parts.leases.leave().catch((e) => this.parts.logger.warn("ending this node's lease at stop failed; the other nodes take its sessions over when it runs out", { error: messageOf(e) }));
   }

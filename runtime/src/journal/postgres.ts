@@ -259,12 +259,15 @@ const SETTLE_MS = 1000;
 /**
  * Owed rows made exact, one statement for all of them: $1 their heads (HeadParam, with k the token
  * each is held under), $2 their session ids. Only rows that still say less than the head are
- * written (never moved back). Answers the sessions written.
+ * written (never moved back), and only while no record follows the head (one probe of the
+ * journal's key): whatever was committed after it, the row is left saying "open work". Answers the
+ * sessions written.
  */
 const SETTLE_SQL = `WITH h AS (
     SELECT ($2::text[])[h.n] AS session_id, h.* FROM json_to_recordset($1::json) AS h(n int, c bigint, q int, v int, m int, o int, p int, r bool, x bool, w text, k bigint))
   UPDATE sessions s SET last_sequence = h.q, activations = h.v, model_requests = h.m, open_calls = h.o, open_model_requests = h.p, turn_open = h.r, deleted = h.x
     FROM h WHERE s.session_id = h.session_id AND s.last_sequence <= h.q
+      AND NOT EXISTS (SELECT 1 FROM journal j WHERE j.session_id = h.session_id AND j.sequence > h.q)
   RETURNING s.session_id`;
 
 /**
@@ -279,6 +282,7 @@ const FENCED_SETTLE_SQL = `WITH me AS (SELECT node_id FROM nodes WHERE node_id =
      WHERE EXISTS (SELECT 1 FROM me) AND EXISTS (SELECT 1 FROM leases l WHERE l.session_id = ($2::text[])[h.n] AND l.owner || '' = $3 AND l.token = h.k))
   UPDATE sessions s SET last_sequence = h.q, activations = h.v, model_requests = h.m, open_calls = h.o, open_model_requests = h.p, turn_open = h.r, deleted = h.x
     FROM h WHERE s.session_id = h.session_id AND s.last_sequence <= h.q
+      AND NOT EXISTS (SELECT 1 FROM journal j WHERE j.session_id = h.session_id AND j.sequence > h.q)
   RETURNING s.session_id`;
 
 /** Rows that say "open work", each folded forward over the records after it (openWork: a row may say so a moment too long). */
@@ -877,11 +881,19 @@ export class PostgresStore {
     }
   }
 
-  async close(): Promise<void> {
-    await this.flush();
-    // A clean stop leaves every row exact: nothing for recovery or a takeover to look at.
+  /**
+   * Writes every owed row now (settleOwed), whatever its age: a clean stop leaves every row exact,
+   * nothing for recovery or a takeover to look at. A node calls it before its lease ends (its
+   * settle is fenced); close calls it too.
+   */
+  async settleAll(): Promise<void> {
     await this.settling;
     await this.settle(true);
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+    await this.settleAll();
     this.closed = true;
     clearTimeout(this.settleTimer);
     this.settleTimer = undefined;
