@@ -6,6 +6,7 @@ import { notJsonReason } from "../json.ts";
 import { issuesOf } from "../schema.ts";
 import { BrainError, SdkError } from "../errors.ts";
 import { inRegisteredTrace } from "./trace-context.ts";
+import { CallContext, type ContextCalls } from "./call-context.ts";
 
 /** What an invocation needs from its connection: send a frame and await the runtime's answer. */
 export interface InvocationChannel {
@@ -152,25 +153,23 @@ export class Invocation {
   private context(): ToolContext<unknown> {
     // Closures, not methods, so a tool may destructure ctx (`{ emit, finish }`). ctx.environments
     // (seven closures of its own) is made when a tool first reads it: most never do.
-    const signal = () => this.signal();
     let environments: EnvironmentControl | undefined;
-    const control = () => (environments ??= this.environments());
-    return Object.freeze({
-      options: this.spec.options,
-      sessionId: this.frame.sessionId,
-      sequence: this.frame.sequence,
-      deadline: this.frame.deadlineAt ?? undefined,
-      get signal() {
-        return signal();
-      },
-      emit: (kind: string, data: unknown) => this.guard("emit", () => this.emit(kind, data)),
-      emitResult: (value: unknown, opts?: { content?: string }) => this.guard("emitResult", () => this.emitResult(value, opts)),
-      finish: (value?: unknown, opts?: { content?: string }) => this.guard("finish", () => this.finish(value, opts)),
-      model: (request: ModelRequest) => this.guard("model", () => this.model(request)),
-      get environments() {
-        return control();
-      },
-    }) as ToolContext<unknown>;
+    const calls: ContextCalls = {
+      emit: (kind, data) => this.guard("emit", () => this.emit(kind, data)),
+      emitResult: (value, opts) => this.guard("emitResult", () => this.emitResult(value, opts)),
+      finish: (value, opts) => this.guard("finish", () => this.finish(value, opts)),
+      model: (request) => this.guard("model", () => this.model(request)),
+    };
+    const context = new CallContext(
+      this.spec.options,
+      this.frame.sessionId,
+      this.frame.sequence,
+      this.frame.deadlineAt ?? undefined,
+      () => this.signal(),
+      calls,
+      () => (environments ??= this.environments()),
+    );
+    return context as unknown as ToolContext<unknown>;
   }
 
   private refuseIfClosed(what: string): void {
