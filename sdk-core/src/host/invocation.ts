@@ -54,6 +54,8 @@ export class Invocation {
   private controller: AbortController | undefined;
   private endError: SdkError | undefined;
   private chain: Promise<unknown> = Promise.resolve();
+  /** Steps enqueued whose promise has not settled yet (the chain waits for them in order). */
+  private queued = 0;
   /** finish() was called (or a non-success outcome sent): later emissions are refused locally. */
   private closed = false;
   private ended: EndReason | undefined;
@@ -196,10 +198,21 @@ export class Invocation {
   }
 
   private enqueue<T>(step: () => Promise<T>): Promise<T> {
-    const next = this.chain.then(step);
-    this.chain = next.catch(() => undefined);
+    let next: Promise<T>;
+    if (this.queued === 0) {
+      // Nothing ahead to wait for: the step runs now (a finish leaves in this tick, not a microtask later).
+      try {
+        next = step();
+      } catch (e) {
+        next = Promise.reject(e);
+      }
+    } else next = this.chain.then(step);
+    this.queued += 1;
+    this.chain = next.then(this.dequeue, this.dequeue);
     return next;
   }
+
+  private readonly dequeue = (): void => void (this.queued -= 1);
 
   async emit(kind: string, data: unknown): Promise<number> {
     this.refuseIfClosed("emit");
