@@ -257,12 +257,11 @@ export class Invocation {
   private async sendFinish(outcome: Outcome | undefined, opts: { content?: string } | undefined): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     try {
-      await this.enqueue(() => this.channel.request({ type: "finish", callId: this.callId, ...(outcome ? { outcome } : {}), ...content(opts) })).catch(async (e: unknown) => {
-        // A finish refused here for size would leave the call open until its deadline: end it with a small one.
-        if (!tooLarge(e)) throw e;
-        await this.enqueue(() => this.channel.request({ type: "finish", callId: this.callId, outcome: refusedLocally(e) })).catch(() => undefined);
-        throw e;
-      });
+      await this.enqueue(() => this.channel.request({ type: "finish", callId: this.callId, ...(outcome ? { outcome } : {}), ...content(opts) }));
+    } catch (e) {
+      // A finish refused here for size would leave the call open until its deadline: end it with a small one.
+      if (tooLarge(e)) await this.enqueue(() => this.channel.request({ type: "finish", callId: this.callId, outcome: refusedLocally(e) })).catch(() => undefined);
+      throw e;
     } finally {
       this.onDone();
     }
