@@ -10,6 +10,8 @@ export const REDACTED = "[redacted]";
  */
 export class Redactor {
   private secrets: string[] = [];
+  /** The shortest secret's length: a shorter string (most keys and values) cannot hold one. */
+  private shortest = Infinity;
 
   /** Adds a secret; for `Scheme value` header values (Bearer, Basic, ...) the value alone too. */
   add(secret: string | undefined): void {
@@ -20,7 +22,10 @@ export class Redactor {
     }
     // Longest first, so a secret that contains another is replaced whole. Every request with a
     // known key comes through here, so nothing is done for a secret already held.
-    if (added) this.secrets.sort((a, b) => b.length - a.length);
+    if (added) {
+      this.secrets.sort((a, b) => b.length - a.length);
+      this.shortest = this.secrets[this.secrets.length - 1]!.length;
+    }
   }
 
   get size(): number {
@@ -28,6 +33,7 @@ export class Redactor {
   }
 
   text(s: string): string {
+    if (s.length < this.shortest) return s;
     let out = s;
     for (const secret of this.secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
     return out;

@@ -76,6 +76,28 @@ test("sqlite: checkpoints run off the commit path (the database file grows while
   }
 });
 
+test("sqlite: under steady writes the WAL starts over instead of growing (the checkpoint thread restarts it)", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "brain-journal-"));
+  try {
+    const file = join(dir, "j.sqlite");
+    const store = new SqliteStore(file);
+    // One commit (one WAL frame of 4 KiB) after another, with no pause for a checkpoint to catch up.
+    let i = 0;
+    const write = () => store.append({ ...rec("ses_w", ++i), data: { callId: "ses_w:1", i } as never });
+    // Long enough for the checkpoint thread to start and restart the WAL a few times.
+    for (const until = Date.now() + 1500; Date.now() < until; ) await write();
+    const before = statSync(`${file}-wal`).size;
+    // 10,000 more frames are ~40 MiB more WAL if it never starts over.
+    for (let n = 0; n < 10_000; n++) await write();
+    const grown = statSync(`${file}-wal`).size - before;
+    assert.ok(grown < 20 * 2 ** 20, `the WAL reused its blocks (grew ${(grown / 2 ** 20).toFixed(1)} MiB over 10,000 commits)`);
+    assert.equal((await store.read("ses_w", i - 2)).map((r) => r.sequence), [i - 1, i]);
+    await store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("sqlite: a journal in the earlier clustered layout is migrated into the log", async () => {
   const dir = mkdtempSync(join(tmpdir(), "brain-journal-"));
   try {

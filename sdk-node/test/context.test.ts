@@ -80,6 +80,36 @@ test("hostEnv places a tool on a named host served by another client", async () 
   });
 });
 
+test("ctx is frozen, with own enumerable properties a tool may destructure or spread; signal and environments are read when asked", async () => {
+  await withBrain(async (brain) => {
+    const seen: Record<string, unknown> = {};
+    const t = tool({
+      name: "t", description: "d", input: z.object({}), options: z.object({ tag: z.string() }),
+      run: async (_i, ctx) => {
+        seen.keys = Object.keys(ctx);
+        seen.frozen = Object.isFrozen(ctx);
+        seen.assign = (() => { try { (ctx as { sessionId: string }).sessionId = "x"; return "assigned"; } catch (e) { return (e as Error).name; } })();
+        const spread = { ...ctx };
+        seen.spread = { options: spread.options, signal: spread.signal instanceof AbortSignal, environments: typeof spread.environments.list };
+        seen.sameSignal = ctx.signal === ctx.signal && ctx.environments === ctx.environments;
+        const { emit, finish, sessionId, sequence, deadline } = ctx;
+        seen.fields = { sessionId: typeof sessionId, sequence: typeof sequence, deadline };
+        seen.emitted = await emit("tick", { i: 1 });
+        return finish(null);
+      },
+    });
+    const session = await brain.sessions.create({ model: scripted({ toolCalls: [{ name: "t", input: {} }] }, { text: "done" }), tools: [t({ tag: "a" })] });
+    assert.is(await session.send("go"), "done");
+    assert.equal(seen.keys, ["options", "sessionId", "sequence", "deadline", "signal", "emit", "emitResult", "finish", "model", "environments"]);
+    assert.is(seen.frozen, true);
+    assert.is(seen.assign, "TypeError"); // modules are strict: assigning to a frozen property throws
+    assert.equal(seen.spread, { options: { tag: "a" }, signal: true, environments: "function" });
+    assert.is(seen.sameSignal, true);
+    assert.equal(seen.fields, { sessionId: "string", sequence: "number", deadline: undefined });
+    assert.is(typeof seen.emitted, "number");
+  });
+});
+
 test("npm run example:summarize prints the tool's model-made summary and the answer", () => {
   // Run, not imported: tests may not import examples/ (docs/ARCHITECTURE.md).
   const run = spawnSync(process.execPath, ["--conditions=brain-source", "--import", "tsx", "examples/summarize/main.ts"], { cwd: new URL("../../", import.meta.url), encoding: "utf8", timeout: 30000 });

@@ -10,6 +10,12 @@ import type { HeadStatus, SessionHead } from "./head.ts";
 const CHECKPOINT_WORKER = new URL("./checkpoint-worker.mjs", import.meta.url);
 /** How often the checkpoint thread copies the WAL into the database file. */
 const CHECKPOINT_INTERVAL_MS = 200;
+/**
+ * Past this many frames (about 4 MiB, SQLite's own auto-checkpoint size) the checkpoint thread
+ * makes the WAL start over (checkpoint-worker.mjs): under steady writes it would otherwise grow
+ * for as long as they last.
+ */
+const WAL_RESTART_FRAMES = 1000;
 
 /** Every MARK_EVERY-th record of a session is indexed, so a read can start near any sequence. */
 const MARK_EVERY = 64;
@@ -64,8 +70,10 @@ interface DirectoryRow {
  *   since (new sessions, deleted ones, turns opened or closed) are merged from memory, so a listing
  *   sees every acknowledged commit (`listSessions`).
  * - Checkpoints (WAL → database file, with an fsync of that file) run on a worker thread with its
- *   own connection instead of inside every ~1000th commit (3× slower group commits here).
- *   Durability does not depend on checkpoints or on the directory.
+ *   own connection instead of inside every ~1000th commit (3× slower group commits here). Past
+ *   WAL_RESTART_FRAMES the thread also makes the WAL start over (a RESTART checkpoint, which holds
+ *   the writer for the last few frames' copy), so steady writes reuse the WAL's blocks instead of
+ *   growing it without end. Durability does not depend on checkpoints or on the directory.
  * - Idempotency keys (message.user `idempotencyKey`) are found through a partial expression index,
  *   `journal_message_keys` on (session_id, json_extract(data, '$.idempotencyKey')) WHERE type =
  *   'message.user': only message.user rows have an entry, so a group commit of other records writes
@@ -458,7 +466,7 @@ export class SqliteStore extends BatchingStore {
   /** Hands checkpoints to a worker thread; if it cannot run, SQLite's automatic checkpoints take over again. */
   private startCheckpointer(): void {
     this.db.pragma("wal_autocheckpoint = 0");
-    const worker = new Worker(CHECKPOINT_WORKER, { workerData: { file: this.file, intervalMs: CHECKPOINT_INTERVAL_MS } });
+    const worker = new Worker(CHECKPOINT_WORKER, { workerData: { file: this.file, intervalMs: CHECKPOINT_INTERVAL_MS, restartFrames: WAL_RESTART_FRAMES } });
     worker.unref();
     const fallback = () => {
       if (this.checkpointer !== worker) return;

@@ -340,7 +340,10 @@ export class HostConnection implements HostFrameHandler {
     const ws = this.ws;
     if (!ws || ws.readyState !== OPEN) return Promise.reject(new SdkError("connection_lost", "the host connection is not open"));
     const ref = this.nextRef++;
-    const text = JSON.stringify({ ...frame, ref });
+    // The frame is built for this request (or resent by it): its ref is set on it, not on a copy
+    // (spreading it into a new object cost as much as serializing it).
+    frame.ref = ref;
+    const text = JSON.stringify(frame);
     // The runtime cannot read a ref from a frame it refuses for size, so refuse it here, clearly.
     if (text.length * 3 > LIMITS.maxFrameBytes && new TextEncoder().encode(text).length > LIMITS.maxFrameBytes) {
       return Promise.reject(new SdkError("frame_too_large", `${frame.type} frame exceeds the ${LIMITS.maxFrameBytes}-byte frame limit`));

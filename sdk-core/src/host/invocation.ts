@@ -6,6 +6,7 @@ import { notJsonReason } from "../json.ts";
 import { issuesOf } from "../schema.ts";
 import { BrainError, SdkError } from "../errors.ts";
 import { inRegisteredTrace } from "./trace-context.ts";
+import { CallContext, type ContextCalls } from "./call-context.ts";
 
 /** What an invocation needs from its connection: send a frame and await the runtime's answer. */
 export interface InvocationChannel {
@@ -53,6 +54,8 @@ export class Invocation {
   private controller: AbortController | undefined;
   private endError: SdkError | undefined;
   private chain: Promise<unknown> = Promise.resolve();
+  /** Steps enqueued whose promise has not settled yet (the chain waits for them in order). */
+  private queued = 0;
   /** finish() was called (or a non-success outcome sent): later emissions are refused locally. */
   private closed = false;
   private ended: EndReason | undefined;
@@ -152,25 +155,23 @@ export class Invocation {
   private context(): ToolContext<unknown> {
     // Closures, not methods, so a tool may destructure ctx (`{ emit, finish }`). ctx.environments
     // (seven closures of its own) is made when a tool first reads it: most never do.
-    const signal = () => this.signal();
     let environments: EnvironmentControl | undefined;
-    const control = () => (environments ??= this.environments());
-    return Object.freeze({
-      options: this.spec.options,
-      sessionId: this.frame.sessionId,
-      sequence: this.frame.sequence,
-      deadline: this.frame.deadlineAt ?? undefined,
-      get signal() {
-        return signal();
-      },
-      emit: (kind: string, data: unknown) => this.guard("emit", () => this.emit(kind, data)),
-      emitResult: (value: unknown, opts?: { content?: string }) => this.guard("emitResult", () => this.emitResult(value, opts)),
-      finish: (value?: unknown, opts?: { content?: string }) => this.guard("finish", () => this.finish(value, opts)),
-      model: (request: ModelRequest) => this.guard("model", () => this.model(request)),
-      get environments() {
-        return control();
-      },
-    }) as ToolContext<unknown>;
+    const calls: ContextCalls = {
+      emit: (kind, data) => this.guard("emit", () => this.emit(kind, data)),
+      emitResult: (value, opts) => this.guard("emitResult", () => this.emitResult(value, opts)),
+      finish: (value, opts) => this.guard("finish", () => this.finish(value, opts)),
+      model: (request) => this.guard("model", () => this.model(request)),
+    };
+    const context = new CallContext(
+      this.spec.options,
+      this.frame.sessionId,
+      this.frame.sequence,
+      this.frame.deadlineAt ?? undefined,
+      () => this.signal(),
+      calls,
+      () => (environments ??= this.environments()),
+    );
+    return context as unknown as ToolContext<unknown>;
   }
 
   private refuseIfClosed(what: string): void {
@@ -197,10 +198,21 @@ export class Invocation {
   }
 
   private enqueue<T>(step: () => Promise<T>): Promise<T> {
-    const next = this.chain.then(step);
-    this.chain = next.catch(() => undefined);
+    let next: Promise<T>;
+    if (this.queued === 0) {
+      // Nothing ahead to wait for: the step runs now (a finish leaves in this tick, not a microtask later).
+      try {
+        next = step();
+      } catch (e) {
+        next = Promise.reject(e);
+      }
+    } else next = this.chain.then(step);
+    this.queued += 1;
+    this.chain = next.then(this.dequeue, this.dequeue);
     return next;
   }
+
+  private readonly dequeue = (): void => void (this.queued -= 1);
 
   async emit(kind: string, data: unknown): Promise<number> {
     this.refuseIfClosed("emit");
@@ -245,12 +257,11 @@ export class Invocation {
   private async sendFinish(outcome: Outcome | undefined, opts: { content?: string } | undefined): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     try {
-      await this.enqueue(() => this.channel.request({ type: "finish", callId: this.callId, ...(outcome ? { outcome } : {}), ...content(opts) })).catch(async (e: unknown) => {
-        // A finish refused here for size would leave the call open until its deadline: end it with a small one.
-        if (!tooLarge(e)) throw e;
-        await this.enqueue(() => this.channel.request({ type: "finish", callId: this.callId, outcome: refusedLocally(e) })).catch(() => undefined);
-        throw e;
-      });
+      await this.enqueue(() => this.channel.request({ type: "finish", callId: this.callId, ...(outcome ? { outcome } : {}), ...content(opts) }));
+    } catch (e) {
+      // A finish refused here for size would leave the call open until its deadline: end it with a small one.
+      if (tooLarge(e)) await this.enqueue(() => this.channel.request({ type: "finish", callId: this.callId, outcome: refusedLocally(e) })).catch(() => undefined);
+      throw e;
     } finally {
       this.onDone();
     }
