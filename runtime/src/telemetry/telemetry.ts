@@ -34,8 +34,15 @@ export class Telemetry {
   private readonly requests = new WeakMap<IncomingMessage, Span>();
   /** The span of each session's running turn: a group commit of its records is parented to it. */
   private readonly turns = new Map<string, Span>();
-  /** Recent calls' trace ids (the /ui call panel links to them), oldest first, at most RECENT_TRACES. */
+  /** Recent calls' trace ids (the /ui call panel links to them), at most RECENT_TRACES. */
   private readonly callTraces = new Map<string, string>();
+  /**
+   * The same calls' ids in a ring, oldest at `ringAt` once full: which one to forget next. Asking
+   * the map for its first key instead walks past every deleted entry V8 has not compacted yet,
+   * which cost a traced call ~4.6 µs at 64 sessions (bench §15).
+   */
+  private readonly ring: string[] = [];
+  private ringAt = 0;
 
   constructor(
     gauges: MetricGauges,
@@ -85,8 +92,13 @@ export class Telemetry {
   /** Remembers a call's trace id, for the session viewer (telemetry only: nothing journals it). */
   callTraced(sessionId: string, callId: string, span: Span | undefined): void {
     if (span === undefined) return;
+    if (this.ring.length < RECENT_TRACES) this.ring.push(callId);
+    else {
+      this.callTraces.delete(this.ring[this.ringAt]!);
+      this.ring[this.ringAt] = callId;
+      this.ringAt = (this.ringAt + 1) % RECENT_TRACES;
+    }
     this.callTraces.set(callId, `${sessionId} ${span.spanContext().traceId}`);
-    if (this.callTraces.size > RECENT_TRACES) this.callTraces.delete(this.callTraces.keys().next().value!);
   }
 
   /** The trace ids of a session's recent calls, by call id. */

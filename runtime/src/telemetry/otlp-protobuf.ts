@@ -1,0 +1,266 @@
+import type { AttributeValue, Attributes } from "@opentelemetry/api";
+import { byScope } from "./otlp-json.ts";
+import type { WrittenSpan } from "./written-span.ts";
+
+/**
+ * OTLP's protobuf encoding of an ExportTraceServiceRequest (opentelemetry-proto's
+ * collector/trace/v1/trace_service.proto, trace/v1/trace.proto, common/v1/common.proto), written
+ * by hand: the handful of messages a span needs, by field number, into one growing buffer. The
+ * field numbers are the proto's; sdk-node/test/helpers/otlp-protobuf-decode.mts reads them back,
+ * and its own test checks that reader against the OpenTelemetry SDK's encoder.
+ *
+ * A nested message's length comes before it: one byte is reserved, and the body is moved when its
+ * length needs more (rare for a span, once per request for the big ones).
+ */
+const LEN = 2;
+const VARINT = 0;
+const I64 = 1;
+
+/** Each hex digit's value, by character code (ids are lowercase hex: span-ids.ts, traceparent.ts). */
+const HEX = new Uint8Array(128);
+for (let i = 0; i < 16; i++) HEX["0123456789abcdef".charCodeAt(i)] = i;
+for (let i = 10; i < 16; i++) HEX["ABCDEF".charCodeAt(i - 10)] = i;
+
+export class OtlpProtobuf {
+  private buf = Buffer.allocUnsafe(64 * 1024);
+  private pos = 0;
+  private readonly starts: number[] = [];
+  private readonly resource: Buffer;
+
+  constructor(resource: Attributes) {
+    // Resource { attributes = 1 }, encoded once: it is the same in every request.
+    this.keyValues(1, resource);
+    this.resource = Buffer.from(this.buf.subarray(0, this.pos));
+    this.pos = 0;
+  }
+
+  /** The request's bytes (a copy: the buffer is reused for the next batch). */
+  encode(spans: readonly WrittenSpan[]): Buffer {
+    this.pos = 0;
+    this.begin(1); // ExportTraceServiceRequest.resource_spans
+    this.bytesField(1, this.resource); // ResourceSpans.resource
+    for (const [scope, group] of byScope(spans)) {
+      this.begin(2); // ResourceSpans.scope_spans
+      this.begin(1); // ScopeSpans.scope
+      this.string(1, scope.name);
+      if (scope.version !== undefined) this.string(2, scope.version);
+      this.end();
+      for (const s of group) this.span(s);
+      this.end();
+    }
+    this.end();
+    return Buffer.from(this.buf.subarray(0, this.pos));
+  }
+
+  private span(s: WrittenSpan): void {
+    this.begin(2); // ScopeSpans.spans
+    this.hex(1, s.traceId);
+    this.hex(2, s.spanId);
+    if (s.parentSpanId !== undefined) this.hex(4, s.parentSpanId);
+    this.string(5, s.name);
+    this.tag(6, VARINT);
+    this.varint(s.kind + 1); // OTLP's SpanKind counts from UNSPECIFIED = 0
+    this.nanos(7, s.startMs);
+    this.nanos(8, s.endMs);
+    this.keyValues(9, s.attributes);
+    for (const e of s.events ?? []) {
+      this.begin(11);
+      this.nanos(1, e.timeMs);
+      this.string(2, e.name);
+      this.keyValues(3, e.attributes);
+      this.end();
+    }
+    for (const l of s.links ?? []) {
+      this.begin(13);
+      this.hex(1, l.context.traceId);
+      this.hex(2, l.context.spanId);
+      this.keyValues(4, l.attributes);
+      this.end();
+    }
+    if (s.statusCode !== 0 || s.statusMessage !== undefined) {
+      this.begin(15);
+      if (s.statusMessage !== undefined) this.string(2, s.statusMessage);
+      if (s.statusCode !== 0) {
+        this.tag(3, VARINT);
+        this.varint(s.statusCode);
+      }
+      this.end();
+    }
+    // Span.flags (fixed32): bit 8 says whether the parent is remote is known, bit 9 that it is; left out.
+    this.end();
+  }
+
+  private keyValues(field: number, attributes: Attributes | undefined): void {
+    if (attributes === undefined) return;
+    for (const key in attributes) {
+      const value = attributes[key];
+      if (value === undefined || value === null) continue;
+      this.begin(field); // KeyValue
+      this.string(1, key);
+      this.begin(2); // KeyValue.value: AnyValue
+      this.anyValue(value);
+      this.end();
+      this.end();
+    }
+  }
+
+  /** AnyValue's fields: string 1, bool 2, int 3, double 4, array 5 (ArrayValue.values = 1). */
+  private anyValue(value: AttributeValue): void {
+    switch (typeof value) {
+      case "string":
+        this.string(1, value);
+        return;
+      case "boolean":
+        this.tag(2, VARINT);
+        this.varint(value ? 1 : 0);
+        return;
+      case "number":
+        if (Number.isSafeInteger(value)) {
+          this.tag(3, VARINT);
+          this.varint(value);
+        } else {
+          this.tag(4, I64);
+          this.room(8);
+          this.pos = this.buf.writeDoubleLE(value, this.pos);
+        }
+        return;
+      default:
+        if (!Array.isArray(value)) return;
+        this.begin(5);
+        for (const v of value as unknown[]) {
+          this.begin(1);
+          if (v !== undefined && v !== null) this.anyValue(v as AttributeValue);
+          this.end();
+        }
+        this.end();
+    }
+  }
+
+  private tag(field: number, wire: number): void {
+    this.room(1);
+    this.buf[this.pos++] = (field << 3) | wire;
+  }
+
+  /** A varint: an unsigned integer, or a negative int64 as its 10-byte two's complement. */
+  private varint(n: number): void {
+    this.room(10);
+    if (n < 0) {
+      let big = BigInt.asUintN(64, BigInt(n));
+      while (big >= 128n) {
+        this.buf[this.pos++] = Number(big & 127n) | 128;
+        big >>= 7n;
+      }
+      this.buf[this.pos++] = Number(big);
+      return;
+    }
+    while (n >= 128) {
+      this.buf[this.pos++] = (n % 128) | 128;
+      n = Math.floor(n / 128);
+    }
+    this.buf[this.pos++] = n;
+  }
+
+  /**
+   * A string field. Short ASCII strings (every name, key, id and most values a span has) are
+   * copied by a loop here: Buffer's byteLength and write are a call into C++ each, which cost more
+   * than the copy for a few dozen bytes. Anything else goes through Buffer.
+   */
+  private string(field: number, text: string): void {
+    this.tag(field, LEN);
+    const n = text.length;
+    if (n < 128) {
+      this.room(n + 1);
+      const buf = this.buf;
+      let at = this.pos + 1;
+      let i = 0;
+      for (; i < n; i++) {
+        const c = text.charCodeAt(i);
+        if (c >= 0x80) break;
+        buf[at++] = c;
+      }
+      if (i === n) {
+        buf[this.pos] = n;
+        this.pos = at;
+        return;
+      }
+    }
+    const length = Buffer.byteLength(text);
+    this.varint(length);
+    this.room(length);
+    this.pos += this.buf.write(text, this.pos);
+  }
+
+  /** A trace or span id: its hex as bytes (decoded here, for the same reason as above). */
+  private hex(field: number, id: string): void {
+    const n = id.length >> 1;
+    this.tag(field, LEN);
+    this.room(n + 1);
+    const buf = this.buf;
+    buf[this.pos++] = n;
+    for (let i = 0; i < n; i++) buf[this.pos++] = (HEX[id.charCodeAt(2 * i)]! << 4) | HEX[id.charCodeAt(2 * i + 1)]!;
+  }
+
+  private bytesField(field: number, bytes: Buffer): void {
+    this.tag(field, LEN);
+    this.varint(bytes.length);
+    this.room(bytes.length);
+    this.pos += bytes.copy(this.buf, this.pos);
+  }
+
+  /**
+   * Epoch milliseconds (a double) as fixed64 nanoseconds, exactly: the product passes 2^53, so it
+   * is built in 32-bit halves (ms = hi·2^21 + lo keeps every partial product below 2^53).
+   */
+  private nanos(field: number, ms: number): void {
+    const whole = Math.floor(ms);
+    let fraction = Math.round((ms - whole) * 1e6);
+    let w = whole;
+    if (fraction >= 1e6) (w += 1), (fraction -= 1e6);
+    const hi = Math.floor(w / 2 ** 21);
+    const lo = w - hi * 2 ** 21;
+    const a = hi * 1e6; // nanos = a·2^21 + b
+    const b = lo * 1e6 + fraction;
+    const low = (a % 2 ** 11) * 2 ** 21 + b; // < 2^43: exact
+    this.tag(field, I64);
+    this.room(8);
+    this.buf.writeUInt32LE(low % 2 ** 32, this.pos);
+    this.buf.writeUInt32LE(Math.floor(a / 2 ** 11) + Math.floor(low / 2 ** 32), this.pos + 4);
+    this.pos += 8;
+  }
+
+  /** Opens a nested message (or a length-delimited field) `field`; end() writes its length. */
+  private begin(field: number): void {
+    this.tag(field, LEN);
+    this.room(1);
+    this.starts.push(this.pos);
+    this.pos += 1;
+  }
+
+  private end(): void {
+    const start = this.starts.pop()!;
+    const length = this.pos - start - 1;
+    if (length < 128) {
+      this.buf[start] = length;
+      return;
+    }
+    let size = 1;
+    for (let n = length; n >= 128; n = Math.floor(n / 128)) size++;
+    this.room(size - 1);
+    this.buf.copyWithin(start + size, start + 1, this.pos);
+    let at = start;
+    let n = length;
+    while (n >= 128) {
+      this.buf[at++] = (n % 128) | 128;
+      n = Math.floor(n / 128);
+    }
+    this.buf[at] = n;
+    this.pos += size - 1;
+  }
+
+  private room(bytes: number): void {
+    if (this.pos + bytes <= this.buf.length) return;
+    const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + bytes));
+    this.buf.copy(bigger, 0, 0, this.pos);
+    this.buf = bigger;
+  }
+}
