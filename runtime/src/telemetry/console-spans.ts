@@ -7,33 +7,45 @@ import type { WrittenSpan } from "./written-span.ts";
  * local server (not a log line: it is the exporter's output, as the SDK's ConsoleSpanExporter
  * printed it, in a form a pipe can read).
  */
-export class ConsoleSpanExporter implements SpanExporter {
+export class ConsoleSpanExporter implements SpanExporter<ConsoleBatch> {
   constructor(
     private readonly resource: Attributes,
     private readonly write: (text: string) => void = (text) => void process.stdout.write(text),
   ) {}
 
-  async export(spans: WrittenSpan[]): Promise<void> {
-    let out = "";
-    for (const s of spans) {
-      out += `${JSON.stringify({
-        resource: this.resource,
-        scope: s.scope,
-        traceId: s.traceId,
-        spanId: s.spanId,
-        parentSpanId: s.parentSpanId,
-        name: s.name,
-        kind: s.kind,
-        startTime: new Date(s.startMs).toISOString(),
-        durationMs: Math.round((s.endMs - s.startMs) * 1000) / 1000,
-        attributes: s.attributes,
-        status: s.statusMessage === undefined ? { code: s.statusCode } : { code: s.statusCode, message: s.statusMessage },
-        events: s.events,
-        links: s.links?.map((l) => ({ traceId: l.context.traceId, spanId: l.context.spanId, attributes: l.attributes })),
-      })}\n`;
-    }
-    this.write(out);
+  batch(): ConsoleBatch {
+    return new ConsoleBatch(this.resource);
+  }
+
+  async export(batch: ConsoleBatch): Promise<void> {
+    this.write(batch.text);
   }
 
   async shutdown(): Promise<void> {}
+}
+
+class ConsoleBatch {
+  size = 0;
+  text = "";
+
+  constructor(private readonly resource: Attributes) {}
+
+  add(s: WrittenSpan): void {
+    this.size++;
+    this.text += `${JSON.stringify({
+      resource: this.resource,
+      scope: s.scope,
+      traceId: s.traceId,
+      spanId: s.spanId,
+      parentSpanId: s.parentSpanId,
+      name: s.name,
+      kind: s.kind,
+      startTime: new Date(s.startMs).toISOString(),
+      durationMs: Math.round((s.endMs - s.startMs) * 1000) / 1000,
+      attributes: s.attributes,
+      status: s.statusMessage === undefined ? { code: s.statusCode } : { code: s.statusCode, message: s.statusMessage },
+      events: s.events,
+      links: s.links?.map((l) => ({ traceId: l.context.traceId, spanId: l.context.spanId, attributes: l.attributes })),
+    })}\n`;
+  }
 }

@@ -2,13 +2,11 @@ import { Agent as HttpAgent, request as httpRequest } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { IncomingHttpHeaders } from "node:http";
 import type { Logger } from "../logger.ts";
-import type { SpanExporter } from "./span-queue.ts";
-import type { WrittenSpan } from "./written-span.ts";
+import type { SpanBatch, SpanExporter } from "./span-queue.ts";
 
-/** An encoded batch: its bytes and their media type (otlp-json.ts, otlp-protobuf.ts). */
-export interface EncodedBatch {
-  body: Buffer;
-  contentType: string;
+/** A batch that encodes itself as one request body (otlp-json.ts, otlp-protobuf.ts). */
+export interface EncodedBatch extends SpanBatch {
+  encoded(): Buffer;
 }
 
 /**
@@ -32,7 +30,7 @@ type Attempt = { ok: true } | { ok: false; retry: boolean; retryInMs?: number; e
  * headers (OTEL_EXPORTER_OTLP_HEADERS). A 2xx answer that reports a partial success (spans the
  * collector rejected) is logged; anything else is retried as above or fails the batch.
  */
-export class OtlpHttpExporter implements SpanExporter {
+export class OtlpHttpExporter<B extends EncodedBatch> implements SpanExporter<B> {
   private readonly url: URL;
   private readonly agent: HttpAgent;
   private readonly send: typeof httpRequest;
@@ -40,7 +38,9 @@ export class OtlpHttpExporter implements SpanExporter {
   constructor(
     url: string,
     private readonly headers: Record<string, string>,
-    private readonly encode: (spans: readonly WrittenSpan[]) => EncodedBatch,
+    /** A new, empty batch in the exporter's encoding. */
+    readonly batch: () => B,
+    private readonly contentType: string,
     private readonly timeoutMs: number,
     private readonly userAgent: string,
     private readonly logger: Logger,
@@ -52,8 +52,8 @@ export class OtlpHttpExporter implements SpanExporter {
     this.send = https ? httpsRequest : httpRequest;
   }
 
-  async export(spans: WrittenSpan[]): Promise<void> {
-    const batch = this.encode(spans);
+  async export(spans: B): Promise<void> {
+    const batch = spans.encoded();
     const deadline = Date.now() + this.timeoutMs;
     let backoff = INITIAL_BACKOFF_MS;
     let result = await this.attempt(batch, this.timeoutMs);
@@ -72,12 +72,12 @@ export class OtlpHttpExporter implements SpanExporter {
     this.agent.destroy();
   }
 
-  private attempt(batch: EncodedBatch, timeoutMs: number): Promise<Attempt> {
+  private attempt(body: Buffer, timeoutMs: number): Promise<Attempt> {
     return new Promise<Attempt>((resolve) => {
       const req = this.send(this.url, {
         method: "POST",
         agent: this.agent,
-        headers: { ...this.headers, "content-type": batch.contentType, "content-length": batch.body.length, "user-agent": this.userAgent },
+        headers: { ...this.headers, "content-type": this.contentType, "content-length": body.length, "user-agent": this.userAgent },
       });
       req.setTimeout(Math.max(timeoutMs, 1), () => {
         req.destroy();
@@ -103,7 +103,7 @@ export class OtlpHttpExporter implements SpanExporter {
           }
         });
       });
-      req.end(batch.body);
+      req.end(body);
     });
   }
 

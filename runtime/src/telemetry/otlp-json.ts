@@ -4,31 +4,36 @@ import type { SpanScope, WrittenSpan } from "./written-span.ts";
 /**
  * OTLP's JSON encoding of an ExportTraceServiceRequest
  * (https://opentelemetry.io/docs/specs/otlp/#json-protobuf-encoding: proto3's JSON mapping, ids
- * as hex, enums as numbers), built as one string. The SDK built an object tree of the whole
- * request and then JSON.stringify'd it; building the text directly skips the tree.
+ * as hex, enums as numbers), built as text: each span's JSON when it ends (span-queue.ts), the
+ * request around them when the batch is sent. The SDK built an object tree of the whole request
+ * and then JSON.stringify'd it.
  */
-export function otlpJson(resource: Attributes, spans: readonly WrittenSpan[]): string {
-  let out = `{"resourceSpans":[{"resource":{"attributes":${keyValues(resource)},"droppedAttributesCount":0},"scopeSpans":[`;
-  let first = true;
-  for (const [scope, group] of byScope(spans)) {
-    out += `${first ? "" : ","}{"scope":{"name":${JSON.stringify(scope.name)}${scope.version === undefined ? "" : `,"version":${JSON.stringify(scope.version)}`}},"spans":[`;
-    first = false;
-    for (let i = 0; i < group.length; i++) out += (i === 0 ? "" : ",") + span(group[i]!);
-    out += "]}";
+export class JsonBatch {
+  private readonly parts: string[] = [];
+  private readonly groups: Array<{ scope: SpanScope; start: number; end: number }> = [];
+
+  constructor(private readonly resource: string) {}
+
+  get size(): number {
+    return this.parts.length;
   }
-  return `${out}]}]}`;
+
+  add(s: WrittenSpan): void {
+    let group = this.groups[this.groups.length - 1];
+    if (group === undefined || group.scope !== s.scope) this.groups.push((group = { scope: s.scope, start: this.parts.length, end: this.parts.length }));
+    this.parts.push(span(s));
+    group.end = this.parts.length;
+  }
+
+  encoded(): Buffer {
+    const scopes = this.groups.map((g) => `{"scope":{"name":${JSON.stringify(g.scope.name)}${g.scope.version === undefined ? "" : `,"version":${JSON.stringify(g.scope.version)}`}},"spans":[${this.parts.slice(g.start, g.end).join(",")}]}`);
+    return Buffer.from(`{"resourceSpans":[{"resource":${this.resource},"scopeSpans":[${scopes.join(",")}]}]}`);
+  }
 }
 
-/** The spans of each instrumentation scope, in order (the runtime has one scope; the map is for generality). */
-export function byScope(spans: readonly WrittenSpan[]): Map<SpanScope, WrittenSpan[]> {
-  const groups = new Map<SpanScope, WrittenSpan[]>();
-  if (spans.length > 0 && spans.every((s) => s.scope === spans[0]!.scope)) return groups.set(spans[0]!.scope, spans as WrittenSpan[]);
-  for (const s of spans) {
-    const group = groups.get(s.scope);
-    if (group === undefined) groups.set(s.scope, [s]);
-    else group.push(s);
-  }
-  return groups;
+/** Resource { attributes }, as JSON: the same in every request. */
+export function jsonResource(resource: Attributes): string {
+  return `{"attributes":${keyValues(resource)},"droppedAttributesCount":0}`;
 }
 
 function span(s: WrittenSpan): string {

@@ -1,6 +1,5 @@
 import type { AttributeValue, Attributes } from "@opentelemetry/api";
-import { byScope } from "./otlp-json.ts";
-import type { WrittenSpan } from "./written-span.ts";
+import type { SpanScope, WrittenSpan } from "./written-span.ts";
 
 /**
  * OTLP's protobuf encoding of an ExportTraceServiceRequest (opentelemetry-proto's
@@ -10,7 +9,7 @@ import type { WrittenSpan } from "./written-span.ts";
  * and its own test checks that reader against the OpenTelemetry SDK's encoder.
  *
  * A nested message's length comes before it: one byte is reserved, and the body is moved when its
- * length needs more (rare for a span, once per request for the big ones).
+ * length needs more (rare: a span is a few hundred bytes, an attribute a few dozen).
  */
 const LEN = 2;
 const VARINT = 0;
@@ -21,38 +20,119 @@ const HEX = new Uint8Array(128);
 for (let i = 0; i < 16; i++) HEX["0123456789abcdef".charCodeAt(i)] = i;
 for (let i = 10; i < 16; i++) HEX["ABCDEF".charCodeAt(i - 10)] = i;
 
+/** The parts of a request that are the same in every batch: the resource, and each scope. */
 export class OtlpProtobuf {
-  private buf = Buffer.allocUnsafe(64 * 1024);
-  private pos = 0;
-  private readonly starts: number[] = [];
-  private readonly resource: Buffer;
+  /** Resource { attributes = 1 }. */
+  readonly resource: Buffer;
+  private readonly scopes = new Map<SpanScope, Buffer>();
 
   constructor(resource: Attributes) {
-    // Resource { attributes = 1 }, encoded once: it is the same in every request.
-    this.keyValues(1, resource);
-    this.resource = Buffer.from(this.buf.subarray(0, this.pos));
-    this.pos = 0;
+    const w = new ProtobufWriter(1024);
+    w.keyValues(1, resource);
+    this.resource = w.bytes();
   }
 
-  /** The request's bytes (a copy: the buffer is reused for the next batch). */
-  encode(spans: readonly WrittenSpan[]): Buffer {
-    this.pos = 0;
-    this.begin(1); // ExportTraceServiceRequest.resource_spans
-    this.bytesField(1, this.resource); // ResourceSpans.resource
-    for (const [scope, group] of byScope(spans)) {
-      this.begin(2); // ResourceSpans.scope_spans
-      this.begin(1); // ScopeSpans.scope
-      this.string(1, scope.name);
-      if (scope.version !== undefined) this.string(2, scope.version);
-      this.end();
-      for (const s of group) this.span(s);
-      this.end();
+  /** InstrumentationScope { name = 1, version = 2 }. */
+  scope(scope: SpanScope): Buffer {
+    let bytes = this.scopes.get(scope);
+    if (bytes === undefined) {
+      const w = new ProtobufWriter(256);
+      w.string(1, scope.name);
+      if (scope.version !== undefined) w.string(2, scope.version);
+      this.scopes.set(scope, (bytes = w.bytes()));
     }
-    this.end();
-    return Buffer.from(this.buf.subarray(0, this.pos));
+    return bytes;
   }
 
-  private span(s: WrittenSpan): void {
+  batch(): ProtobufBatch {
+    return new ProtobufBatch(this);
+  }
+}
+
+/**
+ * One request being filled: each span is encoded into the batch's buffer when it ends (span-queue.ts),
+ * so no span object outlives its call waiting for the export, and the bytes wait off the JS heap.
+ * Consecutive spans of one scope form one ScopeSpans; the request's framing is added at the end.
+ */
+export class ProtobufBatch {
+  size = 0;
+  private readonly w = new ProtobufWriter(64 * 1024);
+  private readonly groups: Array<{ scope: SpanScope; start: number; end: number }> = [];
+
+  constructor(private readonly shared: OtlpProtobuf) {}
+
+  add(span: WrittenSpan): void {
+    let group = this.groups[this.groups.length - 1];
+    if (group === undefined || group.scope !== span.scope) this.groups.push((group = { scope: span.scope, start: this.w.pos, end: this.w.pos }));
+    this.w.span(span);
+    group.end = this.w.pos;
+    this.size++;
+  }
+
+  /** ExportTraceServiceRequest { resource_spans = 1: ResourceSpans { resource = 1, scope_spans = 2: ScopeSpans { scope = 1, spans = 2 } } }. */
+  encoded(): Buffer {
+    const resource = this.shared.resource;
+    let inner = lengthField(resource.length);
+    const scopeSpans: number[] = [];
+    for (const g of this.groups) {
+      const length = lengthField(this.shared.scope(g.scope).length) + (g.end - g.start);
+      scopeSpans.push(length);
+      inner += lengthField(length);
+    }
+    const out = new ProtobufWriter(lengthField(inner));
+    out.header(1, inner);
+    out.header(1, resource.length);
+    out.copy(resource);
+    for (let i = 0; i < this.groups.length; i++) {
+      const g = this.groups[i]!;
+      const scope = this.shared.scope(g.scope);
+      out.header(2, scopeSpans[i]!);
+      out.header(1, scope.length);
+      out.copy(scope);
+      out.copy(this.w.slice(g.start, g.end));
+    }
+    return out.bytes();
+  }
+}
+
+/** The bytes of a length-delimited field with a one-byte tag and a body of `length` bytes. */
+function lengthField(length: number): number {
+  let size = 1;
+  for (let n = length; n >= 128; n = Math.floor(n / 128)) size++;
+  return 1 + size + length;
+}
+
+/** Protobuf's wire format into one growing buffer (fields 1–15 only: every tag is one byte). */
+class ProtobufWriter {
+  private buf: Buffer;
+  pos = 0;
+  private readonly starts: number[] = [];
+
+  constructor(size: number) {
+    this.buf = Buffer.allocUnsafe(size);
+  }
+
+  /** What was written, copied out (the buffer may be larger). */
+  bytes(): Buffer {
+    return this.pos === this.buf.length ? this.buf : Buffer.from(this.buf.subarray(0, this.pos));
+  }
+
+  slice(start: number, end: number): Buffer {
+    return this.buf.subarray(start, end);
+  }
+
+  /** A length-delimited field's tag and length, its body to follow. */
+  header(field: number, length: number): void {
+    this.tag(field, LEN);
+    this.varint(length);
+  }
+
+  copy(bytes: Buffer): void {
+    this.room(bytes.length);
+    this.pos += bytes.copy(this.buf, this.pos);
+  }
+
+  span(s: WrittenSpan): void {
     this.begin(2); // ScopeSpans.spans
     this.hex(1, s.traceId);
     this.hex(2, s.spanId);
@@ -90,11 +170,12 @@ export class OtlpProtobuf {
     this.end();
   }
 
-  private keyValues(field: number, attributes: Attributes | undefined): void {
+  keyValues(field: number, attributes: Attributes | undefined): void {
     if (attributes === undefined) return;
     for (const key in attributes) {
       const value = attributes[key];
       if (value === undefined || value === null) continue;
+      if (typeof value === "string" && this.shortAscii(field, key, value)) continue;
       this.begin(field); // KeyValue
       this.string(1, key);
       this.begin(2); // KeyValue.value: AnyValue
@@ -102,6 +183,41 @@ export class OtlpProtobuf {
       this.end();
       this.end();
     }
+  }
+
+  /**
+   * KeyValue { key = 1, value = 2: AnyValue { string_value = 1 } } in one go, for the common
+   * attribute: an ASCII key and value short enough that every length is one byte. False, with
+   * nothing written, for any other.
+   */
+  private shortAscii(field: number, key: string, value: string): boolean {
+    const a = key.length;
+    const b = value.length;
+    const total = 2 + a + 4 + b;
+    if (total >= 128) return false;
+    this.room(total + 2);
+    const buf = this.buf;
+    let at = this.pos;
+    buf[at++] = (field << 3) | LEN;
+    buf[at++] = total;
+    buf[at++] = (1 << 3) | LEN;
+    buf[at++] = a;
+    for (let i = 0; i < a; i++) {
+      const c = key.charCodeAt(i);
+      if (c >= 0x80) return false;
+      buf[at++] = c;
+    }
+    buf[at++] = (2 << 3) | LEN;
+    buf[at++] = 2 + b;
+    buf[at++] = (1 << 3) | LEN;
+    buf[at++] = b;
+    for (let i = 0; i < b; i++) {
+      const c = value.charCodeAt(i);
+      if (c >= 0x80) return false;
+      buf[at++] = c;
+    }
+    this.pos = at;
+    return true;
   }
 
   /** AnyValue's fields: string 1, bool 2, int 3, double 4, array 5 (ArrayValue.values = 1). */
@@ -165,7 +281,7 @@ export class OtlpProtobuf {
    * copied by a loop here: Buffer's byteLength and write are a call into C++ each, which cost more
    * than the copy for a few dozen bytes. Anything else goes through Buffer.
    */
-  private string(field: number, text: string): void {
+  string(field: number, text: string): void {
     this.tag(field, LEN);
     const n = text.length;
     if (n < 128) {
@@ -198,13 +314,6 @@ export class OtlpProtobuf {
     const buf = this.buf;
     buf[this.pos++] = n;
     for (let i = 0; i < n; i++) buf[this.pos++] = (HEX[id.charCodeAt(2 * i)]! << 4) | HEX[id.charCodeAt(2 * i + 1)]!;
-  }
-
-  private bytesField(field: number, bytes: Buffer): void {
-    this.tag(field, LEN);
-    this.varint(bytes.length);
-    this.room(bytes.length);
-    this.pos += bytes.copy(this.buf, this.pos);
   }
 
   /**

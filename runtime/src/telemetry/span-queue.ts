@@ -1,15 +1,26 @@
 import type { Logger } from "../logger.ts";
 import type { EndedSpans, WrittenSpan } from "./written-span.ts";
 
-/** Sends one batch of ended spans; rejects when the batch is lost (after its own retries). */
-export interface SpanExporter {
-  export(spans: WrittenSpan[]): Promise<void>;
+/**
+ * One export request being filled. A span is encoded into it when the span ends, so the span
+ * object (and its attributes) dies young instead of waiting, with hundreds of others, to be
+ * encoded at export time: that waiting moved them to V8's old generation, the dearest garbage.
+ */
+export interface SpanBatch {
+  add(span: WrittenSpan): void;
+  readonly size: number;
+}
+
+/** Sends one batch; rejects when the batch is lost (after its own retries). */
+export interface SpanExporter<B extends SpanBatch = SpanBatch> {
+  batch(): B;
+  export(batch: B): Promise<void>;
   shutdown(): Promise<void>;
 }
 
 /** The batching defaults of the OpenTelemetry SDK's BatchSpanProcessor (and of OTEL_BSP_*). */
 export interface QueueSettings {
-  /** Spans held at most; a span ending when it is full is dropped (and counted). Default 2048. */
+  /** Spans held at most, waiting to be sent; a span ending when it is full is dropped (and counted). Default 2048. */
   maxQueueSize: number;
   /** Spans per export request at most; a full batch is sent at once. Default 512. */
   maxExportBatchSize: number;
@@ -23,14 +34,17 @@ export const QUEUE_DEFAULTS: QueueSettings = { maxQueueSize: 2048, maxExportBatc
 const LOG_EVERY_MS = 60_000;
 
 /**
- * The span writer's batching processor: `ended` only appends to an array (the call path never
- * waits for the collector), one export runs at a time, a full batch starts one at once and a
- * partial one after the scheduled delay. When the collector is slower than the spans come, the
- * queue fills and further spans are dropped and counted, never buffered without bound; what was
- * dropped or failed is logged at most once a minute, with counts.
+ * The span writer's batching processor: `ended` encodes the span into the batch being filled (the
+ * call path never waits for the collector), one export runs at a time, a full batch starts one at
+ * once and a partial one after the scheduled delay. When the collector is slower than the spans
+ * come, the queue fills and further spans are dropped and counted, never buffered without bound;
+ * what was dropped or failed is logged at most once a minute, with counts.
  */
-export class SpanQueue implements EndedSpans {
-  private queue: WrittenSpan[] = [];
+export class SpanQueue<B extends SpanBatch> implements EndedSpans {
+  private filling: B | undefined;
+  private readonly full: B[] = [];
+  /** Spans in `filling` and `full`: waiting, not yet handed to the exporter. */
+  private waiting = 0;
   private exporting: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -41,21 +55,35 @@ export class SpanQueue implements EndedSpans {
   private loggedAt = -Infinity;
 
   constructor(
-    private readonly exporter: SpanExporter,
+    private readonly exporter: SpanExporter<B>,
     private readonly settings: QueueSettings,
     private readonly logger: Logger,
   ) {}
 
   ended(span: WrittenSpan): void {
     if (this.closed) return;
-    if (this.queue.length >= this.settings.maxQueueSize) {
+    if (this.waiting >= this.settings.maxQueueSize) {
       this.dropped++;
       this.unlogged.dropped++;
       return;
     }
-    this.queue.push(span);
+    const batch = (this.filling ??= this.exporter.batch());
+    try {
+      batch.add(span);
+    } catch (e) {
+      // A span the encoder cannot take is lost alone; the call it describes goes on regardless.
+      this.failed++;
+      this.unlogged.failed++;
+      this.unlogged.error = e instanceof Error ? e.message : String(e);
+      return;
+    }
+    this.waiting++;
+    if (batch.size >= this.settings.maxExportBatchSize) {
+      this.full.push(batch);
+      this.filling = undefined;
+    }
     if (this.exporting !== undefined) return;
-    if (this.queue.length >= this.settings.maxExportBatchSize) this.exportNext();
+    if (this.full.length > 0) this.exportNext();
     else if (this.timer === undefined) {
       this.timer = setTimeout(() => this.exportNext(), this.settings.scheduledDelayMs);
       this.timer.unref();
@@ -65,7 +93,7 @@ export class SpanQueue implements EndedSpans {
   /** Exports what is queued, batch by batch, and waits for it (shutdown, a test's flush). */
   async flush(): Promise<void> {
     let lost: unknown;
-    while (this.exporting !== undefined || this.queue.length > 0) {
+    while (this.exporting !== undefined || this.waiting > 0) {
       if (this.exporting === undefined) this.exportNext((e) => (lost = e));
       await this.exporting;
     }
@@ -82,17 +110,23 @@ export class SpanQueue implements EndedSpans {
     }
   }
 
+  /** Sends the oldest full batch, or else the one being filled. */
   private exportNext(onError?: (e: unknown) => void): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.queue.length === 0) return;
-    const batch = this.queue.length <= this.settings.maxExportBatchSize ? this.queue : this.queue.slice(0, this.settings.maxExportBatchSize);
-    this.queue = batch === this.queue ? [] : this.queue.slice(batch.length);
+    let batch = this.full.shift();
+    if (batch === undefined) {
+      batch = this.filling;
+      this.filling = undefined;
+    }
+    if (batch === undefined || batch.size === 0) return;
+    this.waiting -= batch.size;
+    const size = batch.size;
     this.exporting = this.exporter.export(batch).then(
       () => this.done(),
       (e: unknown) => {
-        this.failed += batch.length;
-        this.unlogged.failed += batch.length;
+        this.failed += size;
+        this.unlogged.failed += size;
         this.unlogged.error = e instanceof Error ? e.message : String(e);
         onError?.(e);
         this.done();
@@ -105,8 +139,8 @@ export class SpanQueue implements EndedSpans {
     this.report();
     if (this.closed) return;
     // What came in meanwhile: a full batch goes now, a partial one after the delay.
-    if (this.queue.length >= this.settings.maxExportBatchSize) this.exportNext();
-    else if (this.queue.length > 0 && this.timer === undefined) {
+    if (this.full.length > 0) this.exportNext();
+    else if (this.waiting > 0 && this.timer === undefined) {
       this.timer = setTimeout(() => this.exportNext(), this.settings.scheduledDelayMs);
       this.timer.unref();
     }

@@ -1,5 +1,7 @@
 import type { Attributes, TracerProvider } from "@opentelemetry/api";
 import type { Logger } from "../logger.ts";
+import type { EncodedBatch } from "./otlp-http.ts";
+import type { SpanExporter } from "./span-queue.ts";
 
 /**
  * How spans are exported when the OTEL_* variables ask for traces (config.ts reads them:
@@ -61,22 +63,22 @@ export async function startTracing(settings: TracingSettings, version: string, l
     "telemetry.sdk.language": "nodejs",
     "telemetry.sdk.version": version,
   };
-  let exporter;
+  let exporter: SpanExporter;
   if (settings.exporter === "console") {
     const { ConsoleSpanExporter } = await import("./console-spans.ts");
     exporter = new ConsoleSpanExporter(resource);
   } else {
     const { OtlpHttpExporter } = await import("./otlp-http.ts");
-    let encode;
+    const open = (batch: () => EncodedBatch, contentType: string) => new OtlpHttpExporter(settings.url, settings.headers ?? {}, batch, contentType, settings.timeoutMs ?? 10_000, `brain-runtime/${version}`, logger);
     if (settings.protocol === "http/json") {
-      const { otlpJson } = await import("./otlp-json.ts");
-      encode = (spans: Parameters<typeof otlpJson>[1]) => ({ body: Buffer.from(otlpJson(resource, spans)), contentType: "application/json" });
+      const { JsonBatch, jsonResource } = await import("./otlp-json.ts");
+      const json = jsonResource(resource);
+      exporter = open(() => new JsonBatch(json), "application/json");
     } else {
       const { OtlpProtobuf } = await import("./otlp-protobuf.ts");
       const protobuf = new OtlpProtobuf(resource);
-      encode = (spans: Parameters<typeof protobuf.encode>[0]) => ({ body: protobuf.encode(spans), contentType: "application/x-protobuf" });
+      exporter = open(() => protobuf.batch(), "application/x-protobuf");
     }
-    exporter = new OtlpHttpExporter(settings.url, settings.headers ?? {}, encode, settings.timeoutMs ?? 10_000, `brain-runtime/${version}`, logger);
   }
   const queue = new SpanQueue(
     exporter,
