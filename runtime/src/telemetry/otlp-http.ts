@@ -6,7 +6,10 @@ import type { SpanBatch, SpanExporter } from "./span-queue.ts";
 
 /** A batch that encodes itself as one request body (otlp-json.ts, otlp-protobuf.ts). */
 export interface EncodedBatch extends SpanBatch {
+  /** The request body; valid until release(). */
   encoded(): Buffer;
+  /** Called once the request is done with the body (sent, or given up). */
+  release?(): void;
 }
 
 /**
@@ -33,7 +36,7 @@ type Attempt = { ok: true } | { ok: false; retry: boolean; retryInMs?: number; e
 export class OtlpHttpExporter<B extends EncodedBatch> implements SpanExporter<B> {
   private readonly url: URL;
   private readonly agent: HttpAgent;
-  private readonly send: typeof httpRequest;
+  private readonly request: typeof httpRequest;
 
   constructor(
     url: string,
@@ -49,11 +52,18 @@ export class OtlpHttpExporter<B extends EncodedBatch> implements SpanExporter<B>
     const https = this.url.protocol === "https:";
     // One export runs at a time (span-queue.ts): one socket, kept open between batches.
     this.agent = https ? new HttpsAgent({ keepAlive: true, maxSockets: 1 }) : new HttpAgent({ keepAlive: true, maxSockets: 1 });
-    this.send = https ? httpsRequest : httpRequest;
+    this.request = https ? httpsRequest : httpRequest;
   }
 
   async export(spans: B): Promise<void> {
-    const batch = spans.encoded();
+    try {
+      await this.post(spans.encoded());
+    } finally {
+      spans.release?.();
+    }
+  }
+
+  private async post(batch: Buffer): Promise<void> {
     const deadline = Date.now() + this.timeoutMs;
     let backoff = INITIAL_BACKOFF_MS;
     let result = await this.attempt(batch, this.timeoutMs);
@@ -74,7 +84,7 @@ export class OtlpHttpExporter<B extends EncodedBatch> implements SpanExporter<B>
 
   private attempt(body: Buffer, timeoutMs: number): Promise<Attempt> {
     return new Promise<Attempt>((resolve) => {
-      const req = this.send(this.url, {
+      const req = this.request(this.url, {
         method: "POST",
         agent: this.agent,
         headers: { ...this.headers, "content-type": this.contentType, "content-length": body.length, "user-agent": this.userAgent },

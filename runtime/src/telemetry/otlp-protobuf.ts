@@ -44,22 +44,47 @@ export class OtlpProtobuf {
     return bytes;
   }
 
+  /** Batches whose request was sent, kept for the next ones: their buffers are reused, not reallocated. */
+  private readonly spare: ProtobufBatch[] = [];
+
   batch(): ProtobufBatch {
-    return new ProtobufBatch(this);
+    return this.spare.pop() ?? new ProtobufBatch(this);
+  }
+
+  /** A batch whose request is done (sent, or given up): its buffer serves again. */
+  recycle(batch: ProtobufBatch): void {
+    if (this.spare.length < SPARE_BATCHES) this.spare.push(batch.reset());
   }
 }
 
+/** Batches kept for reuse: the queue holds at most maxQueueSize / maxExportBatchSize (4) at a time. */
+const SPARE_BATCHES = 4;
+
+/** Room left before a batch's first span for the request's framing, so a one-scope request is sent without a copy. */
+const HEADROOM = 2048;
+
 /**
  * One request being filled: each span is encoded into the batch's buffer when it ends (span-queue.ts),
- * so no span object outlives its call waiting for the export, and the bytes wait off the JS heap.
- * Consecutive spans of one scope form one ScopeSpans; the request's framing is added at the end.
+ * so no span object outlives its call waiting for the export, and the bytes wait outside the JS
+ * heap, in a buffer that is reused batch after batch. Consecutive spans of one scope form one
+ * ScopeSpans; the request's framing is written in front of them when it is sent.
  */
 export class ProtobufBatch {
   size = 0;
-  private readonly w = new ProtobufWriter(64 * 1024);
+  /** Sized for a full batch of the runtime's spans (~400 bytes each), so it rarely grows (a copy). */
+  private readonly w = new ProtobufWriter(256 * 1024);
   private readonly groups: Array<{ scope: SpanScope; start: number; end: number }> = [];
 
-  constructor(private readonly shared: OtlpProtobuf) {}
+  constructor(private readonly shared: OtlpProtobuf) {
+    this.w.pos = HEADROOM;
+  }
+
+  reset(): this {
+    this.size = 0;
+    this.groups.length = 0;
+    this.w.pos = HEADROOM;
+    return this;
+  }
 
   add(span: WrittenSpan): void {
     let group = this.groups[this.groups.length - 1];
@@ -69,7 +94,15 @@ export class ProtobufBatch {
     this.size++;
   }
 
-  /** ExportTraceServiceRequest { resource_spans = 1: ResourceSpans { resource = 1, scope_spans = 2: ScopeSpans { scope = 1, spans = 2 } } }. */
+  release(): void {
+    this.shared.recycle(this);
+  }
+
+  /**
+   * ExportTraceServiceRequest { resource_spans = 1: ResourceSpans { resource = 1, scope_spans = 2:
+   * ScopeSpans { scope = 1, spans = 2 } } }. One scope (the runtime's case): the framing goes into
+   * the room before the spans and the request is a view of the batch's buffer, valid until release().
+   */
   encoded(): Buffer {
     const resource = this.shared.resource;
     let inner = lengthField(resource.length);
@@ -79,19 +112,42 @@ export class ProtobufBatch {
       scopeSpans.push(length);
       inner += lengthField(length);
     }
-    const out = new ProtobufWriter(lengthField(inner));
-    out.header(1, inner);
-    out.header(1, resource.length);
-    out.copy(resource);
+    const total = lengthField(inner);
+    if (this.groups.length === 1) {
+      const g = this.groups[0]!;
+      const scope = this.shared.scope(g.scope);
+      const start = g.start - (total - (g.end - g.start));
+      if (start >= 0) {
+        const end = this.w.pos;
+        this.w.pos = start;
+        this.frame(this.w, inner, resource, scopeSpans[0]!, scope);
+        this.w.pos = end;
+        return this.w.slice(start, g.end);
+      }
+    }
+    const out = new ProtobufWriter(total);
     for (let i = 0; i < this.groups.length; i++) {
       const g = this.groups[i]!;
-      const scope = this.shared.scope(g.scope);
-      out.header(2, scopeSpans[i]!);
-      out.header(1, scope.length);
-      out.copy(scope);
+      if (i === 0) this.frame(out, inner, resource, scopeSpans[0]!, this.shared.scope(g.scope));
+      else {
+        const scope = this.shared.scope(g.scope);
+        out.header(2, scopeSpans[i]!);
+        out.header(1, scope.length);
+        out.copy(scope);
+      }
       out.copy(this.w.slice(g.start, g.end));
     }
     return out.bytes();
+  }
+
+  /** The request's framing up to its first group's spans. */
+  private frame(w: ProtobufWriter, inner: number, resource: Buffer, scopeSpans: number, scope: Buffer): void {
+    w.header(1, inner);
+    w.header(1, resource.length);
+    w.copy(resource);
+    w.header(2, scopeSpans);
+    w.header(1, scope.length);
+    w.copy(scope);
   }
 }
 
