@@ -207,7 +207,9 @@ function metricsListen(value: string | undefined): { host: string; port: number 
  * (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/). Tracing is
  * on when OTEL_TRACES_EXPORTER names `otlp` (or `console`), or when it is unset and an OTLP
  * endpoint is set; OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none keep it off. Spans go as
- * OTLP/HTTP with the JSON encoding (`http/json`; a collector's OTLP/HTTP receiver takes it).
+ * OTLP/HTTP, protobuf-encoded (`http/protobuf`, the specification's default) unless
+ * OTEL_EXPORTER_OTLP_PROTOCOL asks for `http/json`; `grpc` is refused. The OTEL_BSP_* variables
+ * and OTEL_EXPORTER_OTLP_TIMEOUT size the batching and the export as the SDK's did.
  */
 export function tracingFromEnv(env: NodeJS.ProcessEnv): TracingSettings | undefined {
   if ((env.OTEL_SDK_DISABLED ?? "").trim().toLowerCase() === "true") return undefined;
