@@ -13,7 +13,7 @@ export interface SamplerSettings {
 }
 
 /**
- * Brain's own TracerProvider for the OTEL_* set-up (tracing-sdk.ts): it implements the
+ * Brain's own TracerProvider for the OTEL_* set-up (tracing-export.ts): it implements the
  * `@opentelemetry/api` interfaces that telemetry.ts uses, so the runtime is written once against
  * the API and an application's own provider (`startBrain({ tracerProvider })`) works the same.
  * A sampled span is a WrittenSpan that goes to `sink` when it ends; an unsampled one is the API's

@@ -5,7 +5,7 @@ import type { SpanScope, WrittenSpan } from "./written-span.ts";
  * OTLP's protobuf encoding of an ExportTraceServiceRequest (opentelemetry-proto's
  * collector/trace/v1/trace_service.proto, trace/v1/trace.proto, common/v1/common.proto), written
  * by hand: the handful of messages a span needs, by field number, into one growing buffer. The
- * field numbers are the proto's; sdk-node/test/helpers/otlp-protobuf-decode.mts reads them back,
+ * field numbers are the proto's; sdk-node/test/helpers/otlp-protobuf.mts reads them back,
  * and its own test checks that reader against the OpenTelemetry SDK's encoder.
  *
  * A nested message's length comes before it: one byte is reserved, and the body is moved when its
