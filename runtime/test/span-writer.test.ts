@@ -277,6 +277,59 @@ test("a span's data is fixed once it ends: later attributes, status and names ar
   await c.close();
 });
 
+/** The fields of one protobuf message (tag → values), enough to walk to a span's fixed64 times. */
+function protoFields(bytes: Buffer): Map<number, Array<Buffer | bigint>> {
+  const out = new Map<number, Array<Buffer | bigint>>();
+  let pos = 0;
+  const varint = () => {
+    let n = 0n;
+    for (let shift = 0n; ; shift += 7n) {
+      const b = bytes[pos++]!;
+      n |= BigInt(b & 0x7f) << shift;
+      if ((b & 0x80) === 0) return n;
+    }
+  };
+  while (pos < bytes.length) {
+    const tag = Number(varint());
+    const [field, wire] = [tag >>> 3, tag & 7];
+    let value: Buffer | bigint;
+    if (wire === 0) value = varint();
+    else if (wire === 1) (value = bytes.readBigUInt64LE(pos)), (pos += 8);
+    else if (wire === 2) {
+      const length = Number(varint());
+      value = bytes.subarray(pos, pos + length);
+      pos += length;
+    } else throw new Error(`wire type ${wire}`);
+    out.set(field, [...(out.get(field) ?? []), value]);
+  }
+  return out;
+}
+
+test("protobuf times are exact epoch nanoseconds (fixed64), past what a double holds", async () => {
+  const { OtlpProtobuf } = await import("../src/telemetry/otlp-protobuf.ts");
+  const { BrainTracerProvider } = await import("../src/telemetry/brain-tracer.ts");
+  const encoder = new OtlpProtobuf({ "service.name": "t" });
+  const batch = encoder.batch();
+  const tracer = new BrainTracerProvider({ ended: (span) => batch.add(span) }, { ratio: 1, parentBased: true }).getTracer("t");
+  // Epoch milliseconds with fractions (a number below the process's time origin would be a performance.now() reading).
+  const now = Date.now() + 60_000;
+  const times = [now + 0.456, now + 0.9999, now + 1, 4_102_444_800_000.25, 9_007_199_254_740.5];
+  for (const t of times) tracer.startSpan("timed", { startTime: t }).end(t + 1.000001);
+  const nanos = (ms: number) => {
+    const whole = Math.floor(ms);
+    return BigInt(whole) * 1_000_000n + BigInt(Math.round((ms - whole) * 1e6));
+  };
+  const request = protoFields(batch.encoded());
+  const scopeSpans = protoFields(protoFields(request.get(1)![0] as Buffer).get(2)![0] as Buffer);
+  const spans = scopeSpans.get(2)!.map((b) => protoFields(b as Buffer));
+  assert.is(spans.length, times.length);
+  spans.forEach((span, i) => {
+    assert.is(span.get(7)![0], nanos(times[i]!), `start of ${times[i]}`);
+    assert.is(span.get(8)![0], nanos(times[i]! + 1.000001), `end of ${times[i]}`);
+  });
+  batch.release();
+});
+
 test("isoTime writes what Date#toISOString writes", () => {
   const base = Date.now();
   for (let i = 0; i < 20_000; i++) {

@@ -381,16 +381,26 @@ class ProtobufWriter {
     let fraction = Math.round((ms - whole) * 1e6);
     let w = whole;
     if (fraction >= 1e6) (w += 1), (fraction -= 1e6);
-    const hi = Math.floor(w / 2 ** 21);
-    const lo = w - hi * 2 ** 21;
+    const hi = Math.floor(w / 2097152); // 2^21
     const a = hi * 1e6; // nanos = a·2^21 + b
-    const b = lo * 1e6 + fraction;
-    const low = (a % 2 ** 11) * 2 ** 21 + b; // < 2^43: exact
+    const b = (w - hi * 2097152) * 1e6 + fraction;
+    const sum = (a % 2048) * 2097152 + b; // < 2^43: exact
+    const carry = Math.floor(sum / 4294967296);
+    const low = sum - carry * 4294967296;
+    const high = Math.floor(a / 2048) + carry;
     this.tag(field, I64);
     this.room(8);
-    this.buf.writeUInt32LE(low % 2 ** 32, this.pos);
-    this.buf.writeUInt32LE(Math.floor(a / 2 ** 11) + Math.floor(low / 2 ** 32), this.pos + 4);
-    this.pos += 8;
+    const buf = this.buf;
+    let at = this.pos;
+    buf[at++] = low & 0xff;
+    buf[at++] = (low >>> 8) & 0xff;
+    buf[at++] = (low >>> 16) & 0xff;
+    buf[at++] = low >>> 24;
+    buf[at++] = high & 0xff;
+    buf[at++] = (high >>> 8) & 0xff;
+    buf[at++] = (high >>> 16) & 0xff;
+    buf[at++] = high >>> 24;
+    this.pos = at;
   }
 
   /** Opens a nested message (or a length-delimited field) `field`; end() writes its length. */
