@@ -315,6 +315,9 @@ test("protobuf times are exact epoch nanoseconds (fixed64), past what a double h
   const now = Date.now() + 60_000;
   const times = [now + 0.456, now + 0.9999, now + 1, 4_102_444_800_000.25, 9_007_199_254_740.5];
   for (const t of times) tracer.startSpan("timed", { startTime: t }).end(t + 1.000001);
+  // Lengths of one, two and three varint bytes: a span's length is written where it was reserved, or the body moves.
+  const big = "é".repeat(10_000);
+  tracer.startSpan("big", { startTime: now, attributes: { big } }).end(now);
   const nanos = (ms: number) => {
     const whole = Math.floor(ms);
     return BigInt(whole) * 1_000_000n + BigInt(Math.round((ms - whole) * 1e6));
@@ -322,7 +325,11 @@ test("protobuf times are exact epoch nanoseconds (fixed64), past what a double h
   const request = protoFields(batch.encoded());
   const scopeSpans = protoFields(protoFields(request.get(1)![0] as Buffer).get(2)![0] as Buffer);
   const spans = scopeSpans.get(2)!.map((b) => protoFields(b as Buffer));
-  assert.is(spans.length, times.length);
+  assert.is(spans.length, times.length + 1);
+  const bigSpan = spans.pop()!;
+  assert.is((bigSpan.get(5)![0] as Buffer).toString(), "big");
+  const kv = protoFields(bigSpan.get(9)![0] as Buffer);
+  assert.is((protoFields(kv.get(2)![0] as Buffer).get(1)![0] as Buffer).toString("utf8"), big);
   spans.forEach((span, i) => {
     assert.is(span.get(7)![0], nanos(times[i]!), `start of ${times[i]}`);
     assert.is(span.get(8)![0], nanos(times[i]! + 1.000001), `end of ${times[i]}`);

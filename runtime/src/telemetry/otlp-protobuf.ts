@@ -8,8 +8,8 @@ import type { SpanScope, WrittenSpan } from "./written-span.ts";
  * field numbers are the proto's; sdk-node/test/helpers/otlp-protobuf.mts reads them back,
  * and its own test checks that reader against the OpenTelemetry SDK's encoder.
  *
- * A nested message's length comes before it: one byte is reserved, and the body is moved when its
- * length needs more (rare: a span is a few hundred bytes, an attribute a few dozen).
+ * A nested message's length comes before it: room for it is reserved (begin), and the body is
+ * moved only when the length turns out to need another number of bytes (end).
  */
 const LEN = 2;
 const VARINT = 0;
@@ -189,7 +189,7 @@ class ProtobufWriter {
   }
 
   span(s: WrittenSpan): void {
-    this.begin(2); // ScopeSpans.spans
+    this.begin(2, 2); // ScopeSpans.spans
     this.hex(1, s.traceId);
     this.hex(2, s.spanId);
     if (s.parentSpanId !== undefined) this.hex(4, s.parentSpanId);
@@ -403,25 +403,30 @@ class ProtobufWriter {
     this.pos = at;
   }
 
-  /** Opens a nested message (or a length-delimited field) `field`; end() writes its length. */
-  private begin(field: number): void {
+  /**
+   * Opens a nested message `field`; end() writes its length. `reserve` bytes are left for the
+   * length: 1 for a small message, 2 for a span (128 to 16,383 bytes, the runtime's are ~400), so
+   * the usual case needs no move of the body.
+   */
+  private begin(field: number, reserve = 1): void {
     this.tag(field, LEN);
-    this.room(1);
-    this.starts.push(this.pos);
-    this.pos += 1;
+    this.room(reserve);
+    this.starts.push(this.pos, reserve);
+    this.pos += reserve;
   }
 
   private end(): void {
+    const reserved = this.starts.pop()!;
     const start = this.starts.pop()!;
-    const length = this.pos - start - 1;
-    if (length < 128) {
-      this.buf[start] = length;
-      return;
-    }
+    const length = this.pos - start - reserved;
     let size = 1;
     for (let n = length; n >= 128; n = Math.floor(n / 128)) size++;
-    this.room(size - 1);
-    this.buf.copyWithin(start + size, start + 1, this.pos);
+    if (size !== reserved) {
+      // The length takes another number of bytes than reserved: the body moves (canonical varints only).
+      this.room(size - reserved);
+      this.buf.copyWithin(start + size, start + reserved, this.pos);
+      this.pos += size - reserved;
+    }
     let at = start;
     let n = length;
     while (n >= 128) {
@@ -429,7 +434,6 @@ class ProtobufWriter {
       n = Math.floor(n / 128);
     }
     this.buf[at] = n;
-    this.pos += size - 1;
   }
 
   private room(bytes: number): void {
