@@ -230,10 +230,12 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   for (const value of Object.values(defaults.tracing?.headers ?? {})) redactor.add(value);
   let tracerProvider = opts.tracerProvider;
   let stopTracing: (() => Promise<void>) | undefined;
+  let spansLost: (() => { dropped: number; failed: number }) | undefined;
   if (tracerProvider === undefined && defaults.tracing !== undefined) {
     const started = await startTracing(defaults.tracing, VERSION, logger);
     tracerProvider = started.provider;
     stopTracing = started.shutdown;
+    spansLost = started.lost;
     logger.info("tracing: spans are exported", { exporter: defaults.tracing.exporter, endpoint: defaults.tracing.url, protocol: defaults.tracing.protocol, serviceName: defaults.tracing.serviceName });
   }
   const keys = await KeyRing.load(store, token, redactor, logger);
@@ -253,6 +255,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
       },
       residentSessions: () => residency.size,
       connectedHosts: () => hostConnections.size,
+      ...(spansLost === undefined ? {} : { spansLost }),
     },
     tracerProvider,
     redactor,

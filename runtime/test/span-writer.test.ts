@@ -17,7 +17,9 @@ import { newTraceId } from "../src/telemetry/span-ids.ts";
 import { isoTime } from "../src/telemetry/iso-time.ts";
 import { tracingFromEnv } from "../src/config.ts";
 import { BrainRuntimeError } from "../src/errors.ts";
+import { silentLogger } from "../src/logger.ts";
 import type { Logger } from "../src/logger.ts";
+import { startBrain } from "../src/index.ts";
 
 interface Collector {
   url: string;
@@ -193,6 +195,33 @@ test("a full queue drops spans and counts them, and ending a span never waits fo
   const warning = logger.lines.find((l) => l.message.includes("dropped"));
   assert.ok(warning, "the drop is logged");
   assert.is(warning!.fields?.spans, 70);
+  await c.close();
+});
+
+test("a runtime started by the OTEL_* variables counts the spans it drops at /metrics (brain_spans_lost_total)", async () => {
+  const c = await collector();
+  const held: Array<() => void> = [];
+  c.answer = (req, res, body) => held.push(() => accept(c)(req, res, body));
+  const variables = { OTEL_EXPORTER_OTLP_ENDPOINT: c.url.replace(/\/v1\/traces$/, ""), OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_BSP_MAX_QUEUE_SIZE: "1", OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "1" };
+  const saved = Object.fromEntries(Object.keys(variables).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, variables);
+  let brain: Awaited<ReturnType<typeof startBrain>>;
+  try {
+    brain = await startBrain({ dataDir: ":memory:", port: 0, logger: silentLogger });
+  } finally {
+    for (const [k, v] of Object.entries(saved)) v === undefined ? delete process.env[k] : (process.env[k] = v);
+  }
+  const auth = { authorization: `Bearer ${brain.token}` };
+  // Each request is a server span: the first is sent (and held by the collector), one waits, the rest are dropped.
+  for (let i = 0; i < 5; i++) await fetch(`${brain.url}/v1/sessions`, { headers: auth });
+  const text = await (await fetch(`${brain.url}/metrics`, { headers: auth })).text();
+  const dropped = Number(/^brain_spans_lost_total\{reason="dropped"\} (\d+)$/m.exec(text)?.[1]);
+  assert.ok(dropped >= 3, `dropped: ${dropped}\n${text.split("\n").filter((l) => l.includes("spans_lost")).join("\n")}`);
+  assert.match(text, /^brain_spans_lost_total\{reason="failed"\} 0$/m);
+  const release = setInterval(() => held.splice(0).forEach((f) => f()), 5);
+  await brain.close();
+  clearInterval(release);
+  assert.ok(c.spans().length >= 2, "what was not dropped arrived");
   await c.close();
 });
 
