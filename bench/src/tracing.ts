@@ -1,10 +1,11 @@
 // Section 15 (issue 33): what tracing costs a call. Two runtimes side by side in this process, one
-// with tracing off (the default) and one exporting every span over OTLP/HTTP to a local receiver
-// (the runtime's own set-up from OTEL_EXPORTER_OTLP_ENDPOINT: batching span processor, JSON
-// encoding); the round trip is measured in alternating blocks and the 64-session throughput in
-// alternating rounds, so the machine's load falls on both.
-import { createServer } from "node:http";
-import type { Server } from "node:http";
+// with tracing off (the default) and one exporting every span over OTLP/HTTP to a receiver in a
+// child process (the runtime's own set-up from OTEL_EXPORTER_OTLP_ENDPOINT: Brain's span writer,
+// batching, protobuf encoding); the round trip is measured in alternating blocks and the
+// 64-session throughput in alternating rounds, so the machine's load falls on both.
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
 import { Brain } from "@aexhq/brain";
 import type { BenchConfig } from "./config.ts";
 import { interleavedLatency } from "./interleave.ts";
@@ -16,25 +17,36 @@ import { now, round } from "./stats.ts";
 import type { LatencySummary } from "./stats.ts";
 import { startBrain } from "@aexhq/brain-runtime";
 
-/** A collector's OTLP/HTTP receiver reduced to what costs the exporter: it reads each request and answers 200. */
-async function receiver(): Promise<{ endpoint: string; requests: () => number; bytes: () => number; close(): Promise<void> }> {
-  let requests = 0;
-  let bytes = 0;
-  const server: Server = createServer((req, res) => {
-    req.on("data", (c: Buffer) => (bytes += c.length));
-    req.on("end", () => {
-      requests++;
-      res.writeHead(200, { "content-type": "application/json" }).end("{}");
-    });
+const SINK = fileURLToPath(new URL("./otlp-sink-child.ts", import.meta.url));
+
+interface SinkReport {
+  requests: number;
+  bytes: number;
+  cpuSeconds: number;
+}
+
+/**
+ * A collector's OTLP/HTTP receiver reduced to what costs the exporter (otlp-sink-child.ts), in a
+ * child process: in production the collector runs elsewhere, and its reading ~90 MiB of spans in
+ * a full run was charged to "tracing on" while it ran in this process.
+ */
+async function receiver(): Promise<{ endpoint: string; close(): Promise<SinkReport> }> {
+  const child = spawn(process.execPath, [...process.execArgv, SINK], { stdio: ["pipe", "pipe", "inherit"] });
+  const lines = createInterface({ input: child.stdout! });
+  const next = () => new Promise<string>((resolve, reject) => {
+    lines.once("line", resolve);
+    child.once("exit", (code) => reject(new Error(`the OTLP receiver exited (${code})`)));
   });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const address = server.address();
-  const port = typeof address === "object" && address !== null ? address.port : 0;
+  const { port } = JSON.parse(await next()) as { port: number };
   return {
     endpoint: `http://127.0.0.1:${port}`,
-    requests: () => requests,
-    bytes: () => bytes,
-    close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
+    close: async () => {
+      const report = next();
+      child.stdin!.write("end\n");
+      const text = await report;
+      child.stdin!.end();
+      return JSON.parse(text) as SinkReport;
+    },
   };
 }
 
@@ -78,7 +90,7 @@ async function turnRuntime(tracing: string | undefined, iterations: number): Pro
 }
 
 export async function tracingCost(cfg: BenchConfig, log: (s: string) => void): Promise<Section> {
-  const section: Section = { id: "15", title: "15. Tracing: off (the default) against on, exporting every span to a local OTLP/HTTP receiver (Node SDK host, memory journal)", figures: [], notes: [] };
+  const section: Section = { id: "15", title: "15. Tracing: off (the default) against on, exporting every span to an OTLP/HTTP receiver in a child process (Node SDK host, memory journal)", figures: [], notes: [] };
   const sink = await receiver();
   const sessions = Math.max(...cfg.concurrencies);
   log("  tracing: round trip and throughput");
@@ -117,9 +129,9 @@ export async function tracingCost(cfg: BenchConfig, log: (s: string) => void): P
     await turnOn.close();
     await turnOff.close();
   }
-  section.notes.push(`the receiver got ${sink.requests()} OTLP/HTTP requests (${round(sink.bytes() / 2 ** 20, 1)} MiB of OTLP JSON) in this process, read and answered but not decoded (a collector runs elsewhere)`);
+  const received = await sink.close();
+  section.notes.push(`the receiver got ${received.requests} OTLP/HTTP requests (${round(received.bytes / 2 ** 20, 1)} MiB of OTLP protobuf) in a child process of its own, as a collector runs elsewhere: read and answered but not decoded, ${round(received.cpuSeconds, 2)} s of its CPU, not counted in the figures above`);
   section.notes.push("the round trip and throughput start calls as the Agentloop does (Dispatcher.start, no turn), so each call is a trace of its own: one execute_tool span and its commits' (not traced without a turn); the whole turn adds the request, turn and two model-call spans");
-  section.notes.push("tracing off creates no span and loads no SDK, so sections 1 and 2 are the off figures; the host has no OpenTelemetry SDK registered (it continues the trace at no cost)");
-  await sink.close();
+  section.notes.push("tracing off creates no span and loads no span writer, so sections 1 and 2 are the off figures; the host has no OpenTelemetry SDK registered (it continues the trace at no cost)");
   return section;
 }

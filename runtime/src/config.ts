@@ -14,7 +14,7 @@ import { modelSettingsFromEnv } from "./models/select.ts";
 import type { ModelSettings } from "./models/select.ts";
 import { LOG_LEVELS } from "./logger.ts";
 import type { LogLevel } from "./logger.ts";
-import type { TracingSettings } from "./telemetry/tracing-sdk.ts";
+import type { TracingSettings } from "./telemetry/tracing-export.ts";
 import type { ManagedHostSettings } from "./environments/plugin.ts";
 
 /**
@@ -207,7 +207,9 @@ function metricsListen(value: string | undefined): { host: string; port: number 
  * (https://opentelemetry.io/docs/specs/otel/configuration/sdk-environment-variables/). Tracing is
  * on when OTEL_TRACES_EXPORTER names `otlp` (or `console`), or when it is unset and an OTLP
  * endpoint is set; OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none keep it off. Spans go as
- * OTLP/HTTP with the JSON encoding (`http/json`; a collector's OTLP/HTTP receiver takes it).
+ * OTLP/HTTP, protobuf-encoded (`http/protobuf`, the specification's default) unless
+ * OTEL_EXPORTER_OTLP_PROTOCOL asks for `http/json`; `grpc` is refused. The OTEL_BSP_* variables
+ * and OTEL_EXPORTER_OTLP_TIMEOUT size the batching and the export as the SDK's did.
  */
 export function tracingFromEnv(env: NodeJS.ProcessEnv): TracingSettings | undefined {
   if ((env.OTEL_SDK_DISABLED ?? "").trim().toLowerCase() === "true") return undefined;
@@ -215,12 +217,20 @@ export function tracingFromEnv(env: NodeJS.ProcessEnv): TracingSettings | undefi
   const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
   if (traced === undefined ? !endpoint : traced.includes("none") || traced.length === 0) return undefined;
   for (const e of traced ?? []) if (e !== "otlp" && e !== "console") throw new BrainRuntimeError("invalid_request", `OTEL_TRACES_EXPORTER must be otlp, console or none, got ${JSON.stringify(env.OTEL_TRACES_EXPORTER)}`);
-  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL;
-  if (protocol !== undefined && protocol !== "http/json" && protocol !== "http/protobuf") throw new BrainRuntimeError("invalid_request", `OTEL_EXPORTER_OTLP_PROTOCOL: Brain exports traces over OTLP/HTTP (http/json), not ${JSON.stringify(protocol)}`);
+  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || DEFAULT_OTLP_PROTOCOL).trim();
+  if (protocol !== "http/json" && protocol !== "http/protobuf") throw new BrainRuntimeError("invalid_request", `OTEL_EXPORTER_OTLP_PROTOCOL: Brain exports traces over OTLP/HTTP (http/protobuf or http/json), not ${JSON.stringify(protocol)}`);
   const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
     ? absoluteUrl("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
     : `${absoluteUrl("OTEL_EXPORTER_OTLP_ENDPOINT", env.OTEL_EXPORTER_OTLP_ENDPOINT || "http://localhost:4318").replace(/\/+$/, "")}/v1/traces`;
-  const settings: TracingSettings = { exporter: traced?.includes("otlp") === false ? "console" : "otlp", url, serviceName: env.OTEL_SERVICE_NAME || "brain-runtime" };
+  const settings: TracingSettings = { exporter: traced?.includes("otlp") === false ? "console" : "otlp", url, protocol, serviceName: env.OTEL_SERVICE_NAME || "brain-runtime" };
+  const timeout = positiveInteger(env, env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT ? "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT" : "OTEL_EXPORTER_OTLP_TIMEOUT");
+  if (timeout !== undefined) settings.timeoutMs = timeout;
+  const queueSize = positiveInteger(env, "OTEL_BSP_MAX_QUEUE_SIZE");
+  if (queueSize !== undefined) settings.maxQueueSize = queueSize;
+  const batchSize = positiveInteger(env, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE");
+  if (batchSize !== undefined) settings.maxExportBatchSize = batchSize;
+  const delay = positiveInteger(env, "OTEL_BSP_SCHEDULE_DELAY");
+  if (delay !== undefined) settings.scheduledDelayMs = delay;
   const headers = keyValues(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS || env.OTEL_EXPORTER_OTLP_HEADERS, "OTEL_EXPORTER_OTLP_HEADERS");
   if (headers !== undefined) settings.headers = headers;
   const attributes = keyValues(env.OTEL_RESOURCE_ATTRIBUTES, "OTEL_RESOURCE_ATTRIBUTES");
@@ -236,6 +246,18 @@ export function tracingFromEnv(env: NodeJS.ProcessEnv): TracingSettings | undefi
     settings.ratio = ratio;
   }
   return settings;
+}
+
+/** OTLP/HTTP's encoding when OTEL_EXPORTER_OTLP_PROTOCOL is unset: the OpenTelemetry specification's default. */
+const DEFAULT_OTLP_PROTOCOL = "http/protobuf";
+
+/** A whole number > 0 from the variable `name` (a timeout in ms, a queue size); undefined when unset. */
+function positiveInteger(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const text = env[name];
+  if (text === undefined || text.trim() === "") return undefined;
+  const n = Number(text);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new BrainRuntimeError("invalid_request", `${name} must be a whole number greater than 0, got ${JSON.stringify(text)}`);
+  return n;
 }
 
 /** `key1=value1,key2=value2` (values percent-encoded), as the OTel variables spell lists; values never quoted in an error. */
@@ -287,7 +309,7 @@ export interface EnvironmentDefaults {
   managedHosts: ManagedHostSettings;
   logLevel: LogLevel;
   logJson: boolean;
-  /** Undefined: tracing is off (the SDK is never loaded). */
+  /** Undefined: tracing is off (the span writer is never loaded). */
   tracing: TracingSettings | undefined;
   metricsListen: { host: string; port: number } | undefined;
   traceUrl: string | undefined;

@@ -51,7 +51,7 @@ import type { Logger } from "./logger.ts";
 import type { TracerProvider } from "@opentelemetry/api";
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { Telemetry } from "./telemetry/telemetry.ts";
-import { startTracing } from "./telemetry/tracing-sdk.ts";
+import { startTracing } from "./telemetry/tracing-export.ts";
 import { routeOf } from "./telemetry/http-route.ts";
 import { parseTraceparent } from "./telemetry/traceparent.ts";
 import { listenForMetrics, metricsRoute } from "./http/metrics-route.ts";
@@ -230,11 +230,13 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   for (const value of Object.values(defaults.tracing?.headers ?? {})) redactor.add(value);
   let tracerProvider = opts.tracerProvider;
   let stopTracing: (() => Promise<void>) | undefined;
+  let spansLost: (() => { dropped: number; failed: number }) | undefined;
   if (tracerProvider === undefined && defaults.tracing !== undefined) {
-    const started = await startTracing(defaults.tracing, VERSION);
+    const started = await startTracing(defaults.tracing, VERSION, logger);
     tracerProvider = started.provider;
     stopTracing = started.shutdown;
-    logger.info("tracing: spans are exported", { exporter: defaults.tracing.exporter, endpoint: defaults.tracing.url, serviceName: defaults.tracing.serviceName });
+    spansLost = started.lost;
+    logger.info("tracing: spans are exported", { exporter: defaults.tracing.exporter, endpoint: defaults.tracing.url, protocol: defaults.tracing.protocol, serviceName: defaults.tracing.serviceName });
   }
   const keys = await KeyRing.load(store, token, redactor, logger);
   keys.defaultLimits = { ...(opts.keyLimits ?? defaults.keyLimits) };
@@ -253,6 +255,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
       },
       residentSessions: () => residency.size,
       connectedHosts: () => hostConnections.size,
+      ...(spansLost === undefined ? {} : { spansLost }),
     },
     tracerProvider,
     redactor,

@@ -118,13 +118,13 @@ test("/metrics takes the operator token: an API key is forbidden, no token unaut
   assert.is((await fetch(url.replace(/\/metrics$/, "/v1/sessions"))).status, 404);
 });
 
-test("with tracing off (no OTEL_* variables) the OpenTelemetry SDK and exporter are never loaded", () => {
+test("with tracing off (no OTEL_* variables) the span writer and its exporter are never loaded", () => {
   // A process of its own, so no other test's tracing counts.
   const child = fileURLToPath(new URL("./helpers/tracing-off.mts", import.meta.url));
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("OTEL_")));
   const run = spawnSync(process.execPath, ["--conditions=brain-source", "--import", "tsx", child], { env, encoding: "utf8", timeout: 60_000 });
   assert.is(run.status, 0, run.stderr);
-  assert.equal(JSON.parse(run.stdout.trim().split("\n").pop()!), { sdkLoads: 0, answered: "completed" });
+  assert.equal(JSON.parse(run.stdout.trim().split("\n").pop()!), { writerLoads: 0, answered: "completed" });
 });
 
 test.run();

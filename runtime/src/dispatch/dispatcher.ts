@@ -14,6 +14,7 @@ import type { SessionCalls } from "./session-calls.ts";
 import { callIdOf } from "../journal/call-id.ts";
 import type { Logger } from "../logger.ts";
 import { SpanKind } from "../telemetry/telemetry.ts";
+import { isoTime } from "../telemetry/iso-time.ts";
 import type { Span, Telemetry } from "../telemetry/telemetry.ts";
 
 export interface CallRequest {
@@ -176,7 +177,7 @@ export class Dispatcher {
     if (req.modelCallId !== undefined) attributes["gen_ai.tool.call.id"] = req.modelCallId;
     if (placement.hostId !== undefined) attributes["brain.host.id"] = placement.hostId;
     if (placement.env !== undefined) attributes["brain.environment"] = placement.env;
-    if (req.deadlineAt !== null) attributes["brain.call.deadline_at"] = new Date(req.deadlineAt).toISOString();
+    if (req.deadlineAt !== null) attributes["brain.call.deadline_at"] = isoTime(req.deadlineAt);
     const parent = req.origin !== undefined ? this.directory.call(req.origin)?.span : owner.turnSpan;
     const span = this.telemetry!.span(`execute_tool ${req.tool.contract.name}`, parent, attributes, SpanKind.INTERNAL);
     this.telemetry!.callTraced(sessionId, call.callId, span);

@@ -63,6 +63,18 @@ export class Metrics {
     new Gauge({ name: "brain_tool_calls_open", help: "Tool calls started and not finished, held by this runtime.", registers, collect() { this.set(gauges.openCalls()); } });
     new Gauge({ name: "brain_sessions_resident", help: "Sessions held in memory (running, or settled and not paged out yet).", registers, collect() { this.set(gauges.residentSessions()); } });
     new Gauge({ name: "brain_hosts_connected", help: "Host processes connected to this runtime (node) over the host channel.", registers, collect() { this.set(gauges.connectedHosts()); } });
+    const spansLost = gauges.spansLost;
+    if (spansLost !== undefined) {
+      // Counted by the span writer's queue (span-queue.ts), read when scraped.
+      this.registry.registerMetric({
+        name: "brain_spans_lost_total",
+        get: async () => {
+          const lost = spansLost();
+          return { name: "brain_spans_lost_total", help: "Spans not exported: dropped because the export queue was full, or in a batch whose export failed.", type: "counter", aggregator: "sum", values: [{ labels: { reason: "dropped" }, value: lost.dropped }, { labels: { reason: "failed" }, value: lost.failed }] };
+        },
+        reset: () => undefined,
+      } as never);
+    }
   }
 
   /** A call's tool.finished is committed; `seconds` since its tool.call_started was admitted. */
@@ -112,6 +124,8 @@ export interface MetricGauges {
   openCalls(): number;
   residentSessions(): number;
   connectedHosts(): number;
+  /** Spans the runtime's own span writer lost so far (tracing from OTEL_*; absent otherwise). */
+  spansLost?(): { dropped: number; failed: number };
 }
 
 /** One label set's counts: per bucket (not cumulative), and the sum and count of every observation. */

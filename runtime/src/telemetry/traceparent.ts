@@ -3,7 +3,7 @@ import type { SpanContext } from "@opentelemetry/api";
 /**
  * W3C Trace Context `traceparent` (https://www.w3.org/TR/trace-context/#traceparent-header),
  * version 00: how a span's context travels in an HTTP header and in the host `invoke` frame.
- * Written here rather than taken from the SDK's propagator, which is loaded only when tracing is on.
+ * Written here rather than taken from the OpenTelemetry SDK's propagator: the runtime does not use the SDK.
  */
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(?:-.*)?$/;
 

@@ -1,7 +1,7 @@
 // Run by metrics.test.ts in a process of its own: a runtime started without OTEL_* variables runs
-// a turn, and prints how many times the OpenTelemetry SDK (and with it the exporter) was loaded.
+// a turn, and prints how many times the span writer (and with it the exporter) was loaded.
 import { startBrain } from "../../src/index.ts";
-import { tracingSdkLoads } from "../../src/telemetry/tracing-sdk.ts";
+import { spanWriterLoads } from "../../src/telemetry/tracing-export.ts";
 import { silentLogger } from "../../src/logger.ts";
 
 const brain = await startBrain({ dataDir: ":memory:", port: 0, logger: silentLogger });
@@ -11,4 +11,4 @@ const session = (await created.json()) as { id: string };
 const sent = await fetch(`${brain.url}/v1/sessions/${session.id}/messages`, { method: "POST", headers: auth, body: JSON.stringify({ text: "hello", wait: true }) });
 const answer = (await sent.json()) as { status: string };
 await brain.close();
-console.log(JSON.stringify({ sdkLoads: tracingSdkLoads(), answered: answer.status }));
+console.log(JSON.stringify({ writerLoads: spanWriterLoads(), answered: answer.status }));

@@ -1,9 +1,12 @@
 // A real OTLP/HTTP trace receiver on loopback, as a collector's `otlp` receiver is: it accepts
-// POST /v1/traces with the OTLP JSON encoding (what @opentelemetry/exporter-trace-otlp-http sends),
-// decodes every ExportTraceServiceRequest and keeps the spans, flattened with their resource's
-// service.name. It answers as the OTLP spec says (200 with an ExportTraceServiceResponse).
+// POST /v1/traces in either OTLP/HTTP encoding, JSON (what @opentelemetry/exporter-trace-otlp-http
+// sends, and the runtime with OTEL_EXPORTER_OTLP_PROTOCOL=http/json) or protobuf (the runtime's
+// default, decoded by otlp-protobuf.mts), decodes every ExportTraceServiceRequest and keeps the
+// spans, flattened with their resource's service.name. It answers as the OTLP spec says (200 with
+// an ExportTraceServiceResponse in the request's encoding: an empty one).
 import { createServer } from "node:http";
 import type { Server } from "node:http";
+import { decodeTraceRequest } from "./otlp-protobuf.mts";
 
 export interface ReceivedSpan {
   service: string;
@@ -38,6 +41,14 @@ export class OtlpReceiver {
   /** Every request body as received (the docs' trace excerpt is one of them). */
   readonly bodies: unknown[] = [];
   readonly contentTypes: string[] = [];
+  /** Each request's user-agent, beside its content type (which exporter sent it). */
+  readonly userAgents: string[] = [];
+  /** Each request's headers (a collector's API key arrives in one). */
+  readonly headers: Array<Record<string, string | string[] | undefined>> = [];
+  /** The resource attributes of every ResourceSpans received, by service.name. */
+  readonly resources = new Map<string, Record<string, string | number | boolean>>();
+  /** Status codes to answer before accepting (a collector shedding load), taken one per request. */
+  readonly refusals: number[] = [];
 
   private constructor(private server: Server, readonly endpoint: string) {}
 
@@ -51,11 +62,27 @@ export class OtlpReceiver {
           res.writeHead(404).end();
           return;
         }
-        receiver.contentTypes.push(req.headers["content-type"] ?? "");
-        const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { resourceSpans: Array<{ resource?: { attributes?: KeyValue[] }; scopeSpans: Array<{ spans?: any[] }> }> };
+        const refusal = receiver.refusals.shift();
+        if (refusal !== undefined) {
+          res.writeHead(refusal).end();
+          return;
+        }
+        const contentType = req.headers["content-type"] ?? "";
+        receiver.contentTypes.push(contentType);
+        receiver.userAgents.push(req.headers["user-agent"] ?? "");
+        receiver.headers.push(req.headers);
+        const protobuf = contentType.startsWith("application/x-protobuf");
+        if (!protobuf && !contentType.startsWith("application/json")) {
+          res.writeHead(415).end();
+          return;
+        }
+        const bytes = Buffer.concat(chunks);
+        const body = (protobuf ? decodeTraceRequest(bytes) : JSON.parse(bytes.toString("utf8"))) as { resourceSpans: Array<{ resource?: { attributes?: KeyValue[] }; scopeSpans: Array<{ spans?: any[] }> }> };
         receiver.bodies.push(body);
         for (const rs of body.resourceSpans) {
-          const service = String(attributesOf(rs.resource?.attributes)["service.name"] ?? "");
+          const resource = attributesOf(rs.resource?.attributes);
+          const service = String(resource["service.name"] ?? "");
+          receiver.resources.set(service, resource);
           for (const ss of rs.scopeSpans) {
             for (const s of ss.spans ?? []) {
               receiver.spans.push({
@@ -73,7 +100,8 @@ export class OtlpReceiver {
             }
           }
         }
-        res.writeHead(200, { "content-type": "application/json" }).end("{}");
+        if (protobuf) res.writeHead(200, { "content-type": "application/x-protobuf" }).end();
+        else res.writeHead(200, { "content-type": "application/json" }).end("{}");
       });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));

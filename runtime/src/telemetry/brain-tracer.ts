@@ -1,0 +1,80 @@
+import { context as contexts, isSpanContextValid, trace } from "@opentelemetry/api";
+import type { Context, Span, SpanOptions, Tracer, TracerProvider } from "@opentelemetry/api";
+import { newSpanId, newTraceId } from "./span-ids.ts";
+import { WrittenSpan, epochMs, nowMs } from "./written-span.ts";
+import type { EndedSpans, SpanScope } from "./written-span.ts";
+
+/** Which new spans are recorded: OTEL_TRACES_SAMPLER's semantics (config.ts reads it). */
+export interface SamplerSettings {
+  /** The fraction of root traces kept (always_on 1, always_off 0, traceidratio its argument). */
+  ratio: number;
+  /** parentbased_*: a span with a parent (remote or local) follows the parent's sampled flag. */
+  parentBased: boolean;
+}
+
+/**
+ * Brain's own TracerProvider for the OTEL_* set-up (tracing-export.ts): it implements the
+ * `@opentelemetry/api` interfaces that telemetry.ts uses, so the runtime is written once against
+ * the API and an application's own provider (`startBrain({ tracerProvider })`) works the same.
+ * A sampled span is a WrittenSpan that goes to `sink` when it ends; an unsampled one is the API's
+ * non-recording span, which still carries its context (flags 00) to the hosts.
+ */
+export class BrainTracerProvider implements TracerProvider {
+  private readonly tracers = new Map<string, BrainTracer>();
+  /** traceidratio's bound on a trace id's accumulated 32-bit words (the SDK's TraceIdRatioBasedSampler). */
+  private readonly bound: number;
+
+  constructor(
+    private readonly sink: EndedSpans,
+    private readonly sampler: SamplerSettings,
+  ) {
+    this.bound = Math.floor(Math.min(Math.max(sampler.ratio, 0), 1) * 0xffffffff);
+  }
+
+  getTracer(name: string, version?: string): Tracer {
+    const key = `${name}@${version ?? ""}`;
+    let tracer = this.tracers.get(key);
+    if (tracer === undefined) this.tracers.set(key, (tracer = new BrainTracer(this, this.sink, { name, version })));
+    return tracer;
+  }
+
+  /** Whether a span of `traceId` is recorded, given its parent's flags (undefined: a root). */
+  sampled(traceId: string, parentFlags: number | undefined): boolean {
+    if (parentFlags !== undefined && this.sampler.parentBased) return (parentFlags & 1) === 1;
+    const ratio = this.sampler.ratio;
+    if (ratio >= 1) return true;
+    if (ratio <= 0) return false;
+    // The OpenTelemetry JS SDK's rule, so a ratio keeps the same traces it kept before.
+    let accumulation = 0;
+    for (let i = 0; i < 32; i += 8) accumulation = (accumulation ^ parseInt(traceId.slice(i, i + 8), 16)) >>> 0;
+    return accumulation < this.bound;
+  }
+}
+
+class BrainTracer implements Tracer {
+  constructor(
+    private readonly provider: BrainTracerProvider,
+    private readonly sink: EndedSpans,
+    private readonly scope: SpanScope,
+  ) {}
+
+  startSpan(name: string, options: SpanOptions = {}, ctx: Context = contexts.active()): Span {
+    const parent = options.root === true ? undefined : trace.getSpanContext(ctx);
+    const valid = parent !== undefined && isSpanContextValid(parent);
+    const traceId = valid ? parent.traceId : newTraceId();
+    const spanId = newSpanId();
+    if (!this.provider.sampled(traceId, valid ? parent.traceFlags : undefined)) {
+      return trace.wrapSpanContext({ traceId, spanId, traceFlags: 0, ...(valid && parent.traceState !== undefined ? { traceState: parent.traceState } : {}) });
+    }
+    const start = options.startTime === undefined ? nowMs() : epochMs(options.startTime);
+    return new WrittenSpan(this.sink, this.scope, traceId, spanId, valid ? parent.spanId : undefined, name, options.kind ?? 0, start, options.attributes ?? {}, options.links);
+  }
+
+  startActiveSpan<F extends (span: Span) => unknown>(name: string, ...rest: [F] | [SpanOptions, F] | [SpanOptions, Context, F]): ReturnType<F> {
+    const fn = rest[rest.length - 1] as F;
+    const options = rest.length > 1 ? (rest[0] as SpanOptions) : {};
+    const parent = rest.length > 2 ? (rest[1] as Context) : contexts.active();
+    const span = this.startSpan(name, options, parent);
+    return contexts.with(trace.setSpan(parent, span), fn as (span: Span) => ReturnType<F>, undefined, span);
+  }
+}
