@@ -12,6 +12,7 @@ import type { BrainInternals } from "@aexhq/brain-runtime";
 import { buildJs, buildRust } from "../../scripts/build-components.mjs";
 import type { BenchConfig } from "./config.ts";
 import { rawHost, createSession, echoContract } from "./fixture.ts";
+import { settleCpu } from "./cpu-pressure.ts";
 import { figure } from "./report.ts";
 import type { Section } from "./report.ts";
 import { now, round, summarize } from "./stats.ts";
@@ -51,7 +52,7 @@ export function callOnce(internals: BrainInternals, s: SessionState, input: unkn
  * of idle (the worker has gone to sleep, so each call pays its wake-up); counts calls that did not
  * finish ok.
  */
-async function invocations(internals: BrainInternals, s: SessionState, input: unknown, n: number): Promise<{ firstUs: number; warm: LatencySummary; idle: LatencySummary; failed: number; status: string }> {
+async function invocations(internals: BrainInternals, s: SessionState, input: unknown, n: number): Promise<{ firstUs: number; warm: LatencySummary; idle: LatencySummary; failed: number; status: string; settled: { pressure: number | undefined; waitedMs: number } }> {
   let failed = 0;
   let status = "ok";
   const one = async () => {
@@ -63,6 +64,11 @@ async function invocations(internals: BrainInternals, s: SessionState, input: un
   const firstUs = round((await one()) / 1000);
   // Warm-up independent of n: with 50 calls, --quick's warm figures came out ~70 % above the full run's.
   for (let i = 0; i < 500; i++) await one();
+  // The warm calls start on a machine at rest: the 10 s CPU pressure average still holding the
+  // previous section's (or this section's admission's) load turns spinning off for their first
+  // seconds, and a run then measured that tail instead of the calls (Rust 290 µs in a full run,
+  // 46–50 µs in the same minute alone).
+  const settled = await settleCpu(20, 20_000);
   failed = 0;
   const samples: number[] = [];
   for (let i = 0; i < n; i++) samples.push(await one());
@@ -71,7 +77,7 @@ async function invocations(internals: BrainInternals, s: SessionState, input: un
     await new Promise((r) => setTimeout(r, 1));
     idle.push(await one());
   }
-  return { firstUs, warm: summarize(samples), idle: summarize(idle), failed, status };
+  return { firstUs, warm: summarize(samples), idle: summarize(idle), failed, status, settled };
 }
 
 export async function componentTools(cfg: BenchConfig, log: (s: string) => void): Promise<Section> {
@@ -149,7 +155,7 @@ export async function componentTools(cfg: BenchConfig, log: (s: string) => void)
       s.figures.push(figure(`${label}: warm call after 1 ms idle p50`, r.idle.p50us, "µs", { name: "thread round trip p50", value: wake.p50us }));
       s.figures.push(figure(`${label}: warm call after 1 ms idle p99`, r.idle.p99us, "µs"));
       if (r.failed > 0) s.notes.push(`${label}: ${r.failed} of ${n} warm calls did not finish ok (last status ${r.status}); their latency is included`);
-      s.notes.push(`${label}: server-side admitMs ${put.admitMs ?? "?"} ms; ${n} warm calls`);
+      s.notes.push(`${label}: server-side admitMs ${put.admitMs ?? "?"} ms; ${n} warm calls, started after waiting ${r.settled.waitedMs} ms for the CPU pressure's 10 s average to fall below 20 % (${r.settled.pressure ?? "not reported"} % when they started)`);
     }
     s.notes.push("each component call commits tool.call_started, hops to the binding's worker, runs the guest (one emit: a real journal commit, then finish) and commits tool.finished; the host tool commits tool.call_started, sends invoke, and commits the host's finish");
     s.notes.push("warm calls back to back find the worker awake (it polls briefly after each call) and the main thread checking the channel every loop turn while a call runs; after 1 ms idle the worker sleeps in the kernel and the main thread waits with Atomics.waitAsync, so each crossing pays a wake-up (see the thread round trip)");
