@@ -1,6 +1,6 @@
 // Tracing across the runtime and a Deno host (issue 33): `brain serve` (a Node subprocess) traces
 // because OTEL_EXPORTER_OTLP_ENDPOINT names a receiver this test serves with Deno.serve, which
-// decodes the OTLP/HTTP JSON both exporters send; this Deno process hosts the tool with the
+// decodes the OTLP/HTTP JSON both exporters send (the runtime's asked for with OTEL_EXPORTER_OTLP_PROTOCOL); this Deno process hosts the tool with the
 // OpenTelemetry SDK registered, and the span the tool makes in `run` is a child of the runtime's
 // tool-call span.
 import { Brain, tool } from "@aexhq/brain";
@@ -50,7 +50,9 @@ Deno.test({ name: "a Deno host continues the runtime's trace: the tool's own spa
   const contextManager = new AsyncLocalStorageContextManager().enable();
   trace.setGlobalTracerProvider(provider);
   context.setGlobalContextManager(contextManager);
-  const runtime = await serveRuntime({ BRAIN_TOKEN: token, BRAIN_JOURNAL: "memory", BRAIN_PORT: "0", OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SERVICE_NAME: "brain-deno-test" });
+  // The runtime sends OTLP protobuf by default; JSON here, which this receiver reads (the protobuf
+  // encoding is checked against a real decoder in sdk-node/test/tracing.test.ts).
+  const runtime = await serveRuntime({ BRAIN_TOKEN: token, BRAIN_JOURNAL: "memory", BRAIN_PORT: "0", OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_SERVICE_NAME: "brain-deno-test" });
   const brain = new Brain({ url: runtime.url, token });
   try {
     const lookup = tool({
