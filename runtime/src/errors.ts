@@ -72,6 +72,21 @@ export class BrainRuntimeError extends Error {
   }
 }
 
+/**
+ * A record refused because this node no longer holds its session's lease (journal/postgres.ts: a
+ * takeover, or this node's own lease ran out): nothing of it was written. A host hears it as a final
+ * `conflict` about its call (the call is over here); an HTTP request as 503 `unavailable`, retryable
+ * (http/respond.ts), because sending it again reaches the session's owner and nothing was written.
+ */
+export class LeaseLostError extends BrainRuntimeError {
+  readonly sessionId: string;
+  constructor(sessionId: string) {
+    super("conflict", `session ${sessionId}: this node no longer holds its lease (taken over, or this node's lease expired); the record was not written`, { sessionId }, undefined, { final: true });
+    this.name = "LeaseLostError";
+    this.sessionId = sessionId;
+  }
+}
+
 /** A host frame (or Environment call) that was not committed; the host gets `rejected` with this error. */
 export class CallRejectedError extends BrainRuntimeError {
   constructor(code: ErrorCode, message: string, details?: unknown, retryable?: boolean, options?: { cause?: unknown; final?: boolean }) {

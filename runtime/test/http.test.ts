@@ -1,11 +1,14 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-import { request } from "node:http";
+import { createServer, request } from "node:http";
+import type { AddressInfo } from "node:net";
 import { LIMITS, validate } from "@aexhq/brain-protocol";
 import { memoryBrain, api, createSession, records, waitFor, assertJournal, ofType } from "./helpers/brain.ts";
 import type { Brain } from "./helpers/brain.ts";
 import { contract, placed } from "./helpers/contract.ts";
 import { TestHost, invalidFrames } from "./helpers/host.ts";
+import { LeaseLostError } from "../src/errors.ts";
+import { sendError } from "../src/http/respond.ts";
 
 let brain: Brain;
 let host: TestHost;
@@ -267,6 +270,22 @@ test("events stream as SSE (id = sequence), resume from Last-Event-ID, and follo
 
 test("every frame the runtime sent matched its contract def", () => {
   assert.equal(invalidFrames, []);
+});
+
+test("a request whose record the fence refused (LeaseLostError, whatever route wrote it: a page-in's recovery, a cancel, a message) is answered 503 unavailable, retryable, naming the session, never 409", async () => {
+  const server = createServer((_req, res) => sendError(res, new LeaseLostError("ses_moved")));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  try {
+    const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+    assert.is(res.status, 503);
+    const body = (await res.json()) as { error: { code: string; retryable?: boolean; final?: boolean; message: string } };
+    assert.is(body.error.code, "unavailable");
+    assert.is(body.error.retryable, true);
+    assert.is(body.error.final, undefined, "final is for a host's call, not a request to send again");
+    assert.ok(body.error.message.includes("ses_moved"), body.error.message);
+  } finally {
+    server.close();
+  }
 });
 
 test.run();

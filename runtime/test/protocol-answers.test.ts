@@ -447,6 +447,25 @@ test("several nodes: a frame relayed to an owner that cannot be reached: rejecte
   for (const t of RELAYED) expectAnswer(t, await send(host, FRAME[t](callId)), refused(t), "call_finished");
 });
 
+test("several nodes: an HTTP request whose record the owner can no longer write (another node took the lease): 503 unavailable, retryable, nothing journaled, never a 409", async () => {
+  // B: the test above killed A.
+  const { db, b } = await nodes();
+  const created = await api(operator(b), "POST", "/v1/sessions", { model: { provider: "scripted", script: [{ text: "one" }, { text: "two" }] }, tools: [] });
+  assert.is(created.status, 201, JSON.stringify(created.body));
+  const id = created.body.id as string;
+  assert.is((await api(operator(b), "POST", `/v1/sessions/${id}/messages`, { text: "first", wait: true })).status, 200);
+  const before = await lastSequence(db, id);
+  // As in the frame test above: the lease row names another live node, with a raised token; B, which
+  // still runs the session, finds out only when its next write is fenced.
+  await sql(db, "INSERT INTO nodes (node_id, url, expires_at, run) VALUES ('node-elsewhere', 'http://127.0.0.1:9', clock_timestamp() + interval '1 hour', 'elsewhere') ON CONFLICT (node_id) DO NOTHING");
+  await sql(db, "UPDATE leases SET owner = 'node-elsewhere', token = token + 1 WHERE session_id = $1", [id]);
+  const sent = await api(operator(b), "POST", `/v1/sessions/${id}/messages`, { text: "second", wait: true });
+  assert.is(sent.status, 503, JSON.stringify(sent.body));
+  assert.is(sent.body.error.code, "unavailable");
+  assert.is(sent.body.error.retryable, true);
+  assert.is(await lastSequence(db, id), before, "nothing journaled");
+});
+
 test("every answer and close code the contract documents was observed here, and nothing undocumented", () => {
   assert.equal([...observed].filter((k) => !documented.has(k)).sort(), [], "observed but not documented");
   assert.equal([...documented].filter((k) => !observed.has(k)).sort(), [], "documented but not observed");

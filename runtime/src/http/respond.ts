@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
 import type { ErrorBody } from "@aexhq/brain-protocol";
-import { BrainRuntimeError, toErrorInfo } from "../errors.ts";
+import { BrainRuntimeError, LeaseLostError, toErrorInfo } from "../errors.ts";
 import type { Redactor } from "../redact.ts";
 import { retryAfterMs } from "../limits/key-limits.ts";
 
@@ -18,11 +18,18 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 }
 
 /** Every error response is an ErrorBody with the code's status, without the server's secrets when a redactor is given. */
-export function sendError(res: ServerResponse, e: unknown, redactor?: Redactor): void {
+export function sendError(res: ServerResponse, error: unknown, redactor?: Redactor): void {
+  // A record this node could not write because another node holds its session now: nothing was
+  // written, so the client sends the request again (it reaches the owner). Whatever route wrote it.
+  const e = error instanceof LeaseLostError ? leaseLost(error) : error;
   const status = e instanceof BrainRuntimeError ? e.status : 500;
   const info = toErrorInfo(e);
   const body: ErrorBody = { error: redactor === undefined ? info : redactor.redact(info) };
   // A key at one of its limits is told when to come back (whole seconds, at least 1).
   const headers = e instanceof BrainRuntimeError && e.code === "limit_exceeded" ? { "retry-after": String(Math.max(1, Math.ceil(retryAfterMs(e) / 1000))) } : undefined;
   sendJson(res, status, body, headers);
+}
+
+function leaseLost(e: LeaseLostError): BrainRuntimeError {
+  return new BrainRuntimeError("unavailable", `this node stopped running session ${e.sessionId} (another node holds it now, or this node's lease ran out) and could not journal this request's record: send it again (with the same Idempotency-Key), it reaches the session's owner`, undefined, true, { cause: e });
 }

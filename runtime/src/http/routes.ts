@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { PROTOCOL } from "@aexhq/brain-protocol";
 import type { ApprovalRequest, CancelRequest, CreateKeyRequest, CreatedApiKey, KeyList, CreateSessionRequest, EventsResponse, HealthResponse, SendMessageRequest, SendMessageResponse, UpdateKeyRequest } from "@aexhq/brain-protocol";
-import { BrainRuntimeError } from "../errors.ts";
+import { BrainRuntimeError, LeaseLostError } from "../errors.ts";
 import type { MessageAdmission, SessionManager } from "../sessions/manager.ts";
 import type { TurnEnd } from "../agentloop/loop.ts";
 import type { JournalStore } from "../journal/store.ts";
@@ -120,8 +120,9 @@ export async function handle(req: IncomingMessage, res: ServerResponse, deps: Ro
         await admitted.committed;
       } catch (e) {
         // The node lost the session's lease before the message was written (a fenced commit evicts the
-        // session): nothing was journaled, so sending it again (to the session's new owner) is safe.
-        if (e instanceof BrainRuntimeError && e.code === "conflict" && !s.isResident(id)) throw stoppedBeforeCommit(id);
+        // session, though not always before this runs): nothing was journaled, so sending it again (to
+        // the session's new owner) is safe.
+        if (e instanceof LeaseLostError || (e instanceof BrainRuntimeError && e.code === "conflict" && !s.isResident(id))) throw stoppedBeforeCommit(id, e);
         throw e;
       }
       const headers = admitted.replayed ? REPLAYED : undefined;
@@ -194,8 +195,8 @@ async function boundedEnd(admitted: MessageAdmission, res: ServerResponse, maxWa
   }
 }
 
-function stoppedBeforeCommit(id: string): BrainRuntimeError {
-  return new BrainRuntimeError("unavailable", `this node stopped running session ${id} (it lost its lease) before the message was journaled; nothing was written: send it again with the same Idempotency-Key`, undefined, true);
+function stoppedBeforeCommit(id: string, cause: unknown): BrainRuntimeError {
+  return new BrainRuntimeError("unavailable", `this node stopped running session ${id} (it lost its lease) before the message was journaled; nothing was written: send it again with the same Idempotency-Key`, undefined, true, { cause });
 }
 
 /** POST /v1/keys, GET /v1/keys, PATCH and DELETE /v1/keys/:id: the operator token only (an API key gets 403). */

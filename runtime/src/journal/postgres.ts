@@ -1,6 +1,6 @@
 import pg from "pg";
 import type { JournalRecord, KeyLimits, SessionCreatedRecord } from "@aexhq/brain-protocol";
-import { BrainRuntimeError } from "../errors.ts";
+import { BrainRuntimeError, LeaseLostError } from "../errors.ts";
 import { storeError } from "./pg-errors.ts";
 import { outOfStep } from "./out-of-step.ts";
 import { deepFreeze } from "./freeze.ts";
@@ -165,10 +165,6 @@ interface Pending {
   token: number;
   resolve: () => void;
   reject: (e: unknown) => void;
-}
-
-function lostLease(sessionId: string): BrainRuntimeError {
-  return new BrainRuntimeError("conflict", `session ${sessionId}: this node no longer holds its lease (taken over, or this node's lease expired); the record was not written`, { sessionId }, undefined, { final: true });
 }
 
 /**
@@ -559,7 +555,7 @@ export class PostgresStore {
           continue;
         }
         refused.set(`${p.record.sessionId} ${p.token}`, { sessionId: p.record.sessionId, token: p.token });
-        p.reject(lostLease(p.record.sessionId));
+        p.reject(new LeaseLostError(p.record.sessionId));
       }
       if (refused.size > 0) {
         for (const r of refused.values()) this.forgetHead(r.sessionId);
@@ -586,7 +582,7 @@ export class PostgresStore {
       if (fence.tokenOf(p.record.sessionId) === p.token && p.token !== -1) kept.push(p);
       else {
         refused.set(`${p.record.sessionId} ${p.token}`, { sessionId: p.record.sessionId, token: p.token });
-        p.reject(lostLease(p.record.sessionId));
+        p.reject(new LeaseLostError(p.record.sessionId));
       }
     }
     if (refused.size > 0) fence.fenced([...refused.values()]);
