@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { PROTOCOL } from "@aexhq/brain-protocol";
 import type { ApprovalRequest, CancelRequest, CreateKeyRequest, CreatedApiKey, KeyList, CreateSessionRequest, EventsResponse, HealthResponse, SendMessageRequest, SendMessageResponse, UpdateKeyRequest } from "@aexhq/brain-protocol";
-import { BrainRuntimeError, LeaseLostError } from "../errors.ts";
+import { BrainRuntimeError } from "../errors.ts";
 import type { MessageAdmission, SessionManager } from "../sessions/manager.ts";
 import type { TurnEnd } from "../agentloop/loop.ts";
 import type { JournalStore } from "../journal/store.ts";
@@ -116,15 +116,9 @@ export async function handle(req: IncomingMessage, res: ServerResponse, deps: Ro
       const key = idempotencyKey(req);
       const body = await readValid<SendMessageRequest>(req, "SendMessageRequest");
       const admitted = await s.send(id, body.text, key, deps.telemetry?.requestSpan(req));
-      try {
-        await admitted.committed;
-      } catch (e) {
-        // The node lost the session's lease before the message was written (a fenced commit evicts the
-        // session, though not always before this runs): nothing was journaled, so sending it again (to
-        // the session's new owner) is safe.
-        if (e instanceof LeaseLostError || (e instanceof BrainRuntimeError && e.code === "conflict" && !s.isResident(id))) throw stoppedBeforeCommit(id, e);
-        throw e;
-      }
+      // A message this node could not write because it lost the session's lease meanwhile rejects
+      // with LeaseLostError, answered 503 (send it again) by sendError, as on every route.
+      await admitted.committed;
       const headers = admitted.replayed ? REPLAYED : undefined;
       const started: SendMessageResponse = { activation: admitted.activation, sequence: admitted.sequence, status: "started" };
       if (!body.wait) return sendJson(res, 202, started, headers);
@@ -193,10 +187,6 @@ async function boundedEnd(admitted: MessageAdmission, res: ServerResponse, maxWa
     clearTimeout(timer);
     res.off("close", gone);
   }
-}
-
-function stoppedBeforeCommit(id: string, cause: unknown): BrainRuntimeError {
-  return new BrainRuntimeError("unavailable", `this node stopped running session ${id} (it lost its lease) before the message was journaled; nothing was written: send it again with the same Idempotency-Key`, undefined, true, { cause });
 }
 
 /** POST /v1/keys, GET /v1/keys, PATCH and DELETE /v1/keys/:id: the operator token only (an API key gets 403). */
