@@ -4,8 +4,6 @@
 // or millions of percent returned).
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import type { AddressInfo } from "node:net";
 import { WebSocketServer, WebSocket } from "ws";
 import type { PlacedTool } from "@aexhq/brain-protocol";
@@ -15,9 +13,7 @@ import { rawHost, createSession, echoContract } from "./fixture.ts";
 import { figure } from "./report.ts";
 import type { Section } from "./report.ts";
 import { round } from "./stats.ts";
-
-setFlagsFromString("--expose-gc");
-const gc = runInNewContext("gc") as () => void;
+import { gc } from "./force-gc.ts";
 
 async function settle(): Promise<{ rss: number; heap: number }> {
   for (let i = 0; i < 3; i++) {

@@ -3,21 +3,15 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
+import { getHeapSpaceStatistics } from "node:v8";
 import { Brain } from "@aexhq/brain";
 import { startBrain } from "@aexhq/brain-runtime";
 import type { SoakConfig } from "./config.ts";
 import { sdkEcho } from "./fixture.ts";
 import type { SoakLine } from "./soak.ts";
+import { gc } from "./force-gc.ts";
 
 const cfg = JSON.parse(process.argv[process.argv.length - 1]!) as SoakConfig & { windowS: number };
-const gc: () => void =
-  (globalThis as { gc?: () => void }).gc ??
-  (() => {
-    setFlagsFromString("--expose-gc");
-    return runInNewContext("gc") as () => void;
-  })();
 const emit = (l: SoakLine) => process.stdout.write(JSON.stringify(l) + "\n");
 
 async function settle(): Promise<{ rss: number; heap: number; spaces: Record<string, number> }> {

@@ -6,8 +6,6 @@
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { Brain } from "@aexhq/brain";
 import type { BenchConfig } from "./config.ts";
 import { interleavedLatency } from "./interleave.ts";
@@ -18,6 +16,7 @@ import type { Section } from "./report.ts";
 import { now, round } from "./stats.ts";
 import type { LatencySummary } from "./stats.ts";
 import { startBrain } from "@aexhq/brain-runtime";
+import { gc } from "./force-gc.ts";
 
 const SINK = fileURLToPath(new URL("./otlp-sink-child.ts", import.meta.url));
 
@@ -69,10 +68,6 @@ async function traced<T>(endpoint: string, start: () => Promise<T>): Promise<T> 
 
 /** Pairs of throughput rounds (tracingCost): each fixture runs once per pair. */
 const ROUNDS = 4;
-
-/** A full collection between rounds (the flag set at run time, as memory.ts does). */
-setFlagsFromString("--expose-gc");
-const gc = runInNewContext("gc") as () => void;
 
 /** `concurrency` sessions each keep one call in flight for `ms`; calls per second. */
 async function rate(f: Fixture, concurrency: number, ms: number): Promise<number> {
