@@ -4,7 +4,7 @@ import { BrainRuntimeError, LeaseLostError } from "../errors.ts";
 import { storeError } from "./pg-errors.ts";
 import { outOfStep } from "./out-of-step.ts";
 import { deepFreeze } from "./freeze.ts";
-import { advanceHead, hasOpenWork, headStatus, newHead } from "./head.ts";
+import { advanceHead, copyHead, hasOpenWork, headStatus, newHead } from "./head.ts";
 import type { HeadStatus, SessionHead } from "./head.ts";
 import { pageOf } from "./store.ts";
 import { PgSharedFiles, SHARED_FILES_MIGRATION } from "./shared-files.ts";
@@ -517,8 +517,12 @@ export class PostgresStore {
       if (this.fence !== undefined) batch = this.dropStale(all, this.fence);
       if (batch.length === 0) return;
       const records = batch.map((p) => p.record);
-      for (const id of new Set(records.map((r) => r.sessionId))) {
-        if (this.heads.has(id)) continue;
+      // Heads not cached yet (a session new to this store), each read once.
+      let read: Set<string> | undefined;
+      for (const r of records) {
+        const id = r.sessionId;
+        if (this.heads.has(id) || read?.has(id)) continue;
+        (read ??= new Set()).add(id);
         const known = await this.loadHead(id);
         if (known !== undefined) this.heads.set(id, known.head), this.stored.set(id, known.row);
       }
@@ -529,28 +533,33 @@ export class PostgresStore {
       // Only the heads due (headDue): most batches of a running turn write none.
       const due = sessions.filter((h) => headDue(this.stored.get(h.sessionId), h));
       const params = batchParams(batch, sessions, due, this.fence);
-      const writer = await this.liveWriter(w);
+      const writer = w.broken ? await this.liveWriter(w) : w.client;
       // Named: prepared once per connection. Planning this statement took twice as long as running it.
       const { rows: answered } = await writer.query<{ session_id: string }>(
         this.fence === undefined ? { name: "brain_commit", text: COMMIT_SQL, values: params } : { name: "brain_fenced_commit", text: FENCED_COMMIT_SQL, values: params },
       );
-      const written = new Set(heads.keys());
-      for (const r of answered) written.delete(r.session_id);
-      for (const h of sessions) if (written.has(h.sessionId)) this.heads.set(h.sessionId, h);
-      for (const h of due) if (written.has(h.sessionId)) this.stored.set(h.sessionId, h);
+      // The answer names the sessions refused (usually none); every other session of the batch was written.
+      const refusedIds = answered.length === 0 ? undefined : new Set(answered.map((r) => r.session_id));
+      const written = (id: string) => refusedIds === undefined || !refusedIds.has(id);
+      for (const h of due) if (written(h.sessionId)) this.stored.set(h.sessionId, h);
       const now = performance.now();
       for (const h of sessions) {
-        if (!written.has(h.sessionId)) continue;
+        if (!written(h.sessionId)) continue;
+        this.heads.set(h.sessionId, h);
         if (settleOwed(this.stored.get(h.sessionId), h)) this.owed.set(h.sessionId, now);
         else this.owed.delete(h.sessionId);
       }
       if (this.owed.size > 0) this.armSettle();
       this.stats.transactions += 1;
-      this.stats.records += batch.filter((p) => written.has(p.record.sessionId)).length;
+      this.stats.records += refusedIds === undefined ? batch.length : batch.filter((p) => written(p.record.sessionId)).length;
       this.observer?.(records, startedAt, (performance.now() - startedAt) / 1000);
+      if (refusedIds === undefined) {
+        for (const p of batch) p.resolve();
+        return;
+      }
       const refused = new Map<string, { sessionId: string; token: number }>();
       for (const p of batch) {
-        if (written.has(p.record.sessionId)) {
+        if (written(p.record.sessionId)) {
           p.resolve();
           continue;
         }
@@ -685,7 +694,7 @@ export class PostgresStore {
       let h = heads.get(r.sessionId);
       if (h === undefined) {
         const known = this.heads.get(r.sessionId);
-        heads.set(r.sessionId, (h = known === undefined ? newHead(r.sessionId) : { ...known }));
+        heads.set(r.sessionId, (h = known === undefined ? newHead(r.sessionId) : copyHead(known)));
       }
       if (r.sequence !== h.lastSequence + 1) {
         outOfStep.add(r.sessionId);
@@ -957,30 +966,55 @@ async function migrate(client: pg.Client): Promise<void> {
   }
 }
 
-/** The statement's parameters for a batch (RECORDS_CTE): `sessions` every session of the batch, `due` the heads written. */
+/**
+ * The statement's parameters for a batch (RECORDS_CTE): `sessions` every session of the batch, `due`
+ * the heads written. Built for the node's CPU (a batch is ~100 records, hundreds of batches a
+ * second): each record's data text is encoded straight into one buffer (`write` answers its bytes,
+ * so no separate byte count, join or second encoding of the whole), and the records' JSON text is
+ * written out by hand rather than as objects for JSON.stringify (the same text, ~20 % less of the
+ * batch's build time in a micro-benchmark).
+ */
 function batchParams(batch: Pending[], sessions: SessionHead[], due: SessionHead[], fence: Fence | undefined): unknown[] {
   const index = new Map<string, number>();
   const ids: string[] = [];
   for (const h of sessions) index.set(h.sessionId, ids.push(h.sessionId));
-  const texts: string[] = [];
-  let offset = 1;
-  const rows = batch.map((p) => {
-    const text = JSON.stringify(p.record.data);
-    const length = Buffer.byteLength(text);
-    texts.push(text);
-    const row = { n: index.get(p.record.sessionId)!, q: p.record.sequence, a: p.record.at, t: p.record.type, k: p.token, o: offset, l: length, y: keyOf(p.record) };
-    offset += length;
-    return row;
-  });
+  const texts = new Array<string>(batch.length);
+  let chars = 0;
+  for (let i = 0; i < batch.length; i++) {
+    const text = JSON.stringify(batch[i]!.record.data);
+    texts[i] = text;
+    chars += text.length;
+  }
+  // UTF-8 takes at most 3 bytes per UTF-16 code unit (a surrogate pair's 4 bytes are 2 units).
+  const bytes = Buffer.allocUnsafe(chars * 3);
+  let end = 0;
+  let rows = "[";
+  for (let i = 0; i < batch.length; i++) {
+    const { record, token } = batch[i]!;
+    const length = bytes.write(texts[i]!, end);
+    const key = keyOf(record);
+    // Numbers are integers (sequence, Date.now(), token, offsets): their text is their JSON.
+    rows += `${i === 0 ? "" : ","}{"n":${index.get(record.sessionId)!},"q":${record.sequence},"a":${record.at},"t":${quotedType(record.type)},"k":${token},"o":${end + 1},"l":${length}${key === undefined ? "" : `,"y":${JSON.stringify(key)}`}}`;
+    end += length;
+  }
+  rows += "]";
   const heads = due.map((h): HeadParam => {
     const row: HeadParam = { n: index.get(h.sessionId)!, c: h.createdAt, q: h.lastSequence, v: h.activations, m: h.modelRequests, o: h.openCalls, p: h.openModelRequests, r: h.turnOpen, x: h.deleted };
     if (h.owner !== undefined) row.w = h.owner;
     return row;
   });
   // A Buffer parameter goes out in binary format: the bytes as they are, no escaping either side.
-  const params: unknown[] = [JSON.stringify(rows), JSON.stringify(heads), ids, Buffer.from(texts.join(""), "utf8")];
+  const params: unknown[] = [rows, JSON.stringify(heads), ids, bytes.subarray(0, end)];
   if (fence !== undefined) params.push(fence.nodeId, fence.run() ?? "");
   return params;
+}
+
+/** Record types as JSON strings, each quoted once. */
+const QUOTED_TYPES = new Map<string, string>();
+function quotedType(type: string): string {
+  let q = QUOTED_TYPES.get(type);
+  if (q === undefined) QUOTED_TYPES.set(type, (q = JSON.stringify(type)));
+  return q;
 }
 
 /** The idempotency key a record is found by (journal.idempotency_key): message.user's, else none (omitted from the batch's JSON). */
