@@ -8,6 +8,7 @@ import { advanceHead, copyHead, hasOpenWork, headStatus, newHead } from "./head.
 import type { HeadStatus, SessionHead } from "./head.ts";
 import { pageOf } from "./store.ts";
 import { PgSharedFiles, SHARED_FILES_MIGRATION } from "./shared-files.ts";
+import { Int4Column, Int8Column, textArray } from "./pg-binary-arrays.ts";
 import type { CommitObserver, HostRow, KeyRow, KeyedMessage, ListQuery, SessionPage, StoreStats } from "./store.ts";
 
 /** Schema versions, applied in order inside one transaction each, recorded in brain_meta. */
@@ -168,23 +169,26 @@ interface Pending {
 }
 
 /**
- * A batch's parameters: $1 its records and $2 its heads as two JSON texts, read back by
- * json_to_recordset (JSON.stringify is one native call per batch, where array parameters cost a
- * JavaScript pass, and in the driver two regular expressions, per element); $3 the batch's session
- * ids, which records (n) and heads (n) name by index, so an id travels once a batch, not with each
- * record; $4 every record's data, the JSON texts they are stored as, one after the other in one
- * binary bytea (UTF-8), each record naming its bytes by offset (o, from 1) and length (l). Data
- * inside the JSON text would be escaped a second time by the node and unescaped character by
- * character by the server (json_lex: ~7 % of its CPU at small records, more at large ones), and a
- * nested object could not be used instead (PostgreSQL refuses \u0000 in a parsed string); the
- * bytes are stored as they are, so a record reads back byte-identical (JSON.stringify's text is
- * valid UTF-8: it escapes NUL and lone surrogates). y is a message's idempotency key (absent for
- * other records: NULL).
+ * A batch's parameters. Its records are columns, each one array in PostgreSQL's binary format
+ * (journal/pg-binary-arrays.ts), read back by unnest: $1 each record's session as its index (n)
+ * into $3, the batch's session ids (an id travels once a batch, not with each record; heads name
+ * sessions the same way), $5 sequence, $6 at, $7 type as an index into $11 (the batch's record
+ * types), $8 the token it was admitted under, $9 and $10 the offset (from 1) and length of its data
+ * in $4, $12 a message's idempotency key (NULL for other records). Binary columns need no text to
+ * be built, escaped or parsed either side: a JSON text of the records read by json_to_recordset cost
+ * the server ~0.7 µs a record more (its parse and a lookup per field), and the node as much to
+ * build. $4 is every record's data, the JSON texts they are stored as, one after the other in one
+ * binary bytea (UTF-8): data inside a JSON text would be escaped a second time by the node and
+ * unescaped character by character by the server (json_lex: ~7 % of its CPU at small records, more
+ * at large ones), and a nested object could not be used instead (PostgreSQL refuses \u0000 in a
+ * parsed string); the bytes are stored as they are, so a record reads back byte-identical
+ * (JSON.stringify's text is valid UTF-8: it escapes NUL and lone surrogates). $2 is the heads
+ * written, as a JSON text (HEADS_INSERT; few a batch).
  */
 const RECORDS_CTE = `recs AS (
-    SELECT ($3::text[])[r.n] AS session_id, r.q AS sequence, r.a AS at, r.t AS type, r.k AS token,
+    SELECT ($3::text[])[r.n] AS session_id, r.q AS sequence, r.a AS at, ($11::text[])[r.t] AS type, r.k AS token,
       convert_from(substring($4::bytea FROM r.o FOR r.l), 'UTF8') AS data, r.y AS idempotency_key, r.i
-    FROM ROWS FROM (json_to_recordset($1::json) AS (n int, q int, a bigint, t text, k bigint, o int, l int, y text)) WITH ORDINALITY AS r(n, q, a, t, k, o, l, y, i)
+    FROM unnest($1::int4[], $5::int4[], $6::int8[], $7::int4[], $8::int8[], $9::int4[], $10::int4[], $12::text[]) WITH ORDINALITY AS r(n, q, a, t, k, o, l, y, i)
   )`;
 
 /** A head in $2 (short keys: a batch's heads were a third of its bytes): n its session's index in $3, w its owner. */
@@ -297,7 +301,7 @@ const COMMIT_SQL = `WITH ${RECORDS_CTE},
   SELECT NULL::text AS session_id WHERE false`;
 
 /**
- * A node's batch: each record's token (k), $5 the node id, $6 its run. Answers the sessions refused
+ * A node's batch: each record's token (k), $13 the node id, $14 its run. Answers the sessions refused
  * (usually none: an answer of every session written was 64 rows to send, read and parse a batch).
  * The fence is the node's own row, locked FOR KEY SHARE (so renewals never wait for it, and two
  * batches share it): the row must still be this run's and unexpired by the database's clock. A
@@ -307,10 +311,10 @@ const COMMIT_SQL = `WITH ${RECORDS_CTE},
  * lease is then read by key, unlocked, for the token its records were admitted under.
  */
 const FENCED_COMMIT_SQL = `WITH ${RECORDS_CTE},
-  me AS (SELECT node_id FROM nodes WHERE node_id = $5 AND run = $6 AND expires_at > clock_timestamp() FOR KEY SHARE),
+  me AS (SELECT node_id FROM nodes WHERE node_id = $13 AND run = $14 AND expires_at > clock_timestamp() FOR KEY SHARE),
   fresh AS (
     INSERT INTO leases (session_id, owner, token)
-    SELECT DISTINCT r.session_id, $5, 1::bigint FROM recs r
+    SELECT DISTINCT r.session_id, $13, 1::bigint FROM recs r
      WHERE r.sequence = 1 AND r.token = 1 AND EXISTS (SELECT 1 FROM me)
     ON CONFLICT (session_id) DO NOTHING
     RETURNING session_id, token),
@@ -318,7 +322,7 @@ const FENCED_COMMIT_SQL = `WITH ${RECORDS_CTE},
     -- By primary key ($3: the batch's sessions), the owner checked after: the cost follows the batch,
     -- never the leases the node holds (a condition on owner alone lets the planner pick leases_owner).
     SELECT l.session_id, l.token FROM leases l
-     WHERE l.session_id = ANY($3::text[]) AND l.owner || '' = $5 AND EXISTS (SELECT 1 FROM me)),
+     WHERE l.session_id = ANY($3::text[]) AND l.owner || '' = $13 AND EXISTS (SELECT 1 FROM me)),
   held AS (SELECT session_id, token FROM leased UNION ALL SELECT session_id, token FROM fresh),
   ok AS (SELECT DISTINCT r.session_id FROM recs r JOIN held h ON h.session_id = r.session_id AND h.token = r.token),
   journal_rows AS (
@@ -969,55 +973,61 @@ async function migrate(client: pg.Client): Promise<void> {
 /**
  * The statement's parameters for a batch (RECORDS_CTE): `sessions` every session of the batch, `due`
  * the heads written. Built for the node's CPU (a batch is ~100 records, hundreds of batches a
- * second): each record's data text is encoded straight into one buffer (`write` answers its bytes,
- * so no separate byte count, join or second encoding of the whole), and the records' JSON text is
- * written out by hand rather than as objects for JSON.stringify (the same text, ~20 % less of the
- * batch's build time in a micro-benchmark).
+ * second): the records' columns are binary arrays, and each record's data text is encoded straight
+ * into one buffer (`write` answers its bytes: no separate byte count, join or second encoding).
  */
 function batchParams(batch: Pending[], sessions: SessionHead[], due: SessionHead[], fence: Fence | undefined): unknown[] {
   const index = new Map<string, number>();
   const ids: string[] = [];
   for (const h of sessions) index.set(h.sessionId, ids.push(h.sessionId));
-  const texts = new Array<string>(batch.length);
+  const count = batch.length;
+  const texts = new Array<string>(count);
   let chars = 0;
-  for (let i = 0; i < batch.length; i++) {
+  for (let i = 0; i < count; i++) {
     const text = JSON.stringify(batch[i]!.record.data);
     texts[i] = text;
     chars += text.length;
   }
   // UTF-8 takes at most 3 bytes per UTF-16 code unit (a surrogate pair's 4 bytes are 2 units).
-  const bytes = Buffer.allocUnsafe(chars * 3);
+  const data = Buffer.allocUnsafe(chars * 3);
+  const n = new Int4Column(count);
+  const q = new Int4Column(count);
+  const a = new Int8Column(count);
+  const t = new Int4Column(count);
+  const k = new Int8Column(count);
+  const o = new Int4Column(count);
+  const l = new Int4Column(count);
+  const keys = new Array<string | undefined>(count);
+  const types: string[] = [];
+  const typeIndex = new Map<string, number>();
   let end = 0;
-  let rows = "[";
-  for (let i = 0; i < batch.length; i++) {
+  for (let i = 0; i < count; i++) {
     const { record, token } = batch[i]!;
-    const length = bytes.write(texts[i]!, end);
-    const key = keyOf(record);
-    // Numbers are integers (sequence, Date.now(), token, offsets): their text is their JSON.
-    rows += `${i === 0 ? "" : ","}{"n":${index.get(record.sessionId)!},"q":${record.sequence},"a":${record.at},"t":${quotedType(record.type)},"k":${token},"o":${end + 1},"l":${length}${key === undefined ? "" : `,"y":${JSON.stringify(key)}`}}`;
+    let type = typeIndex.get(record.type);
+    if (type === undefined) typeIndex.set(record.type, (type = types.push(record.type)));
+    const length = data.write(texts[i]!, end);
+    n.set(i, index.get(record.sessionId)!);
+    q.set(i, record.sequence);
+    a.set(i, record.at);
+    t.set(i, type);
+    k.set(i, token);
+    o.set(i, end + 1);
+    l.set(i, length);
+    keys[i] = keyOf(record);
     end += length;
   }
-  rows += "]";
   const heads = due.map((h): HeadParam => {
     const row: HeadParam = { n: index.get(h.sessionId)!, c: h.createdAt, q: h.lastSequence, v: h.activations, m: h.modelRequests, o: h.openCalls, p: h.openModelRequests, r: h.turnOpen, x: h.deleted };
     if (h.owner !== undefined) row.w = h.owner;
     return row;
   });
-  // A Buffer parameter goes out in binary format: the bytes as they are, no escaping either side.
-  const params: unknown[] = [rows, JSON.stringify(heads), ids, bytes.subarray(0, end)];
+  // Buffer parameters go out in binary format: the bytes as they are, no escaping either side.
+  const params: unknown[] = [n.buffer, JSON.stringify(heads), textArray(ids), data.subarray(0, end), q.buffer, a.buffer, t.buffer, k.buffer, o.buffer, l.buffer, textArray(types), textArray(keys)];
   if (fence !== undefined) params.push(fence.nodeId, fence.run() ?? "");
   return params;
 }
 
-/** Record types as JSON strings, each quoted once. */
-const QUOTED_TYPES = new Map<string, string>();
-function quotedType(type: string): string {
-  let q = QUOTED_TYPES.get(type);
-  if (q === undefined) QUOTED_TYPES.set(type, (q = JSON.stringify(type)));
-  return q;
-}
-
-/** The idempotency key a record is found by (journal.idempotency_key): message.user's, else none (omitted from the batch's JSON). */
+/** The idempotency key a record is found by (journal.idempotency_key): message.user's, else none (NULL in the batch's keys). */
 function keyOf(record: JournalRecord): string | undefined {
   return record.type === "message.user" ? record.data.idempotencyKey : undefined;
 }
