@@ -16,41 +16,53 @@ const TEXT_OID = 25;
 const HEADER = 20;
 const TWO_32 = 2 ** 32;
 
-function header(buffer: Buffer, oid: number, count: number, hasNulls: boolean): void {
-  buffer.writeInt32BE(1, 0);
-  buffer.writeInt32BE(hasNulls ? 1 : 0, 4);
-  buffer.writeInt32BE(oid, 8);
-  buffer.writeInt32BE(count, 12);
-  buffer.writeInt32BE(1, 16);
+function header(view: DataView, oid: number, count: number, hasNulls: boolean): void {
+  view.setInt32(0, 1);
+  view.setInt32(4, hasNulls ? 1 : 0);
+  view.setInt32(8, oid);
+  view.setInt32(12, count);
+  view.setInt32(16, 1);
 }
 
-/** An int4[] of `count` elements, set one by one (every element must be set before it is sent). */
+function viewOf(buffer: Buffer): DataView {
+  return new DataView(buffer.buffer, buffer.byteOffset, buffer.length);
+}
+
+/**
+ * An int4[] of `count` elements, set one by one (every element must be set before it is sent).
+ * Written through a DataView: Buffer's writeInt32BE checks its arguments at every call, which made
+ * building a batch's columns slower than the JSON text they replace.
+ */
 export class Int4Column {
   readonly buffer: Buffer;
+  private view: DataView;
   constructor(count: number) {
     this.buffer = Buffer.allocUnsafe(HEADER + 8 * count);
-    header(this.buffer, INT4_OID, count, false);
+    this.view = viewOf(this.buffer);
+    header(this.view, INT4_OID, count, false);
   }
   set(i: number, value: number): void {
     const at = HEADER + 8 * i;
-    this.buffer.writeInt32BE(4, at);
-    this.buffer.writeInt32BE(value, at + 4);
+    this.view.setInt32(at, 4);
+    this.view.setInt32(at + 4, value);
   }
 }
 
 /** An int8[] of `count` elements: integers of JavaScript's safe range (timestamps in ms, tokens, -1). */
 export class Int8Column {
   readonly buffer: Buffer;
+  private view: DataView;
   constructor(count: number) {
     this.buffer = Buffer.allocUnsafe(HEADER + 12 * count);
-    header(this.buffer, INT8_OID, count, false);
+    this.view = viewOf(this.buffer);
+    header(this.view, INT8_OID, count, false);
   }
   set(i: number, value: number): void {
     const at = HEADER + 12 * i;
     const high = Math.floor(value / TWO_32);
-    this.buffer.writeInt32BE(8, at);
-    this.buffer.writeInt32BE(high, at + 4);
-    this.buffer.writeUInt32BE(value - high * TWO_32, at + 8);
+    this.view.setInt32(at, 8);
+    this.view.setInt32(at + 4, high);
+    this.view.setUint32(at + 8, value - high * TWO_32);
   }
 }
 
@@ -64,16 +76,17 @@ export function textArray(values: ReadonlyArray<string | undefined>): Buffer {
     if (v === undefined) hasNulls = true;
   }
   const buffer = Buffer.allocUnsafe(size);
-  header(buffer, TEXT_OID, values.length, hasNulls);
+  const view = viewOf(buffer);
+  header(view, TEXT_OID, values.length, hasNulls);
   let at = HEADER;
   for (const v of values) {
     if (v === undefined) {
-      buffer.writeInt32BE(-1, at);
+      view.setInt32(at, -1);
       at += 4;
       continue;
     }
     const length = buffer.write(v, at + 4);
-    buffer.writeInt32BE(length, at);
+    view.setInt32(at, length);
     at += 4 + length;
   }
   return buffer.subarray(0, at);
