@@ -463,36 +463,40 @@ export class PostgresStore {
       const free = this.writers.filter((w) => !w.busy);
       // A batch takes every pending record of its sessions, in order, and only sessions with no batch
       // in flight: one batch holds a session's records from one head, so heads and fences stay per batch.
-      const groups = new Map<string, Pending[]>();
+      const ready: Pending[] = [];
       const waiting: Pending[] = [];
+      const sessions = new Set<string>();
       for (const p of this.pending) {
         const id = p.record.sessionId;
         if (this.busy.has(id)) waiting.push(p);
-        else {
-          const g = groups.get(id);
-          if (g === undefined) groups.set(id, [p]);
-          else g.push(p);
-        }
+        else ready.push(p), sessions.add(id);
       }
-      if (groups.size === 0 || free.length === 0) return;
+      if (sessions.size === 0 || free.length === 0) return;
       // While a batch commits, a second one starts beside it only if it is large: a transaction's
       // fixed cost (mostly the WAL flush) is paid per batch, so the few sessions ready now wait for
       // the batch in flight and go with the ones it frees (its end schedules again).
-      if (this.inFlight.size > 0 && groups.size < this.minSessionsPerSplit) return;
+      if (this.inFlight.size > 0 && sessions.size < this.minSessionsPerSplit) return;
       this.pending = waiting;
       // With several writers free, the sessions are dealt out among them: the batches commit side
       // by side (one database backend each), and their sessions fall out of step, so later batches
       // overlap with the node's own work instead of all waiting for the same commit.
-      const parts = Math.min(free.length, Math.max(1, Math.floor(groups.size / this.minSessionsPerSplit)));
-      const batches: Pending[][] = Array.from({ length: parts }, () => []);
+      const parts = Math.min(free.length, Math.max(1, Math.floor(sessions.size / this.minSessionsPerSplit)));
+      // One batch (below 2 × minSessionsPerSplit sessions, the usual case): the ready records as they are.
+      if (parts === 1) return this.launch(free[0]!, ready, sessions);
+      const partOf = new Map<string, number>();
+      const parted = Array.from({ length: parts }, () => ({ batch: [] as Pending[], sessions: new Set<string>() }));
       let k = 0;
-      for (const g of groups.values()) batches[k++ % parts]!.push(...g);
-      batches.forEach((batch, i) => this.launch(free[i]!, batch));
+      for (const id of sessions) {
+        partOf.set(id, k % parts);
+        parted[k++ % parts]!.sessions.add(id);
+      }
+      for (const p of ready) parted[partOf.get(p.record.sessionId)!]!.batch.push(p);
+      parted.forEach((part, i) => this.launch(free[i]!, part.batch, part.sessions));
     });
   }
 
-  private launch(writer: Writer, batch: Pending[]): void {
-    const sessions = new Set(batch.map((p) => p.record.sessionId));
+  /** Commits `batch` (the records of `sessions`, none of them busy) on `writer`. */
+  private launch(writer: Writer, batch: Pending[], sessions: Set<string>): void {
     for (const id of sessions) this.busy.add(id);
     writer.busy = true;
     const done: Promise<void> = this.commit(writer, batch).finally(() => {
