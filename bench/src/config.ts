@@ -80,3 +80,15 @@ export const NODES_CONFIGS: Record<NodesConfig["mode"], NodesConfig> = {
   quick: { mode: "quick", sessions: 64, warmupRoundMs: 1000, blocks: 6, warmupMs: 300, blockMs: 1000, leaseMs: 2000, nodeCounts: [1], durable: true, fsyncOff: false, drives: ["calls", "turns"], turnSteps: 2500, failoverAfterMs: 0, outageDownMs: 0 },
   smoke: { mode: "smoke", sessions: 6, warmupRoundMs: 100, blocks: 1, warmupMs: 100, blockMs: 200, leaseMs: 500, nodeCounts: [1, 2], durable: false, fsyncOff: false, drives: ["calls", "turns"], turnSteps: 300, failoverAfterMs: 300, outageDownMs: 1000 },
 };
+
+/**
+ * The `--nodes` configuration of a mode; BENCH_NODES_DRIVES=calls (or turns) runs one drive only,
+ * for quicker A/B runs of a runtime change (section 10 alone takes under a minute).
+ */
+export function nodesConfig(mode: NodesConfig["mode"], env: NodeJS.ProcessEnv = process.env): NodesConfig {
+  const cfg = NODES_CONFIGS[mode];
+  const only = env.BENCH_NODES_DRIVES;
+  if (only === undefined || only === "") return cfg;
+  if (only !== "calls" && only !== "turns") throw new Error(`BENCH_NODES_DRIVES must be calls or turns, got ${only}`);
+  return { ...cfg, drives: [only] };
+}

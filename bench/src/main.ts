@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
-import { CONFIGS, NODES_CONFIGS, soakConfig } from "./config.ts";
+import { CONFIGS, nodesConfig, soakConfig } from "./config.ts";
 import type { BenchConfig } from "./config.ts";
 import { hostCalls } from "./host-calls.ts";
 import { emitRate } from "./emit.ts";
@@ -89,7 +89,7 @@ export async function runSoak(opts: { log?: (s: string) => void; print?: boolean
 /** `--nodes` (sections 10–12, its own mode): the SQLite node and 1, 2, 3 nodes on one PostgreSQL, each node a process; failover. */
 export async function runNodes(opts: { log?: (s: string) => void; print?: boolean; smoke?: boolean; quick?: boolean } = {}): Promise<Report> {
   const t0 = Date.now();
-  const cfg = NODES_CONFIGS[opts.smoke ? "smoke" : opts.quick ? "quick" : "full"];
+  const cfg = nodesConfig(opts.smoke ? "smoke" : opts.quick ? "quick" : "full");
   const report: Report = {
     date: new Date().toISOString(),
     command: `${process.env.BENCH_RUNTIME_DIR ? `BENCH_RUNTIME_DIR=${process.env.BENCH_RUNTIME_DIR} ` : ""}npm run bench -- --nodes${opts.quick ? " --quick" : ""}`,

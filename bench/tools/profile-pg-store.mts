@@ -73,7 +73,8 @@ try {
         const { rows } = await db.query(`EXPLAIN (ANALYZE, BUFFERS, WAL, VERBOSE false) ${q.text}`, q.values);
         await db.query("ROLLBACK");
         console.log(rows.map((r) => r["QUERY PLAN"]).join("\n"));
-        console.log(`${(JSON.parse(q.values[0] as string) as unknown[]).length} records, ${(JSON.parse(q.values[1] as string) as unknown[]).length} heads; params bytes: ${q.values.map((v) => (Buffer.isBuffer(v) ? v.length : typeof v === "string" ? Buffer.byteLength(v) : JSON.stringify(v).length)).join(", ")}`);
+        // $1 is a binary int4[] (one element a record: its length is the header's fourth int), $2 the heads' JSON.
+        console.log(`${(q.values[0] as Buffer).readInt32BE(12)} records, ${(JSON.parse(q.values[1] as string) as unknown[]).length} heads; params bytes: ${q.values.map((v) => (Buffer.isBuffer(v) ? v.length : typeof v === "string" ? Buffer.byteLength(v) : JSON.stringify(v).length)).join(", ")}`);
       }
       return real(q);
     };

@@ -4,10 +4,11 @@ import { BrainRuntimeError, LeaseLostError } from "../errors.ts";
 import { storeError } from "./pg-errors.ts";
 import { outOfStep } from "./out-of-step.ts";
 import { deepFreeze } from "./freeze.ts";
-import { advanceHead, hasOpenWork, headStatus, newHead } from "./head.ts";
+import { advanceHead, copyHead, hasOpenWork, headStatus, newHead } from "./head.ts";
 import type { HeadStatus, SessionHead } from "./head.ts";
 import { pageOf } from "./store.ts";
 import { PgSharedFiles, SHARED_FILES_MIGRATION } from "./shared-files.ts";
+import { Int4Column, Int8Column, textArray } from "./pg-binary-arrays.ts";
 import type { CommitObserver, HostRow, KeyRow, KeyedMessage, ListQuery, SessionPage, StoreStats } from "./store.ts";
 
 /** Schema versions, applied in order inside one transaction each, recorded in brain_meta. */
@@ -168,23 +169,26 @@ interface Pending {
 }
 
 /**
- * A batch's parameters: $1 its records and $2 its heads as two JSON texts, read back by
- * json_to_recordset (JSON.stringify is one native call per batch, where array parameters cost a
- * JavaScript pass, and in the driver two regular expressions, per element); $3 the batch's session
- * ids, which records (n) and heads (n) name by index, so an id travels once a batch, not with each
- * record; $4 every record's data, the JSON texts they are stored as, one after the other in one
- * binary bytea (UTF-8), each record naming its bytes by offset (o, from 1) and length (l). Data
- * inside the JSON text would be escaped a second time by the node and unescaped character by
- * character by the server (json_lex: ~7 % of its CPU at small records, more at large ones), and a
- * nested object could not be used instead (PostgreSQL refuses \u0000 in a parsed string); the
- * bytes are stored as they are, so a record reads back byte-identical (JSON.stringify's text is
- * valid UTF-8: it escapes NUL and lone surrogates). y is a message's idempotency key (absent for
- * other records: NULL).
+ * A batch's parameters. Its records are columns, each one array in PostgreSQL's binary format
+ * (journal/pg-binary-arrays.ts), read back by unnest: $1 each record's session as its index (n)
+ * into $3, the batch's session ids (an id travels once a batch, not with each record; heads name
+ * sessions the same way), $5 sequence, $6 at, $7 type as an index into $11 (the batch's record
+ * types), $8 the token it was admitted under, $9 and $10 the offset (from 1) and length of its data
+ * in $4, $12 a message's idempotency key (NULL for other records). Binary columns need no text to
+ * be built, escaped or parsed either side: a JSON text of the records read by json_to_recordset cost
+ * the server ~0.7 µs a record more (its parse and a lookup per field), and the node as much to
+ * build. $4 is every record's data, the JSON texts they are stored as, one after the other in one
+ * binary bytea (UTF-8): data inside a JSON text would be escaped a second time by the node and
+ * unescaped character by character by the server (json_lex: ~7 % of its CPU at small records, more
+ * at large ones), and a nested object could not be used instead (PostgreSQL refuses \u0000 in a
+ * parsed string); the bytes are stored as they are, so a record reads back byte-identical
+ * (JSON.stringify's text is valid UTF-8: it escapes NUL and lone surrogates). $2 is the heads
+ * written, as a JSON text (HEADS_INSERT; few a batch).
  */
 const RECORDS_CTE = `recs AS (
-    SELECT ($3::text[])[r.n] AS session_id, r.q AS sequence, r.a AS at, r.t AS type, r.k AS token,
+    SELECT ($3::text[])[r.n] AS session_id, r.q AS sequence, r.a AS at, ($11::text[])[r.t] AS type, r.k AS token,
       convert_from(substring($4::bytea FROM r.o FOR r.l), 'UTF8') AS data, r.y AS idempotency_key, r.i
-    FROM ROWS FROM (json_to_recordset($1::json) AS (n int, q int, a bigint, t text, k bigint, o int, l int, y text)) WITH ORDINALITY AS r(n, q, a, t, k, o, l, y, i)
+    FROM unnest($1::int4[], $5::int4[], $6::int8[], $7::int4[], $8::int8[], $9::int4[], $10::int4[], $12::text[]) WITH ORDINALITY AS r(n, q, a, t, k, o, l, y, i)
   )`;
 
 /** A head in $2 (short keys: a batch's heads were a third of its bytes): n its session's index in $3, w its owner. */
@@ -297,7 +301,7 @@ const COMMIT_SQL = `WITH ${RECORDS_CTE},
   SELECT NULL::text AS session_id WHERE false`;
 
 /**
- * A node's batch: each record's token (k), $5 the node id, $6 its run. Answers the sessions refused
+ * A node's batch: each record's token (k), $13 the node id, $14 its run. Answers the sessions refused
  * (usually none: an answer of every session written was 64 rows to send, read and parse a batch).
  * The fence is the node's own row, locked FOR KEY SHARE (so renewals never wait for it, and two
  * batches share it): the row must still be this run's and unexpired by the database's clock. A
@@ -307,10 +311,10 @@ const COMMIT_SQL = `WITH ${RECORDS_CTE},
  * lease is then read by key, unlocked, for the token its records were admitted under.
  */
 const FENCED_COMMIT_SQL = `WITH ${RECORDS_CTE},
-  me AS (SELECT node_id FROM nodes WHERE node_id = $5 AND run = $6 AND expires_at > clock_timestamp() FOR KEY SHARE),
+  me AS (SELECT node_id FROM nodes WHERE node_id = $13 AND run = $14 AND expires_at > clock_timestamp() FOR KEY SHARE),
   fresh AS (
     INSERT INTO leases (session_id, owner, token)
-    SELECT DISTINCT r.session_id, $5, 1::bigint FROM recs r
+    SELECT DISTINCT r.session_id, $13, 1::bigint FROM recs r
      WHERE r.sequence = 1 AND r.token = 1 AND EXISTS (SELECT 1 FROM me)
     ON CONFLICT (session_id) DO NOTHING
     RETURNING session_id, token),
@@ -318,7 +322,7 @@ const FENCED_COMMIT_SQL = `WITH ${RECORDS_CTE},
     -- By primary key ($3: the batch's sessions), the owner checked after: the cost follows the batch,
     -- never the leases the node holds (a condition on owner alone lets the planner pick leases_owner).
     SELECT l.session_id, l.token FROM leases l
-     WHERE l.session_id = ANY($3::text[]) AND l.owner || '' = $5 AND EXISTS (SELECT 1 FROM me)),
+     WHERE l.session_id = ANY($3::text[]) AND l.owner || '' = $13 AND EXISTS (SELECT 1 FROM me)),
   held AS (SELECT session_id, token FROM leased UNION ALL SELECT session_id, token FROM fresh),
   ok AS (SELECT DISTINCT r.session_id FROM recs r JOIN held h ON h.session_id = r.session_id AND h.token = r.token),
   journal_rows AS (
@@ -459,36 +463,40 @@ export class PostgresStore {
       const free = this.writers.filter((w) => !w.busy);
       // A batch takes every pending record of its sessions, in order, and only sessions with no batch
       // in flight: one batch holds a session's records from one head, so heads and fences stay per batch.
-      const groups = new Map<string, Pending[]>();
+      const ready: Pending[] = [];
       const waiting: Pending[] = [];
+      const sessions = new Set<string>();
       for (const p of this.pending) {
         const id = p.record.sessionId;
         if (this.busy.has(id)) waiting.push(p);
-        else {
-          const g = groups.get(id);
-          if (g === undefined) groups.set(id, [p]);
-          else g.push(p);
-        }
+        else ready.push(p), sessions.add(id);
       }
-      if (groups.size === 0 || free.length === 0) return;
+      if (sessions.size === 0 || free.length === 0) return;
       // While a batch commits, a second one starts beside it only if it is large: a transaction's
       // fixed cost (mostly the WAL flush) is paid per batch, so the few sessions ready now wait for
       // the batch in flight and go with the ones it frees (its end schedules again).
-      if (this.inFlight.size > 0 && groups.size < this.minSessionsPerSplit) return;
+      if (this.inFlight.size > 0 && sessions.size < this.minSessionsPerSplit) return;
       this.pending = waiting;
       // With several writers free, the sessions are dealt out among them: the batches commit side
       // by side (one database backend each), and their sessions fall out of step, so later batches
       // overlap with the node's own work instead of all waiting for the same commit.
-      const parts = Math.min(free.length, Math.max(1, Math.floor(groups.size / this.minSessionsPerSplit)));
-      const batches: Pending[][] = Array.from({ length: parts }, () => []);
+      const parts = Math.min(free.length, Math.max(1, Math.floor(sessions.size / this.minSessionsPerSplit)));
+      // One batch (below 2 × minSessionsPerSplit sessions, the usual case): the ready records as they are.
+      if (parts === 1) return this.launch(free[0]!, ready, sessions);
+      const partOf = new Map<string, number>();
+      const parted = Array.from({ length: parts }, () => ({ batch: [] as Pending[], sessions: new Set<string>() }));
       let k = 0;
-      for (const g of groups.values()) batches[k++ % parts]!.push(...g);
-      batches.forEach((batch, i) => this.launch(free[i]!, batch));
+      for (const id of sessions) {
+        partOf.set(id, k % parts);
+        parted[k++ % parts]!.sessions.add(id);
+      }
+      for (const p of ready) parted[partOf.get(p.record.sessionId)!]!.batch.push(p);
+      parted.forEach((part, i) => this.launch(free[i]!, part.batch, part.sessions));
     });
   }
 
-  private launch(writer: Writer, batch: Pending[]): void {
-    const sessions = new Set(batch.map((p) => p.record.sessionId));
+  /** Commits `batch` (the records of `sessions`, none of them busy) on `writer`. */
+  private launch(writer: Writer, batch: Pending[], sessions: Set<string>): void {
     for (const id of sessions) this.busy.add(id);
     writer.busy = true;
     const done: Promise<void> = this.commit(writer, batch).finally(() => {
@@ -517,8 +525,12 @@ export class PostgresStore {
       if (this.fence !== undefined) batch = this.dropStale(all, this.fence);
       if (batch.length === 0) return;
       const records = batch.map((p) => p.record);
-      for (const id of new Set(records.map((r) => r.sessionId))) {
-        if (this.heads.has(id)) continue;
+      // Heads not cached yet (a session new to this store), each read once.
+      let read: Set<string> | undefined;
+      for (const r of records) {
+        const id = r.sessionId;
+        if (this.heads.has(id) || read?.has(id)) continue;
+        (read ??= new Set()).add(id);
         const known = await this.loadHead(id);
         if (known !== undefined) this.heads.set(id, known.head), this.stored.set(id, known.row);
       }
@@ -529,28 +541,33 @@ export class PostgresStore {
       // Only the heads due (headDue): most batches of a running turn write none.
       const due = sessions.filter((h) => headDue(this.stored.get(h.sessionId), h));
       const params = batchParams(batch, sessions, due, this.fence);
-      const writer = await this.liveWriter(w);
+      const writer = w.broken ? await this.liveWriter(w) : w.client;
       // Named: prepared once per connection. Planning this statement took twice as long as running it.
       const { rows: answered } = await writer.query<{ session_id: string }>(
         this.fence === undefined ? { name: "brain_commit", text: COMMIT_SQL, values: params } : { name: "brain_fenced_commit", text: FENCED_COMMIT_SQL, values: params },
       );
-      const written = new Set(heads.keys());
-      for (const r of answered) written.delete(r.session_id);
-      for (const h of sessions) if (written.has(h.sessionId)) this.heads.set(h.sessionId, h);
-      for (const h of due) if (written.has(h.sessionId)) this.stored.set(h.sessionId, h);
+      // The answer names the sessions refused (usually none); every other session of the batch was written.
+      const refusedIds = answered.length === 0 ? undefined : new Set(answered.map((r) => r.session_id));
+      const written = (id: string) => refusedIds === undefined || !refusedIds.has(id);
+      for (const h of due) if (written(h.sessionId)) this.stored.set(h.sessionId, h);
       const now = performance.now();
       for (const h of sessions) {
-        if (!written.has(h.sessionId)) continue;
+        if (!written(h.sessionId)) continue;
+        this.heads.set(h.sessionId, h);
         if (settleOwed(this.stored.get(h.sessionId), h)) this.owed.set(h.sessionId, now);
         else this.owed.delete(h.sessionId);
       }
       if (this.owed.size > 0) this.armSettle();
       this.stats.transactions += 1;
-      this.stats.records += batch.filter((p) => written.has(p.record.sessionId)).length;
+      this.stats.records += refusedIds === undefined ? batch.length : batch.filter((p) => written(p.record.sessionId)).length;
       this.observer?.(records, startedAt, (performance.now() - startedAt) / 1000);
+      if (refusedIds === undefined) {
+        for (const p of batch) p.resolve();
+        return;
+      }
       const refused = new Map<string, { sessionId: string; token: number }>();
       for (const p of batch) {
-        if (written.has(p.record.sessionId)) {
+        if (written(p.record.sessionId)) {
           p.resolve();
           continue;
         }
@@ -685,7 +702,7 @@ export class PostgresStore {
       let h = heads.get(r.sessionId);
       if (h === undefined) {
         const known = this.heads.get(r.sessionId);
-        heads.set(r.sessionId, (h = known === undefined ? newHead(r.sessionId) : { ...known }));
+        heads.set(r.sessionId, (h = known === undefined ? newHead(r.sessionId) : copyHead(known)));
       }
       if (r.sequence !== h.lastSequence + 1) {
         outOfStep.add(r.sessionId);
@@ -957,33 +974,64 @@ async function migrate(client: pg.Client): Promise<void> {
   }
 }
 
-/** The statement's parameters for a batch (RECORDS_CTE): `sessions` every session of the batch, `due` the heads written. */
+/**
+ * The statement's parameters for a batch (RECORDS_CTE): `sessions` every session of the batch, `due`
+ * the heads written. Built for the node's CPU (a batch is ~100 records, hundreds of batches a
+ * second): the records' columns are binary arrays, and each record's data text is encoded straight
+ * into one buffer (`write` answers its bytes: no separate byte count, join or second encoding).
+ */
 function batchParams(batch: Pending[], sessions: SessionHead[], due: SessionHead[], fence: Fence | undefined): unknown[] {
   const index = new Map<string, number>();
   const ids: string[] = [];
   for (const h of sessions) index.set(h.sessionId, ids.push(h.sessionId));
-  const texts: string[] = [];
-  let offset = 1;
-  const rows = batch.map((p) => {
-    const text = JSON.stringify(p.record.data);
-    const length = Buffer.byteLength(text);
-    texts.push(text);
-    const row = { n: index.get(p.record.sessionId)!, q: p.record.sequence, a: p.record.at, t: p.record.type, k: p.token, o: offset, l: length, y: keyOf(p.record) };
-    offset += length;
-    return row;
-  });
+  const count = batch.length;
+  const texts = new Array<string>(count);
+  let chars = 0;
+  for (let i = 0; i < count; i++) {
+    const text = JSON.stringify(batch[i]!.record.data);
+    texts[i] = text;
+    chars += text.length;
+  }
+  // UTF-8 takes at most 3 bytes per UTF-16 code unit (a surrogate pair's 4 bytes are 2 units).
+  const data = Buffer.allocUnsafe(chars * 3);
+  const n = new Int4Column(count);
+  const q = new Int4Column(count);
+  const a = new Int8Column(count);
+  const t = new Int4Column(count);
+  const k = new Int8Column(count);
+  const o = new Int4Column(count);
+  const l = new Int4Column(count);
+  const keys = new Array<string | undefined>(count);
+  const types: string[] = [];
+  const typeIndex = new Map<string, number>();
+  let end = 0;
+  for (let i = 0; i < count; i++) {
+    const { record, token } = batch[i]!;
+    let type = typeIndex.get(record.type);
+    if (type === undefined) typeIndex.set(record.type, (type = types.push(record.type)));
+    const length = data.write(texts[i]!, end);
+    n.set(i, index.get(record.sessionId)!);
+    q.set(i, record.sequence);
+    a.set(i, record.at);
+    t.set(i, type);
+    k.set(i, token);
+    o.set(i, end + 1);
+    l.set(i, length);
+    keys[i] = keyOf(record);
+    end += length;
+  }
   const heads = due.map((h): HeadParam => {
     const row: HeadParam = { n: index.get(h.sessionId)!, c: h.createdAt, q: h.lastSequence, v: h.activations, m: h.modelRequests, o: h.openCalls, p: h.openModelRequests, r: h.turnOpen, x: h.deleted };
     if (h.owner !== undefined) row.w = h.owner;
     return row;
   });
-  // A Buffer parameter goes out in binary format: the bytes as they are, no escaping either side.
-  const params: unknown[] = [JSON.stringify(rows), JSON.stringify(heads), ids, Buffer.from(texts.join(""), "utf8")];
+  // Buffer parameters go out in binary format: the bytes as they are, no escaping either side.
+  const params: unknown[] = [n.buffer, JSON.stringify(heads), textArray(ids), data.subarray(0, end), q.buffer, a.buffer, t.buffer, k.buffer, o.buffer, l.buffer, textArray(types), textArray(keys)];
   if (fence !== undefined) params.push(fence.nodeId, fence.run() ?? "");
   return params;
 }
 
-/** The idempotency key a record is found by (journal.idempotency_key): message.user's, else none (omitted from the batch's JSON). */
+/** The idempotency key a record is found by (journal.idempotency_key): message.user's, else none (NULL in the batch's keys). */
 function keyOf(record: JournalRecord): string | undefined {
   return record.type === "message.user" ? record.data.idempotencyKey : undefined;
 }
