@@ -17,6 +17,9 @@ import { SpanKind } from "../telemetry/telemetry.ts";
 import { isoTime } from "../telemetry/iso-time.ts";
 import type { Span, Telemetry } from "../telemetry/telemetry.ts";
 
+/** Span names kept (Dispatcher.spanName); past this many distinct tools the cache starts over. */
+const SPAN_NAMES = 1000;
+
 export interface CallRequest {
   /** The model's id of the call; absent for a nested call. */
   modelCallId?: string;
@@ -83,6 +86,12 @@ export class Dispatcher {
   callsLimit: ((owner: string) => number | undefined) | undefined;
   /** Shared by every call: Environment control once a plugin installs it. */
   private services: CallServices;
+  /**
+   * `execute_tool <tool>` by tool name (tracing on): one string per tool, where a template per call
+   * made a new concatenation that the span encoder then had to flatten (bench §15). Bounded: tool
+   * names are the sessions' own.
+   */
+  private readonly spanNames = new Map<string, string>();
 
   constructor(
     private environments: ReadonlyMap<Placement["kind"], Environment>,
@@ -179,9 +188,21 @@ export class Dispatcher {
     if (placement.env !== undefined) attributes["brain.environment"] = placement.env;
     if (req.deadlineAt !== null) attributes["brain.call.deadline_at"] = isoTime(req.deadlineAt);
     const parent = req.origin !== undefined ? this.directory.call(req.origin)?.span : owner.turnSpan;
-    const span = this.telemetry!.span(`execute_tool ${req.tool.contract.name}`, parent, attributes, SpanKind.INTERNAL);
+    const span = this.telemetry!.span(this.spanName(req.tool.contract.name), parent, attributes, SpanKind.INTERNAL);
     this.telemetry!.callTraced(sessionId, call.callId, span);
     return span;
+  }
+
+  private spanName(tool: string): string {
+    let name = this.spanNames.get(tool);
+    if (name === undefined) {
+      if (this.spanNames.size >= SPAN_NAMES) this.spanNames.clear();
+      // Flattened once here (a concatenation is a tree of its parts until something reads it whole).
+      name = `execute_tool ${tool}`;
+      name.charCodeAt(0);
+      this.spanNames.set(tool, name);
+    }
+    return name;
   }
 
   /**
