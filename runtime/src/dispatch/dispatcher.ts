@@ -176,17 +176,21 @@ export class Dispatcher {
   /** A tool call's span: under its turn's, or under its caller's (a nested call); the attributes say where it runs. */
   private callSpan(call: ToolCall, sessionId: string, req: CallInfo, owner: CallOwner): Span | undefined {
     const placement = req.tool.placement as { kind: string; hostId?: string; env?: string; url?: string };
-    const attributes: Record<string, string | number> = {
+    // Every attribute the span can have, declared at once (an absent one undefined, which no
+    // encoder writes): one object of one shape, where adding them one by one grew it per call,
+    // and the status set at the end overwrites a property instead of adding one.
+    const attributes: Record<string, string | undefined> = {
       "gen_ai.operation.name": "execute_tool",
       "gen_ai.tool.name": req.tool.contract.name,
       "brain.session.id": sessionId,
       "brain.call.id": call.callId,
       "brain.placement.kind": placement.kind,
+      "gen_ai.tool.call.id": req.modelCallId,
+      "brain.host.id": placement.hostId,
+      "brain.environment": placement.env,
+      "brain.call.deadline_at": req.deadlineAt === null ? undefined : isoTime(req.deadlineAt),
+      "brain.call.status": undefined,
     };
-    if (req.modelCallId !== undefined) attributes["gen_ai.tool.call.id"] = req.modelCallId;
-    if (placement.hostId !== undefined) attributes["brain.host.id"] = placement.hostId;
-    if (placement.env !== undefined) attributes["brain.environment"] = placement.env;
-    if (req.deadlineAt !== null) attributes["brain.call.deadline_at"] = isoTime(req.deadlineAt);
     const parent = req.origin !== undefined ? this.directory.call(req.origin)?.span : owner.turnSpan;
     const span = this.telemetry!.span(this.spanName(req.tool.contract.name), parent, attributes, SpanKind.INTERNAL);
     this.telemetry!.callTraced(sessionId, call.callId, span);

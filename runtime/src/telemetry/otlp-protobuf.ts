@@ -264,19 +264,25 @@ class ProtobufWriter {
    */
   private attributes(attributes: Attributes): void {
     let k = 0;
+    // Copies not made yet: consecutive ones whose bytes lie one after another go as one.
+    let from = 0;
+    let to = 0;
     for (const key in attributes) {
       const value = attributes[key];
       if (value === undefined || value === null) continue;
       if (typeof value === "string") {
         const m = this.memo[k];
         if (m !== undefined && m.written === this.written && m.key === key && m.value === value) {
-          const n = m.end - m.start;
-          this.room(n);
-          this.buf.copyWithin(this.pos, m.start, m.end);
-          this.pos += n;
+          if (m.start !== to) {
+            this.copyOut(from, to);
+            from = m.start;
+          }
+          to = m.end;
           k++;
           continue;
         }
+        this.copyOut(from, to);
+        from = to = 0;
         const start = this.pos;
         if (this.shortAscii(9, key, value)) {
           if (m === undefined) this.memo[k] = { key, value, start, end: this.pos, written: this.written };
@@ -284,10 +290,23 @@ class ProtobufWriter {
           k++;
           continue;
         }
+      } else {
+        this.copyOut(from, to);
+        from = to = 0;
       }
       this.keyValue(9, key, value);
       k++;
     }
+    this.copyOut(from, to);
+  }
+
+  /** Appends the bytes at [from, to) of this buffer (nothing when empty). */
+  private copyOut(from: number, to: number): void {
+    const n = to - from;
+    if (n === 0) return;
+    this.room(n);
+    this.buf.copyWithin(this.pos, from, to);
+    this.pos += n;
   }
 
   keyValues(field: number, attributes: Attributes | undefined): void {
