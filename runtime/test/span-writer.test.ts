@@ -366,6 +366,45 @@ test("protobuf times are exact epoch nanoseconds (fixed64), past what a double h
   batch.release();
 });
 
+test("protobuf: attributes repeated from the span before are copied, and each span still decodes to its own (short spans whose body moved, reused batches)", async () => {
+  const { OtlpProtobuf } = await import("../src/telemetry/otlp-protobuf.ts");
+  const { BrainTracerProvider } = await import("../src/telemetry/brain-tracer.ts");
+  const encoder = new OtlpProtobuf({ "service.name": "t" });
+  let batch = encoder.batch();
+  const tracer = new BrainTracerProvider({ ended: (span) => batch.add(span) }, { ratio: 1, parentBased: true }).getTracer("t");
+  const decoded: Array<Record<string, string | bigint>> = [];
+  const flush = () => {
+    const request = protoFields(batch.encoded());
+    const scopeSpans = protoFields(protoFields(request.get(1)![0] as Buffer).get(2)![0] as Buffer);
+    for (const span of scopeSpans.get(2)!) {
+      const attributes: Record<string, string | bigint> = {};
+      for (const kv of protoFields(span as Buffer).get(9) ?? []) {
+        const fields = protoFields(kv as Buffer);
+        const value = protoFields(fields.get(2)![0] as Buffer);
+        attributes[(fields.get(1)![0] as Buffer).toString()] = value.has(1) ? (value.get(1)![0] as Buffer).toString() : (value.get(3)![0] as bigint);
+      }
+      decoded.push(attributes);
+    }
+    batch.release(); // reused by the next batch(): its bytes are overwritten
+    batch = encoder.batch();
+  };
+  // Same keys and values at the same places, values that change, a number in between, spans of a
+  // few bytes (their length takes one byte where two were reserved: the body moves) and of hundreds.
+  const given: Array<Record<string, string | number>> = [];
+  for (let i = 0; i < 60; i++) {
+    const attributes: Record<string, string | number> =
+      i < 30 && i % 5 >= 3 ? { op: "x" } : { op: "execute_tool", tool: i % 3 === 0 ? "echo" : "lookup", session: `ses_${i % 4}`, n: i, call: `ses_${i % 4}:${i}`, pad: "p".repeat(40 + (i % 2)) };
+    // Now and then one more at the end: its last copy is in a batch since overwritten (after the
+    // first 30 with no short span in between, whose move would forget every copy anyway).
+    if (i % 11 === 0) attributes.extra = "e";
+    given.push(attributes);
+    tracer.startSpan("s", { attributes: { ...attributes } }).end();
+    if (i % 7 === 6) flush();
+  }
+  flush();
+  assert.equal(decoded, given.map((a) => Object.fromEntries(Object.entries(a).map(([k, v]) => [k, typeof v === "number" ? BigInt(v) : v]))));
+});
+
 test("isoTime writes what Date#toISOString writes", () => {
   const base = Date.now();
   for (let i = 0; i < 20_000; i++) {

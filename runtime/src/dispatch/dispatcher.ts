@@ -17,6 +17,9 @@ import { SpanKind } from "../telemetry/telemetry.ts";
 import { isoTime } from "../telemetry/iso-time.ts";
 import type { Span, Telemetry } from "../telemetry/telemetry.ts";
 
+/** Span names kept (Dispatcher.spanName); past this many distinct tools the cache starts over. */
+const SPAN_NAMES = 1000;
+
 export interface CallRequest {
   /** The model's id of the call; absent for a nested call. */
   modelCallId?: string;
@@ -83,6 +86,12 @@ export class Dispatcher {
   callsLimit: ((owner: string) => number | undefined) | undefined;
   /** Shared by every call: Environment control once a plugin installs it. */
   private services: CallServices;
+  /**
+   * `execute_tool <tool>` by tool name (tracing on): one string per tool, where a template per call
+   * made a new concatenation that the span encoder then had to flatten (bench §15). Bounded: tool
+   * names are the sessions' own.
+   */
+  private readonly spanNames = new Map<string, string>();
 
   constructor(
     private environments: ReadonlyMap<Placement["kind"], Environment>,
@@ -167,21 +176,37 @@ export class Dispatcher {
   /** A tool call's span: under its turn's, or under its caller's (a nested call); the attributes say where it runs. */
   private callSpan(call: ToolCall, sessionId: string, req: CallInfo, owner: CallOwner): Span | undefined {
     const placement = req.tool.placement as { kind: string; hostId?: string; env?: string; url?: string };
-    const attributes: Record<string, string | number> = {
+    // Every attribute the span can have, declared at once (an absent one undefined, which no
+    // encoder writes): one object of one shape, where adding them one by one grew it per call,
+    // and the status set at the end overwrites a property instead of adding one.
+    const attributes: Record<string, string | undefined> = {
       "gen_ai.operation.name": "execute_tool",
       "gen_ai.tool.name": req.tool.contract.name,
       "brain.session.id": sessionId,
       "brain.call.id": call.callId,
       "brain.placement.kind": placement.kind,
+      "gen_ai.tool.call.id": req.modelCallId,
+      "brain.host.id": placement.hostId,
+      "brain.environment": placement.env,
+      "brain.call.deadline_at": req.deadlineAt === null ? undefined : isoTime(req.deadlineAt),
+      "brain.call.status": undefined,
     };
-    if (req.modelCallId !== undefined) attributes["gen_ai.tool.call.id"] = req.modelCallId;
-    if (placement.hostId !== undefined) attributes["brain.host.id"] = placement.hostId;
-    if (placement.env !== undefined) attributes["brain.environment"] = placement.env;
-    if (req.deadlineAt !== null) attributes["brain.call.deadline_at"] = isoTime(req.deadlineAt);
     const parent = req.origin !== undefined ? this.directory.call(req.origin)?.span : owner.turnSpan;
-    const span = this.telemetry!.span(`execute_tool ${req.tool.contract.name}`, parent, attributes, SpanKind.INTERNAL);
+    const span = this.telemetry!.span(this.spanName(req.tool.contract.name), parent, attributes, SpanKind.INTERNAL);
     this.telemetry!.callTraced(sessionId, call.callId, span);
     return span;
+  }
+
+  private spanName(tool: string): string {
+    let name = this.spanNames.get(tool);
+    if (name === undefined) {
+      if (this.spanNames.size >= SPAN_NAMES) this.spanNames.clear();
+      // Flattened once here (a concatenation is a tree of its parts until something reads it whole).
+      name = `execute_tool ${tool}`;
+      name.charCodeAt(0);
+      this.spanNames.set(tool, name);
+    }
+    return name;
   }
 
   /**

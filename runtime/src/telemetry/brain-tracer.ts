@@ -1,5 +1,5 @@
 import { context as contexts, isSpanContextValid, trace } from "@opentelemetry/api";
-import type { Context, Span, SpanOptions, Tracer, TracerProvider } from "@opentelemetry/api";
+import type { Attributes, Context, Link, Span, SpanContext, SpanKind, SpanOptions, Tracer, TracerProvider } from "@opentelemetry/api";
 import { newSpanId, newTraceId } from "./span-ids.ts";
 import { WrittenSpan, epochMs, nowMs } from "./written-span.ts";
 import type { EndedSpans, SpanScope } from "./written-span.ts";
@@ -61,13 +61,32 @@ class BrainTracer implements Tracer {
   startSpan(name: string, options: SpanOptions = {}, ctx: Context = contexts.active()): Span {
     const parent = options.root === true ? undefined : trace.getSpanContext(ctx);
     const valid = parent !== undefined && isSpanContextValid(parent);
-    const traceId = valid ? parent.traceId : newTraceId();
-    const spanId = newSpanId();
-    if (!this.provider.sampled(traceId, valid ? parent.traceFlags : undefined)) {
-      return trace.wrapSpanContext({ traceId, spanId, traceFlags: 0, ...(valid && parent.traceState !== undefined ? { traceState: parent.traceState } : {}) });
-    }
     const start = options.startTime === undefined ? nowMs() : epochMs(options.startTime);
-    return new WrittenSpan(this.sink, this.scope, traceId, spanId, valid ? parent.spanId : undefined, name, options.kind ?? 0, start, options.attributes ?? {}, options.links);
+    return this.start(name, valid ? parent : undefined, options.kind ?? 0, start, options.attributes ?? {}, options.links);
+  }
+
+  /**
+   * Telemetry's way in (telemetry.ts finds it by name): a span under `parent` (a span of this
+   * writer, or of any tracer), or a root, without the Context and options objects the API's
+   * startSpan takes, which were a good part of making a span.
+   */
+  startChild(name: string, parent: Span | undefined, attributes: Attributes, kind: SpanKind, startTime: number | undefined): Span {
+    let context: SpanContext | undefined;
+    if (parent !== undefined) {
+      context = parent.spanContext();
+      // A WrittenSpan's ids are this writer's own, valid by construction; anything else is checked.
+      if (!(parent instanceof WrittenSpan) && !isSpanContextValid(context)) context = undefined;
+    }
+    return this.start(name, context, kind, startTime === undefined ? nowMs() : epochMs(startTime), attributes, undefined);
+  }
+
+  private start(name: string, parent: SpanContext | undefined, kind: SpanKind, startMs: number, attributes: Attributes, links: Link[] | undefined): Span {
+    const traceId = parent !== undefined ? parent.traceId : newTraceId();
+    const spanId = newSpanId();
+    if (!this.provider.sampled(traceId, parent?.traceFlags)) {
+      return trace.wrapSpanContext({ traceId, spanId, traceFlags: 0, ...(parent?.traceState !== undefined ? { traceState: parent.traceState } : {}) });
+    }
+    return new WrittenSpan(this.sink, this.scope, traceId, spanId, parent?.spanId, name, kind, startMs, attributes, links);
   }
 
   startActiveSpan<F extends (span: Span) => unknown>(name: string, ...rest: [F] | [SpanOptions, F] | [SpanOptions, Context, F]): ReturnType<F> {

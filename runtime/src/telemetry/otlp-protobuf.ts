@@ -76,13 +76,13 @@ export class ProtobufBatch {
   private readonly groups: Array<{ scope: SpanScope; start: number; end: number }> = [];
 
   constructor(private readonly shared: OtlpProtobuf) {
-    this.w.pos = HEADROOM;
+    this.w.rewind(HEADROOM);
   }
 
   reset(): this {
     this.size = 0;
     this.groups.length = 0;
-    this.w.pos = HEADROOM;
+    this.w.rewind(HEADROOM);
     return this;
   }
 
@@ -158,14 +158,44 @@ function lengthField(length: number): number {
   return 1 + size + length;
 }
 
+/**
+ * The last short attribute written at one position of a span's attribute list: where its encoded
+ * KeyValue is in the buffer, so the next span with the same key and value there copies those bytes
+ * instead of encoding them again.
+ */
+interface WrittenAttribute {
+  key: string;
+  value: string;
+  start: number;
+  end: number;
+  /** The writer's `written` when it was recorded: bytes of an earlier one may be overwritten. */
+  written: number;
+}
+
 /** Protobuf's wire format into one growing buffer (fields 1–15 only: every tag is one byte). */
 class ProtobufWriter {
   private buf: Buffer;
   pos = 0;
   private readonly starts: number[] = [];
+  /**
+   * Consecutive spans of one kind repeat most of their attributes in the same order (an
+   * execute_tool span: the operation, the tool, the placement, the host, the status), so each
+   * position of the attribute list remembers its last short string attribute; copying its bytes
+   * (one copyWithin) costs a fraction of encoding the key and value character by character, which
+   * was most of the cost of encoding a span.
+   */
+  private readonly memo: WrittenAttribute[] = [];
+  /** Bumped whenever bytes already written may be overwritten or moved, so no memo points into them. */
+  private written = 0;
 
   constructor(size: number) {
     this.buf = Buffer.allocUnsafe(size);
+  }
+
+  /** Starts writing at `pos` again: what was written after it is overwritten. */
+  rewind(pos: number): void {
+    this.pos = pos;
+    this.written++;
   }
 
   /** What was written, copied out (the buffer may be larger). */
@@ -198,21 +228,23 @@ class ProtobufWriter {
     this.varint(s.kind + 1); // OTLP's SpanKind counts from UNSPECIFIED = 0
     this.nanos(7, s.startMs);
     this.nanos(8, s.endMs);
-    this.keyValues(9, s.attributes);
-    for (const e of s.events ?? []) {
-      this.begin(11);
-      this.nanos(1, e.timeMs);
-      this.string(2, e.name);
-      this.keyValues(3, e.attributes);
-      this.end();
-    }
-    for (const l of s.links ?? []) {
-      this.begin(13);
-      this.hex(1, l.context.traceId);
-      this.hex(2, l.context.spanId);
-      this.keyValues(4, l.attributes);
-      this.end();
-    }
+    this.attributes(s.attributes);
+    if (s.events !== undefined)
+      for (const e of s.events) {
+        this.begin(11);
+        this.nanos(1, e.timeMs);
+        this.string(2, e.name);
+        this.keyValues(3, e.attributes);
+        this.end();
+      }
+    if (s.links !== undefined)
+      for (const l of s.links) {
+        this.begin(13);
+        this.hex(1, l.context.traceId);
+        this.hex(2, l.context.spanId);
+        this.keyValues(4, l.attributes);
+        this.end();
+      }
     if (s.statusCode !== 0 || s.statusMessage !== undefined) {
       this.begin(15);
       if (s.statusMessage !== undefined) this.string(2, s.statusMessage);
@@ -223,7 +255,58 @@ class ProtobufWriter {
       this.end();
     }
     // Span.flags (fixed32): bit 8 says whether the parent is remote is known, bit 9 that it is; left out.
-    this.end();
+    if (this.end()) this.written++; // the span's body moved, its attributes' bytes with it
+  }
+
+  /**
+   * Span.attributes (field 9), each short string attribute copied from the same position of an
+   * earlier span when its key and value are the same (see `memo`), else encoded and remembered.
+   */
+  private attributes(attributes: Attributes): void {
+    let k = 0;
+    // Copies not made yet: consecutive ones whose bytes lie one after another go as one.
+    let from = 0;
+    let to = 0;
+    for (const key in attributes) {
+      const value = attributes[key];
+      if (value === undefined || value === null) continue;
+      if (typeof value === "string") {
+        const m = this.memo[k];
+        if (m !== undefined && m.written === this.written && m.key === key && m.value === value) {
+          if (m.start !== to) {
+            this.copyOut(from, to);
+            from = m.start;
+          }
+          to = m.end;
+          k++;
+          continue;
+        }
+        this.copyOut(from, to);
+        from = to = 0;
+        const start = this.pos;
+        if (this.shortAscii(9, key, value)) {
+          if (m === undefined) this.memo[k] = { key, value, start, end: this.pos, written: this.written };
+          else (m.key = key), (m.value = value), (m.start = start), (m.end = this.pos), (m.written = this.written);
+          k++;
+          continue;
+        }
+      } else {
+        this.copyOut(from, to);
+        from = to = 0;
+      }
+      this.keyValue(9, key, value);
+      k++;
+    }
+    this.copyOut(from, to);
+  }
+
+  /** Appends the bytes at [from, to) of this buffer (nothing when empty). */
+  private copyOut(from: number, to: number): void {
+    const n = to - from;
+    if (n === 0) return;
+    this.room(n);
+    this.buf.copyWithin(this.pos, from, to);
+    this.pos += n;
   }
 
   keyValues(field: number, attributes: Attributes | undefined): void {
@@ -232,13 +315,17 @@ class ProtobufWriter {
       const value = attributes[key];
       if (value === undefined || value === null) continue;
       if (typeof value === "string" && this.shortAscii(field, key, value)) continue;
-      this.begin(field); // KeyValue
-      this.string(1, key);
-      this.begin(2); // KeyValue.value: AnyValue
-      this.anyValue(value);
-      this.end();
-      this.end();
+      this.keyValue(field, key, value);
     }
+  }
+
+  private keyValue(field: number, key: string, value: AttributeValue): void {
+    this.begin(field); // KeyValue
+    this.string(1, key);
+    this.begin(2); // KeyValue.value: AnyValue
+    this.anyValue(value);
+    this.end();
+    this.end();
   }
 
   /**
@@ -415,13 +502,15 @@ class ProtobufWriter {
     this.pos += reserve;
   }
 
-  private end(): void {
+  /** Closes the message begin() opened; true when its body had to move. */
+  private end(): boolean {
     const reserved = this.starts.pop()!;
     const start = this.starts.pop()!;
     const length = this.pos - start - reserved;
     let size = 1;
     for (let n = length; n >= 128; n = Math.floor(n / 128)) size++;
-    if (size !== reserved) {
+    const moved = size !== reserved;
+    if (moved) {
       // The length takes another number of bytes than reserved: the body moves (canonical varints only).
       this.room(size - reserved);
       this.buf.copyWithin(start + size, start + reserved, this.pos);
@@ -434,6 +523,7 @@ class ProtobufWriter {
       n = Math.floor(n / 128);
     }
     this.buf[at] = n;
+    return moved;
   }
 
   private room(bytes: number): void {

@@ -2,21 +2,28 @@ import { randomFillSync } from "node:crypto";
 
 /**
  * Random trace and span ids for Brain's span writer (brain-tracer.ts), as lowercase hex, the form
- * `@opentelemetry/api`'s SpanContext holds. One randomFillSync fills a pool for many ids: a call
- * of its own per id (as `crypto.randomBytes(8)`) costs more than the hex conversion itself.
+ * `@opentelemetry/api`'s SpanContext holds. One randomFillSync fills a pool for many ids, and the
+ * pool is turned into hex once: an id is a substring of that text, which V8 makes a slice of it
+ * (no copy) for 13 characters and more. A call into C++ per id (`randomBytes(8)`, or a Buffer's
+ * toString("hex") per id) cost more than the rest of making the span. A slice keeps its pool's
+ * text (8 KiB) alive while it lives; the ids a runtime keeps (the session viewer's ring of recent
+ * trace ids, telemetry.ts) hold at most a few hundred KiB of it.
  */
-const POOL = 8192;
-const pool = Buffer.allocUnsafe(POOL);
-let at = POOL;
+const POOL_BYTES = 4096;
+const bytes = Buffer.allocUnsafe(POOL_BYTES);
+let hex = "";
+/** The next unused hex digit of `hex`. */
+let at = 0;
 
-function take(bytes: number): string {
-  if (at + bytes > POOL) {
-    randomFillSync(pool);
+function take(digits: number): string {
+  if (at + digits > hex.length) {
+    randomFillSync(bytes);
+    hex = bytes.toString("hex");
     at = 0;
   }
-  const hex = pool.toString("hex", at, at + bytes);
-  at += bytes;
-  return hex;
+  const id = hex.substring(at, at + digits);
+  at += digits;
+  return id;
 }
 
 const ZERO_TRACE = "0".repeat(32);
@@ -24,14 +31,14 @@ const ZERO_SPAN = "0".repeat(16);
 
 /** 16 random bytes; never all zero (an invalid id to the W3C spec). */
 export function newTraceId(): string {
-  let id = take(16);
-  while (id === ZERO_TRACE) id = take(16);
+  let id = take(32);
+  while (id === ZERO_TRACE) id = take(32);
   return id;
 }
 
 /** 8 random bytes; never all zero. */
 export function newSpanId(): string {
-  let id = take(8);
-  while (id === ZERO_SPAN) id = take(8);
+  let id = take(16);
+  while (id === ZERO_SPAN) id = take(16);
   return id;
 }

@@ -16,6 +16,11 @@ const RECENT_TRACES = 10_000;
 /** The tracer's name and version in every span's instrumentation scope. */
 const SCOPE = "@aexhq/brain-runtime";
 
+/** What Brain's own tracer (brain-tracer.ts) adds to the API's Tracer; found by name, so this module imports nothing of the writer. */
+interface DirectTracer {
+  startChild(name: string, parent: Span | undefined, attributes: Attributes, kind: SpanKind, startTime: number | undefined): Span;
+}
+
 /**
  * The runtime's telemetry: its metrics (always counted, scraped at /metrics) and, when a tracer
  * provider is given (OTEL_* variables, or `startBrain({ tracerProvider })`), its spans. Without one
@@ -30,6 +35,8 @@ const SCOPE = "@aexhq/brain-runtime";
 export class Telemetry {
   readonly metrics: Metrics;
   private readonly tracer: Tracer | undefined;
+  /** The same tracer when it is Brain's own span writer (brain-tracer.ts): spans start without a Context. */
+  private readonly direct: DirectTracer | undefined;
   /** The span of each request being served (http/routes.ts reads it to parent a turn to its request). */
   private readonly requests = new WeakMap<IncomingMessage, Span>();
   /** The span of each session's running turn: a group commit of its records is parented to it. */
@@ -53,6 +60,8 @@ export class Telemetry {
   ) {
     this.metrics = new Metrics(gauges);
     this.tracer = provider?.getTracer(SCOPE, version);
+    const direct = this.tracer as Partial<DirectTracer> | undefined;
+    this.direct = typeof direct?.startChild === "function" ? (direct as DirectTracer) : undefined;
   }
 
   get tracing(): boolean {
@@ -62,6 +71,7 @@ export class Telemetry {
   /** Starts a span under `parent` (a span, or none: a root); undefined when tracing is off. */
   span(name: string, parent: Span | undefined, attributes: Attributes, kind: SpanKind = SpanKind.INTERNAL, startTime?: number): Span | undefined {
     if (this.tracer === undefined) return undefined;
+    if (this.direct !== undefined) return this.direct.startChild(name, parent, attributes, kind, startTime);
     const ctx: Context = parent === undefined ? ROOT_CONTEXT : trace.setSpan(ROOT_CONTEXT, parent);
     return this.tracer.startSpan(name, startTime === undefined ? { kind, attributes } : { kind, attributes, startTime }, ctx);
   }
