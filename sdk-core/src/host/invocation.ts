@@ -5,6 +5,7 @@ import type { ToolContext, EnvironmentControl } from "../context.ts";
 import { plainOutcome, toOutcome, thrownOutcome } from "../outcome.ts";
 import { notJsonReason } from "../json.ts";
 import { issuesOf } from "../schema.ts";
+import { parsesSynchronously } from "../sync-parse.ts";
 import { BrainError, SdkError } from "../errors.ts";
 import { inRegisteredTrace } from "./trace-context.ts";
 import { CallContext, type ContextCalls } from "./call-context.ts";
@@ -113,9 +114,10 @@ export class Invocation {
       this.timer = setTimeout(() => this.end("timeout"), remaining);
     }
     const tool = this.spec.tool;
-    // Always the async parse: a sync attempt on a schema with async refinements would leave Zod's
-    // dropped refinement promise to reject unhandled (and run the refinement twice).
-    const parsed = await tool.input.safeParseAsync(this.frame.input);
+    // The async parse unless the schema has nothing to await (sync-parse.ts): a sync attempt on a
+    // schema with async refinements would leave Zod's dropped refinement promise to reject
+    // unhandled (and run the refinement twice).
+    const parsed = parsesSynchronously(tool.input) ? tool.input.safeParse(this.frame.input) : await tool.input.safeParseAsync(this.frame.input);
     // The call ended while the check ran (deadline, cancel, connection loss): end() has already
     // settled it with the runtime, so the tool never runs and nothing late is sent.
     if (this.ended) return;
