@@ -4,23 +4,12 @@
  * with an earlier record, e.g. a model request quoting earlier tool calls) are not walked again.
  */
 export function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null) freezeObject(value);
-  return value;
-}
-
-/** Every record is frozen on every commit: scalars are skipped here, without a call each. */
-function freezeObject(value: object): void {
-  if (Object.isFrozen(value)) return;
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value;
   Object.freeze(value);
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const v: unknown = value[i];
-      if (typeof v === "object" && v !== null) freezeObject(v);
-    }
+    for (const v of value) deepFreeze(v);
   } else {
-    for (const k in value) {
-      const v = (value as Record<string, unknown>)[k];
-      if (typeof v === "object" && v !== null) freezeObject(v);
-    }
+    for (const k in value) deepFreeze((value as Record<string, unknown>)[k]);
   }
+  return value;
 }
