@@ -335,7 +335,7 @@ function refusedLocally(e: unknown): Outcome {
   return { status: "error", error: { code: "invalid_output", message: `the call's result could not be sent (frame_too_large: ${(e as Error).message})` } };
 }
 
-/** The finish frame, built field by field (spreading optional parts into a literal was a slow path on every call). */
+/** The finish frame, its optional fields set only when present (in the order the spread literal gave them). */
 function finishFrame(callId: string, outcome: Outcome | undefined, opts: { content?: string } | undefined): { type: "finish"; callId: string; outcome?: Outcome; content?: string } {
   const frame: { type: "finish"; callId: string; outcome?: Outcome; content?: string } = { type: "finish", callId };
   if (outcome) frame.outcome = outcome;
