@@ -121,6 +121,17 @@ export class HostConnection implements RuntimeFrameHandler {
     this.ws.send(JSON.stringify(frame));
   }
 
+  /**
+   * `committed`, the answer to every emit, result, return and finish: its text written out, as
+   * JSON.stringify writes `{ type, ref, callId, sequence }` (the SDK reads this form without
+   * parsing it), without building and serializing an object per answer.
+   */
+  private sendCommitted(ref: number, callId: string, sequence: number): void {
+    if (this.closed || this.ws.readyState !== this.ws.OPEN) return;
+    this.cork();
+    this.ws.send(`{"type":"committed","ref":${ref},"callId":${JSON.stringify(callId)},"sequence":${sequence}}`);
+  }
+
   /** Sends an error frame and closes (unauthorized, replaced, register timeout). */
   fail(code: string, message: string, closeCode: number, ref?: number): void {
     this.send(ref === undefined ? { type: "error", error: { code, message } } : { type: "error", ref, error: { code, message } });
@@ -294,7 +305,7 @@ export class HostConnection implements RuntimeFrameHandler {
       p = Promise.reject(e);
     }
     p.then(
-      (sequence) => this.send({ type: "committed", ref, callId, sequence }),
+      (sequence) => this.sendCommitted(ref, callId, sequence),
       (e) => this.send({ type: "rejected", ref, callId, error: callError(e, sink?.finished === true) }),
     );
     // A call the host ended (finish, a non-success result) cannot be lost any more: stop tracking it.

@@ -16,6 +16,12 @@ export function parseCallId(callId: string): { sessionId: string; sequence: numb
   return { sessionId: callId.slice(0, at), sequence };
 }
 
+/** The session part of a call id, unchecked beyond its separator (for lookups by the exact id). */
+export function sessionOfCallId(callId: string): string | undefined {
+  const at = callId.lastIndexOf(":");
+  return at <= 0 ? undefined : callId.slice(0, at);
+}
+
 /** Whether `callId` is a call of session `sessionId`. */
 export function isCallOf(callId: string, sessionId: string): boolean {
   return parseCallId(callId)?.sessionId === sessionId;

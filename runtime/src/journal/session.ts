@@ -184,10 +184,9 @@ export class SessionState {
       this.observe(record);
       return record;
     });
-    committed.catch(() => {
-      // Handled: whoever awaits `committed` sees the failure (ToolCall logs its own records'); this
-      // only keeps a fire-and-forget append from becoming an unhandled rejection (e.g. at shutdown).
-    });
+    // Handled: whoever awaits `committed` sees the failure (ToolCall logs its own records'); this
+    // only keeps a fire-and-forget append from becoming an unhandled rejection (e.g. at shutdown).
+    committed.catch(handled);
     return { sequence: record.sequence, committed };
   }
 
@@ -273,6 +272,9 @@ export class SessionState {
     return sessionView(this.id, this.createdAt, this.created, { status: this.deleted ? "deleted" : running ? "running" : "idle", lastSequence: this.lastSequence, openCalls: [...this.openCalls], pendingApprovals: [...this.pendingApprovals] });
   }
 }
+
+/** A rejection someone else sees (one function for every append, not a closure each). */
+const handled = (): void => undefined;
 
 /** A session as GET answers it, for a live session or one known only by its head. */
 export function sessionView(id: string, createdAt: number, created: SessionCreatedRecord["data"], now: Pick<Session, "status" | "lastSequence" | "openCalls" | "pendingApprovals">): Session {

@@ -4,7 +4,7 @@ import type { ModelProvider } from "../models/provider.ts";
 import type { CallDirectory } from "../dispatch/dispatcher.ts";
 import type { ToolCall } from "../dispatch/call.ts";
 import type { SessionCalls } from "../dispatch/session-calls.ts";
-import { parseCallId } from "../journal/call-id.ts";
+import { sessionOfCallId } from "../journal/call-id.ts";
 
 /** A session running here: its journal state, its Agentloop, its calls and budgets, its model provider. */
 export interface Resident {
@@ -94,8 +94,10 @@ export class Residency implements CallDirectory {
 
   /** A call held by its session (the call id names the session). */
   call(callId: string): ToolCall | undefined {
-    const id = parseCallId(callId);
-    return id === undefined ? undefined : this.resident.get(id.sessionId)?.calls.get(callId);
+    // Only the session is read from the id (every frame of a call looks it up): a session holds
+    // calls by their exact ids, so a malformed id is simply not found there.
+    const session = sessionOfCallId(callId);
+    return session === undefined ? undefined : this.resident.get(session)?.calls.get(callId);
   }
 
   *calls(): IterableIterator<ToolCall> {

@@ -6,10 +6,17 @@ import {
 import type { Platform, WebSocketLike } from "../platform.ts";
 import type { PlacedToolSpec } from "../tool.ts";
 import { Invocation, type InvocationChannel } from "./invocation.ts";
+import { readCommitted } from "./committed-frame.ts";
 import { ProtocolError, protocolError, SdkError } from "../errors.ts";
 
 interface Answer { sequence?: number; result?: ModelResult; environment?: EnvironmentAnswer; digests?: string[] }
-interface Pending { resolve(answer: Answer): void; reject(e: Error): void }
+type Frame = Record<string, unknown> & { type: string };
+interface Pending {
+  resolve(answer: Answer): void;
+  reject(e: Error): void;
+  /** A first attempt of a frame about a call: an `unavailable` answer goes on to the resend rule. */
+  resendable: (Frame & { callId: string }) | undefined;
+}
 
 /** Handlers for one session (its placed tools by name) or for any session (`serve`). */
 type HandlerSet = Map<string, PlacedToolSpec>;
@@ -192,7 +199,10 @@ export class HostConnection implements HostFrameHandler {
       };
       ws.onmessage = (ev) => {
         this.heardAt = Date.now();
-        const error = routeHostFrame(typeof ev.data === "string" ? ev.data : String(ev.data), this);
+        const text = typeof ev.data === "string" ? ev.data : String(ev.data);
+        const committed = readCommitted(text);
+        if (committed !== undefined) return this.committed(committed);
+        const error = routeHostFrame(text, this);
         if (error) console.warn(`brain: ignored a bad frame from the runtime: ${error.code}: ${error.message}`);
       };
       ws.onerror = () => undefined; // onclose follows and decides
@@ -305,17 +315,22 @@ export class HostConnection implements HostFrameHandler {
    * a new ref each time, resendBackoffMs doubling to resendMaxBackoffMs, until another answer, the
    * call's deadline or (no deadline) 3 × leaseMs; then the call is treated as ended `unknown`.
    */
-  request(frame: Record<string, unknown> & { type: string }): Promise<Answer> {
-    const callId = typeof frame.callId === "string" ? frame.callId : undefined;
-    const first = this.sendOnce(frame);
-    // The first attempt's answer is passed on as it is (one promise per frame on the call path);
-    // only an `unavailable` goes on to the resend loop.
-    if (callId === undefined) return first;
-    return first.catch((e: unknown) => this.resend(frame, callId, e));
+  request(frame: Frame): Promise<Answer> {
+    // The first attempt's promise is the answer (one promise per frame on the call path); a refusal
+    // `unavailable` of a frame about a call goes on to the resend loop from refuse(), which settles it.
+    // (A frame refused before it is sent, not open or too large, is never `unavailable`.)
+    return this.sendOnce(frame, typeof frame.callId === "string" ? (frame as Frame & { callId: string }) : undefined);
+  }
+
+  /** Settles a pending answer with a refusal: `unavailable` for a first attempt about a call is resent instead. */
+  private refuse(p: Pending, e: Error): void {
+    const frame = p.resendable;
+    if (frame === undefined || !(e instanceof ProtocolError) || e.code !== "unavailable") return p.reject(e);
+    this.resend(frame, frame.callId, e).then(p.resolve, p.reject);
   }
 
   /** The resend rule after a first attempt failed with `first` (anything but `unavailable` is passed on). */
-  private async resend(frame: Record<string, unknown> & { type: string }, callId: string, first: unknown): Promise<Answer> {
+  private async resend(frame: Frame, callId: string, first: unknown): Promise<Answer> {
     let wait: number = LIMITS.resendBackoffMs;
     let giveUpAt: number | undefined;
     let e = first;
@@ -329,14 +344,14 @@ export class HostConnection implements HostFrameHandler {
       await new Promise((r) => setTimeout(r, wait));
       wait = Math.min(wait * 2, LIMITS.resendMaxBackoffMs);
       try {
-        return await this.sendOnce(frame);
+        return await this.sendOnce(frame, undefined);
       } catch (next) {
         e = next;
       }
     }
   }
 
-  private sendOnce(frame: Record<string, unknown> & { type: string }): Promise<Answer> {
+  private sendOnce(frame: Frame, resendable: (Frame & { callId: string }) | undefined): Promise<Answer> {
     const ws = this.ws;
     if (!ws || ws.readyState !== OPEN) return Promise.reject(new SdkError("connection_lost", "the host connection is not open"));
     const ref = this.nextRef++;
@@ -349,7 +364,7 @@ export class HostConnection implements HostFrameHandler {
       return Promise.reject(new SdkError("frame_too_large", `${frame.type} frame exceeds the ${LIMITS.maxFrameBytes}-byte frame limit`));
     }
     return new Promise((resolve, reject) => {
-      this.pending.set(ref, { resolve, reject });
+      this.pending.set(ref, { resolve, reject, resendable });
       this.hold();
       ws.send(text);
     });
@@ -372,13 +387,13 @@ export class HostConnection implements HostFrameHandler {
     this.settle(f.ref, (p) => p.resolve({ digests: f.digests }));
   }
 
-  committed(f: CommittedFrame): void {
+  committed(f: Pick<CommittedFrame, "ref" | "sequence">): void {
     this.settle(f.ref, (p) => p.resolve({ sequence: f.sequence }));
   }
 
   rejected(f: RejectedFrame): void {
     this.over(f.callId, f.error);
-    this.settle(f.ref, (p) => p.reject(protocolError(f.error)));
+    this.settle(f.ref, (p) => this.refuse(p, protocolError(f.error)));
   }
 
   /** A refusal with `final: true`: the call is over whatever the code says; its local work stops. */
@@ -388,18 +403,18 @@ export class HostConnection implements HostFrameHandler {
 
   modelResult(f: ModelResultFrame): void {
     this.over(f.callId, f.error);
-    this.settle(f.ref, (p) => (f.result ? p.resolve({ result: f.result }) : p.reject(protocolError(f.error ?? { code: "internal", message: "model_result without result or error" }))));
+    this.settle(f.ref, (p) => (f.result ? p.resolve({ result: f.result }) : this.refuse(p, protocolError(f.error ?? { code: "internal", message: "model_result without result or error" }))));
   }
 
   environmentResult(f: EnvironmentResultFrame): void {
     this.over(f.callId, f.error);
-    this.settle(f.ref, (p) => (f.result ? p.resolve({ environment: f.result }) : p.reject(protocolError(f.error ?? { code: "internal", message: "environment_result without result or error" }))));
+    this.settle(f.ref, (p) => (f.result ? p.resolve({ environment: f.result }) : this.refuse(p, protocolError(f.error ?? { code: "internal", message: "environment_result without result or error" }))));
   }
 
   error(f: ErrorFrame): void {
     const error = protocolError(f.error);
     if (f.error.code === "unauthorized" || f.error.code === "replaced") this.fatal = error;
-    if (f.ref !== undefined && this.pending.has(f.ref)) this.settle(f.ref, (p) => p.reject(error));
+    if (f.ref !== undefined && this.pending.has(f.ref)) this.settle(f.ref, (p) => this.refuse(p, error));
     else console.warn(`brain: runtime error: ${f.error.code}: ${f.error.message}`);
   }
 

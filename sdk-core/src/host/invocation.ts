@@ -1,9 +1,11 @@
 import type { EnvironmentAnswer, EnvironmentRequest, InvokeFrame, Outcome, ModelRequest, ModelResult } from "@aexhq/brain-protocol";
+import type { z } from "zod";
 import type { PlacedToolSpec } from "../tool.ts";
 import type { ToolContext, EnvironmentControl } from "../context.ts";
 import { plainOutcome, toOutcome, thrownOutcome } from "../outcome.ts";
 import { notJsonReason } from "../json.ts";
 import { issuesOf } from "../schema.ts";
+import { parsesSynchronously } from "../sync-parse.ts";
 import { BrainError, SdkError } from "../errors.ts";
 import { inRegisteredTrace } from "./trace-context.ts";
 import { CallContext, type ContextCalls } from "./call-context.ts";
@@ -112,9 +114,10 @@ export class Invocation {
       this.timer = setTimeout(() => this.end("timeout"), remaining);
     }
     const tool = this.spec.tool;
-    // Always the async parse: a sync attempt on a schema with async refinements would leave Zod's
-    // dropped refinement promise to reject unhandled (and run the refinement twice).
-    const parsed = await tool.input.safeParseAsync(this.frame.input);
+    // The async parse unless the schema has nothing to await (sync-parse.ts): a sync attempt on a
+    // schema with async refinements would leave Zod's dropped refinement promise to reject
+    // unhandled (and run the refinement twice).
+    const parsed = parsesSynchronously(tool.input) ? tool.input.safeParse(this.frame.input) : await tool.input.safeParseAsync(this.frame.input);
     // The call ended while the check ran (deadline, cancel, connection loss): end() has already
     // settled it with the runtime, so the tool never runs and nothing late is sent.
     if (this.ended) return;
@@ -239,13 +242,23 @@ export class Invocation {
   }
 
   /** `finish()` and `finish(undefined)` both finish without another result. */
-  async finish(value: unknown, opts: { content?: string } | undefined): Promise<void> {
-    this.refuseIfClosed("finish");
-    this.closed = true;
-    const output = this.spec.tool.output;
-    // Without an output schema there is nothing to await: the finish frame is sent in this tick.
-    const outcome = value === undefined ? undefined : output === undefined ? plainOutcome(value) : await this.enqueue(() => toOutcome(value, output));
-    await this.sendFinish(outcome, opts);
+  finish(value: unknown, opts: { content?: string } | undefined): Promise<void> {
+    // Not an async function: without an output schema the finish frame is sent in this tick and
+    // its answer passed on as sendFinish gives it (a promise and a microtask less on every call).
+    try {
+      this.refuseIfClosed("finish");
+      this.closed = true;
+      const output = this.spec.tool.output;
+      if (value !== undefined && output !== undefined) return this.finishChecked(value, output, opts);
+      return this.sendFinish(value === undefined ? undefined : plainOutcome(value), opts);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /** A finish with a value and an output schema: the value is checked (parseAsync) first. */
+  private async finishChecked(value: unknown, output: z.ZodType, opts: { content?: string } | undefined): Promise<void> {
+    await this.sendFinish(await this.enqueue(() => toOutcome(value, output)), opts);
   }
 
   /** Finish after an SDK-side decision (timeout before start, invalid input, thrown error). */
@@ -257,7 +270,7 @@ export class Invocation {
   private async sendFinish(outcome: Outcome | undefined, opts: { content?: string } | undefined): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     try {
-      await this.enqueue(() => this.channel.request({ type: "finish", callId: this.callId, ...(outcome ? { outcome } : {}), ...content(opts) }));
+      await this.enqueue(() => this.channel.request(finishFrame(this.callId, outcome, opts)));
     } catch (e) {
       // A finish refused here for size would leave the call open until its deadline: end it with a small one.
       if (tooLarge(e)) await this.enqueue(() => this.channel.request({ type: "finish", callId: this.callId, outcome: refusedLocally(e) })).catch(() => undefined);
@@ -320,6 +333,14 @@ function tooLarge(e: unknown): boolean {
 /** The small outcome that ends a call whose own end was refused locally (PROTOCOL.md, "A frame the host refuses itself"). */
 function refusedLocally(e: unknown): Outcome {
   return { status: "error", error: { code: "invalid_output", message: `the call's result could not be sent (frame_too_large: ${(e as Error).message})` } };
+}
+
+/** The finish frame, its optional fields set only when present (in the order the spread literal gave them). */
+function finishFrame(callId: string, outcome: Outcome | undefined, opts: { content?: string } | undefined): { type: "finish"; callId: string; outcome?: Outcome; content?: string } {
+  const frame: { type: "finish"; callId: string; outcome?: Outcome; content?: string } = { type: "finish", callId };
+  if (outcome) frame.outcome = outcome;
+  if (opts?.content !== undefined) frame.content = content(opts).content;
+  return frame;
 }
 
 function content(opts: { content?: string } | undefined): { content?: string } {
