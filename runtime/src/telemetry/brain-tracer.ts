@@ -1,6 +1,8 @@
 import { context as contexts, isSpanContextValid, trace } from "@opentelemetry/api";
 import type { Attributes, Context, Link, Span, SpanContext, SpanKind, SpanOptions, Tracer, TracerProvider } from "@opentelemetry/api";
 import { newSpanId, newTraceId } from "./span-ids.ts";
+import { START_CHILD } from "./direct-tracer.ts";
+import type { DirectTracer } from "./direct-tracer.ts";
 import { WrittenSpan, epochMs, nowMs } from "./written-span.ts";
 import type { EndedSpans, SpanScope } from "./written-span.ts";
 
@@ -51,7 +53,7 @@ export class BrainTracerProvider implements TracerProvider {
   }
 }
 
-class BrainTracer implements Tracer {
+class BrainTracer implements Tracer, DirectTracer {
   constructor(
     private readonly provider: BrainTracerProvider,
     private readonly sink: EndedSpans,
@@ -66,11 +68,11 @@ class BrainTracer implements Tracer {
   }
 
   /**
-   * Telemetry's way in (telemetry.ts finds it by name): a span under `parent` (a span of this
-   * writer, or of any tracer), or a root, without the Context and options objects the API's
+   * Telemetry's way in (found by its symbol, direct-tracer.ts): a span under `parent` (a span of
+   * this writer, or of any tracer), or a root, without the Context and options objects the API's
    * startSpan takes, which were a good part of making a span.
    */
-  startChild(name: string, parent: Span | undefined, attributes: Attributes, kind: SpanKind, startTime: number | undefined): Span {
+  [START_CHILD](name: string, parent: Span | undefined, attributes: Attributes, kind: SpanKind, startTime: number | undefined): Span {
     let context: SpanContext | undefined;
     if (parent !== undefined) {
       context = parent.spanContext();

@@ -6,6 +6,8 @@ import type { Redactor } from "../redact.ts";
 import { Metrics } from "./metrics.ts";
 import type { MetricGauges } from "./metrics.ts";
 import { formatTraceparent } from "./traceparent.ts";
+import { START_CHILD } from "./direct-tracer.ts";
+import type { DirectTracer } from "./direct-tracer.ts";
 
 export { SpanKind };
 export type { Span, Context };
@@ -15,11 +17,6 @@ const RECENT_TRACES = 10_000;
 
 /** The tracer's name and version in every span's instrumentation scope. */
 const SCOPE = "@aexhq/brain-runtime";
-
-/** What Brain's own tracer (brain-tracer.ts) adds to the API's Tracer; found by name, so this module imports nothing of the writer. */
-interface DirectTracer {
-  startChild(name: string, parent: Span | undefined, attributes: Attributes, kind: SpanKind, startTime: number | undefined): Span;
-}
 
 /**
  * The runtime's telemetry: its metrics (always counted, scraped at /metrics) and, when a tracer
@@ -61,7 +58,7 @@ export class Telemetry {
     this.metrics = new Metrics(gauges);
     this.tracer = provider?.getTracer(SCOPE, version);
     const direct = this.tracer as Partial<DirectTracer> | undefined;
-    this.direct = typeof direct?.startChild === "function" ? (direct as DirectTracer) : undefined;
+    this.direct = typeof direct?.[START_CHILD] === "function" ? (direct as DirectTracer) : undefined;
   }
 
   get tracing(): boolean {
@@ -71,7 +68,7 @@ export class Telemetry {
   /** Starts a span under `parent` (a span, or none: a root); undefined when tracing is off. */
   span(name: string, parent: Span | undefined, attributes: Attributes, kind: SpanKind = SpanKind.INTERNAL, startTime?: number): Span | undefined {
     if (this.tracer === undefined) return undefined;
-    if (this.direct !== undefined) return this.direct.startChild(name, parent, attributes, kind, startTime);
+    if (this.direct !== undefined) return this.direct[START_CHILD](name, parent, attributes, kind, startTime);
     const ctx: Context = parent === undefined ? ROOT_CONTEXT : trace.setSpan(ROOT_CONTEXT, parent);
     return this.tracer.startSpan(name, startTime === undefined ? { kind, attributes } : { kind, attributes, startTime }, ctx);
   }
