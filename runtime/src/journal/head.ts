@@ -30,8 +30,8 @@ export function newHead(sessionId: string): SessionHead {
 }
 
 /**
- * A copy of `head`, field by field: a spread copy of heads (with and without `owner`) took V8's
- * slow object-clone path, once per session of every PostgreSQL batch.
+ * A copy of `head`, field by field (every store's): a spread copy of heads (with and without
+ * `owner`) took V8's slow object-clone path, once per session of every PostgreSQL batch.
  */
 export function copyHead(head: SessionHead): SessionHead {
   const copy: SessionHead = {

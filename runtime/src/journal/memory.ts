@@ -2,7 +2,7 @@ import type { JournalRecord, SessionCreatedRecord } from "@aexhq/brain-protocol"
 import { BrainRuntimeError } from "../errors.ts";
 import { BatchingStore, dataBytes, pageOf } from "./store.ts";
 import type { HostRow, KeyRow, KeyedMessage, ListPosition, ListQuery, ListedSession, SessionPage } from "./store.ts";
-import { advanceHead, hasOpenWork, headStatus, listingOrder, newHead } from "./head.ts";
+import { advanceHead, copyHead, hasOpenWork, headStatus, listingOrder, newHead } from "./head.ts";
 import type { SessionHead } from "./head.ts";
 
 /**
@@ -94,7 +94,7 @@ export class MemoryStore extends BatchingStore {
   }
   async head(sessionId: string): Promise<SessionHead | undefined> {
     const h = this.heads.get(sessionId);
-    return h === undefined ? undefined : { ...h };
+    return h === undefined ? undefined : copyHead(h);
   }
   async openWork(): Promise<string[]> {
     return [...this.heads.values()].filter(hasOpenWork).map((h) => h.sessionId);
@@ -122,7 +122,7 @@ export class MemoryStore extends BatchingStore {
       this.stats.headsListed += 1;
       if (query.status !== undefined && headStatus(head) !== query.status) continue;
       const created = this.createdOf(head.sessionId);
-      if (created !== undefined) found.push({ head: { ...head }, created });
+      if (created !== undefined) found.push({ head: copyHead(head), created });
     }
     return pageOf(found, query.limit);
   }

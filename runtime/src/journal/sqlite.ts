@@ -4,7 +4,7 @@ import type { JournalRecord, KeyLimits, SessionCreatedRecord } from "@aexhq/brai
 import { BrainRuntimeError } from "../errors.ts";
 import { BatchingStore, dataBytes, pageOf } from "./store.ts";
 import type { HostRow, KeyRow, KeyedMessage, ListQuery, ListedSession, SessionPage } from "./store.ts";
-import { advanceHead, hasOpenWork, headStatus, listingOrder, newHead } from "./head.ts";
+import { advanceHead, copyHead, hasOpenWork, headStatus, listingOrder, newHead } from "./head.ts";
 import type { HeadStatus, SessionHead } from "./head.ts";
 
 const CHECKPOINT_WORKER = new URL("./checkpoint-worker.mjs", import.meta.url);
@@ -378,7 +378,7 @@ export class SqliteStore extends BatchingStore {
 
   async head(sessionId: string): Promise<SessionHead | undefined> {
     const e = this.entry(sessionId);
-    return e === undefined ? undefined : { ...e.head };
+    return e === undefined ? undefined : copyHead(e.head);
   }
 
   async openWork(): Promise<string[]> {
@@ -433,7 +433,7 @@ export class SqliteStore extends BatchingStore {
     for (const head of found) {
       if (listed.length === want) break;
       const created = this.createdOf(head.sessionId);
-      if (created !== undefined) listed.push({ head: { ...head }, created });
+      if (created !== undefined) listed.push({ head: copyHead(head), created });
     }
     return pageOf(listed, query.limit);
   }
