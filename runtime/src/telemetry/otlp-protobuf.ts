@@ -220,9 +220,11 @@ class ProtobufWriter {
 
   span(s: WrittenSpan): void {
     this.begin(2, 2); // ScopeSpans.spans
-    this.hex(1, s.traceId);
-    this.hex(2, s.spanId);
-    if (s.parentSpanId !== undefined) this.hex(4, s.parentSpanId);
+    if (s.tracePool !== undefined) this.id(1, s.tracePool.bytes, s.traceAt, 16);
+    else this.hex(1, s.traceId);
+    this.id(2, s.spanPool.bytes, s.spanAt, 8);
+    if (s.parentPool !== undefined) this.id(4, s.parentPool.bytes, s.parentAt, 8);
+    else if (s.parentSpanId !== undefined) this.hex(4, s.parentSpanId);
     this.string(5, s.name);
     this.tag(6, VARINT);
     this.varint(s.kind + 1); // OTLP's SpanKind counts from UNSPECIFIED = 0
@@ -449,7 +451,18 @@ class ProtobufWriter {
     this.pos += this.buf.write(text, this.pos);
   }
 
-  /** A trace or span id: its hex as bytes (decoded here, for the same reason as above). */
+  /** A trace or span id, `n` bytes at `at` of the pool it was drawn from (span-ids.ts): copied by a loop, as above. */
+  private id(field: number, from: Buffer, at: number, n: number): void {
+    this.tag(field, LEN);
+    this.room(n + 1);
+    const buf = this.buf;
+    let pos = this.pos;
+    buf[pos++] = n;
+    for (let i = 0; i < n; i++) buf[pos++] = from[at + i]!;
+    this.pos = pos;
+  }
+
+  /** A trace or span id given only as hex (a remote parent's, a link's): decoded here, for the same reason as above. */
   private hex(field: number, id: string): void {
     const n = id.length >> 1;
     this.tag(field, LEN);
