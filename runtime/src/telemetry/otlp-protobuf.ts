@@ -283,8 +283,27 @@ class ProtobufWriter {
           k++;
           continue;
         }
-        this.copyOut(from, to);
-        from = to = 0;
+        // The same key, and a value of the same length (another session's or call's id): every byte
+        // before the value is the memo's, so it joins the pending copy and only the value is written.
+        if (m !== undefined && m.written === this.written && m.key === key && m.end - m.start - 8 - key.length === value.length) {
+          const prefixEnd = m.end - value.length;
+          if (m.start !== to) {
+            this.copyOut(from, to);
+            from = m.start;
+          }
+          this.copyOut(from, prefixEnd);
+          from = to = 0;
+          const kv = this.pos - (prefixEnd - m.start);
+          if (this.ascii(value)) {
+            (m.value = value), (m.start = kv), (m.end = this.pos);
+            k++;
+            continue;
+          }
+          this.pos = kv; // not ASCII after all: written whole below
+        } else {
+          this.copyOut(from, to);
+          from = to = 0;
+        }
         const start = this.pos;
         if (this.shortAscii(9, key, value)) {
           if (m === undefined) this.memo[k] = { key, value, start, end: this.pos, written: this.written };
@@ -300,6 +319,21 @@ class ProtobufWriter {
       k++;
     }
     this.copyOut(from, to);
+  }
+
+  /** An ASCII string's bytes, appended; false (the position where it was) when a character is not ASCII. */
+  private ascii(text: string): boolean {
+    const n = text.length;
+    this.room(n);
+    const buf = this.buf;
+    let at = this.pos;
+    for (let i = 0; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c >= 0x80) return false;
+      buf[at++] = c;
+    }
+    this.pos = at;
+    return true;
   }
 
   /** Appends the bytes at [from, to) of this buffer (nothing when empty). */
