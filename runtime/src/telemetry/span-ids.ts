@@ -53,16 +53,9 @@ export function isZero(p: IdPool, offset: number, length: number): boolean {
   return true;
 }
 
-/** 16 random bytes, as hex; never all zero. */
+/** 16 random bytes, as hex; never all zero (a trace id, for tests: the writer draws its own, brain-tracer.ts). */
 export function newTraceId(): string {
   let o = draw(16);
   while (isZero(pool, o, 16)) o = draw(16);
   return hexOf(pool, o, 16);
-}
-
-/** 8 random bytes, as hex; never all zero. */
-export function newSpanId(): string {
-  let o = draw(8);
-  while (isZero(pool, o, 8)) o = draw(8);
-  return hexOf(pool, o, 8);
 }
