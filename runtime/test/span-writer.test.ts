@@ -388,12 +388,12 @@ test("protobuf: attributes repeated from the span before are copied, and each sp
     batch.release(); // reused by the next batch(): its bytes are overwritten
     batch = encoder.batch();
   };
-  // Same keys and values at the same places, values that change, a number in between, spans of a
-  // few bytes (their length takes one byte where two were reserved: the body moves) and of hundreds.
+  // Same keys and values at the same places, values that change (of the same length too, one not
+  // ASCII: its key is not copied after all), a number in between, spans of a few bytes (their length takes one byte where two were reserved: the body moves) and of hundreds.
   const given: Array<Record<string, string | number>> = [];
   for (let i = 0; i < 60; i++) {
     const attributes: Record<string, string | number> =
-      i < 30 && i % 5 >= 3 ? { op: "x" } : { op: "execute_tool", tool: i % 3 === 0 ? "echo" : "lookup", session: `ses_${i % 4}`, n: i, call: `ses_${i % 4}:${i}`, pad: "p".repeat(40 + (i % 2)) };
+      i < 30 && i % 5 >= 3 ? { op: "x" } : { op: "execute_tool", tool: i % 3 === 0 ? "echo" : "lookup", session: i % 13 === 5 ? "ses_é" : `ses_${i % 4}`, n: i, call: `ses_${i % 4}:${i}`, pad: "p".repeat(40 + (i % 2)) };
     // Now and then one more at the end: its last copy is in a batch since overwritten (after the
     // first 30 with no short span in between, whose move would forget every copy anyway).
     if (i % 11 === 0) attributes.extra = "e";

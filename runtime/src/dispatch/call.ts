@@ -351,13 +351,14 @@ export class ToolCall implements CallSink {
     if (status !== "ok") this.services.logger.debug("a tool call ended without success", { sessionId: this.session.id, callId: this.callId, tool: this.info.tool.contract.name, status, code: detail.error?.code, error: detail.error?.message ?? detail.message });
     const telemetry = this.services.telemetry;
     if (telemetry === undefined) return;
-    telemetry.metrics.toolCallFinished(this.info.tool.placement.kind, status, (performance.now() - this.startedAt) / 1000);
+    const now = performance.now();
+    telemetry.metrics.toolCallFinished(this.info.tool.placement.kind, status, (now - this.startedAt) / 1000);
     const span = this.span;
     if (span === undefined) return;
     span.setAttribute("brain.call.status", status);
     if (status === "error") telemetry.fail(span, detail.error?.code ?? "tool_error", detail.error?.message);
     else if (status !== "ok") telemetry.fail(span, status, detail.message);
-    span.end();
+    span.end(now);
   }
 
   /**

@@ -192,7 +192,9 @@ export class Dispatcher {
       "brain.call.status": undefined,
     };
     const parent = req.origin !== undefined ? this.directory.call(req.origin)?.span : owner.turnSpan;
-    const span = this.telemetry!.span(this.spanName(req.tool.contract.name), parent, attributes, SpanKind.INTERNAL);
+    // Its start is the call's own performance.now() reading (ToolCall.startedAt, which the API reads
+    // as such), and finish ends it with the reading the duration metric takes: one clock read each, not two.
+    const span = this.telemetry!.span(this.spanName(req.tool.contract.name), parent, attributes, SpanKind.INTERNAL, call.startedAt);
     this.telemetry!.callTraced(sessionId, call.callId, span);
     return span;
   }

@@ -1,6 +1,7 @@
 import { context as contexts, isSpanContextValid, trace } from "@opentelemetry/api";
 import type { Attributes, Context, Link, Span, SpanContext, SpanKind, SpanOptions, Tracer, TracerProvider } from "@opentelemetry/api";
-import { newSpanId, newTraceId } from "./span-ids.ts";
+import { draw, hexOf, idPool, isZero } from "./span-ids.ts";
+import type { IdPool } from "./span-ids.ts";
 import { START_CHILD } from "./direct-tracer.ts";
 import type { DirectTracer } from "./direct-tracer.ts";
 import { WrittenSpan, epochMs, nowMs } from "./written-span.ts";
@@ -61,10 +62,11 @@ class BrainTracer implements Tracer, DirectTracer {
   ) {}
 
   startSpan(name: string, options: SpanOptions = {}, ctx: Context = contexts.active()): Span {
-    const parent = options.root === true ? undefined : trace.getSpanContext(ctx);
+    const span = options.root === true ? undefined : trace.getSpan(ctx);
+    const parent = span?.spanContext();
     const valid = parent !== undefined && isSpanContextValid(parent);
     const start = options.startTime === undefined ? nowMs() : epochMs(options.startTime);
-    return this.start(name, valid ? parent : undefined, options.kind ?? 0, start, options.attributes ?? {}, options.links);
+    return this.start(name, valid ? parent : undefined, valid && span instanceof WrittenSpan ? span : undefined, options.kind ?? 0, start, options.attributes ?? {}, options.links);
   }
 
   /**
@@ -74,21 +76,46 @@ class BrainTracer implements Tracer, DirectTracer {
    */
   [START_CHILD](name: string, parent: Span | undefined, attributes: Attributes, kind: SpanKind, startTime: number | undefined): Span {
     let context: SpanContext | undefined;
+    let local: WrittenSpan | undefined;
     if (parent !== undefined) {
       context = parent.spanContext();
       // A WrittenSpan's ids are this writer's own, valid by construction; anything else is checked.
-      if (!(parent instanceof WrittenSpan) && !isSpanContextValid(context)) context = undefined;
+      if (parent instanceof WrittenSpan) local = parent;
+      else if (!isSpanContextValid(context)) context = undefined;
     }
-    return this.start(name, context, kind, startTime === undefined ? nowMs() : epochMs(startTime), attributes, undefined);
+    return this.start(name, context, local, kind, startTime === undefined ? nowMs() : epochMs(startTime), attributes, undefined);
   }
 
-  private start(name: string, parent: SpanContext | undefined, kind: SpanKind, startMs: number, attributes: Attributes, links: Link[] | undefined): Span {
-    const traceId = parent !== undefined ? parent.traceId : newTraceId();
-    const spanId = newSpanId();
+  /**
+   * A new span id under `parent` (a new trace id too for a root). The span keeps where its ids'
+   * bytes are, and its parent's when the parent is a span of this writer (`local`), so the encoder
+   * copies bytes; ids from elsewhere (a remote `traceparent`, another tracer) are only hex.
+   */
+  private start(name: string, parent: SpanContext | undefined, local: WrittenSpan | undefined, kind: SpanKind, startMs: number, attributes: Attributes, links: Link[] | undefined): Span {
+    let traceId: string;
+    let tracePool: IdPool | undefined;
+    let traceAt = 0;
+    let at: number;
+    if (parent === undefined) {
+      // A root's trace and span ids in one draw: 16 bytes and 8.
+      at = draw(24);
+      while (isZero(idPool(), at, 16) || isZero(idPool(), at + 16, 8)) at = draw(24);
+      tracePool = idPool();
+      traceAt = at;
+      traceId = hexOf(tracePool, at, 16);
+      at += 16;
+    } else {
+      traceId = parent.traceId;
+      if (local !== undefined) (tracePool = local.tracePool), (traceAt = local.traceAt);
+      at = draw(8);
+      while (isZero(idPool(), at, 8)) at = draw(8);
+    }
+    const pool = idPool();
+    const spanId = hexOf(pool, at, 8);
     if (!this.provider.sampled(traceId, parent?.traceFlags)) {
       return trace.wrapSpanContext({ traceId, spanId, traceFlags: 0, ...(parent?.traceState !== undefined ? { traceState: parent.traceState } : {}) });
     }
-    return new WrittenSpan(this.sink, this.scope, traceId, spanId, parent?.spanId, name, kind, startMs, attributes, links);
+    return new WrittenSpan(this.sink, this.scope, traceId, spanId, parent?.spanId, tracePool, traceAt, pool, at, local?.spanPool, local === undefined ? 0 : local.spanAt, name, kind, startMs, attributes, links);
   }
 
   startActiveSpan<F extends (span: Span) => unknown>(name: string, ...rest: [F] | [SpanOptions, F] | [SpanOptions, Context, F]): ReturnType<F> {

@@ -220,9 +220,11 @@ class ProtobufWriter {
 
   span(s: WrittenSpan): void {
     this.begin(2, 2); // ScopeSpans.spans
-    this.hex(1, s.traceId);
-    this.hex(2, s.spanId);
-    if (s.parentSpanId !== undefined) this.hex(4, s.parentSpanId);
+    if (s.tracePool !== undefined) this.id(1, s.tracePool.bytes, s.traceAt, 16);
+    else this.hex(1, s.traceId);
+    this.id(2, s.spanPool.bytes, s.spanAt, 8);
+    if (s.parentPool !== undefined) this.id(4, s.parentPool.bytes, s.parentAt, 8);
+    else if (s.parentSpanId !== undefined) this.hex(4, s.parentSpanId);
     this.string(5, s.name);
     this.tag(6, VARINT);
     this.varint(s.kind + 1); // OTLP's SpanKind counts from UNSPECIFIED = 0
@@ -281,8 +283,27 @@ class ProtobufWriter {
           k++;
           continue;
         }
-        this.copyOut(from, to);
-        from = to = 0;
+        // The same key, and a value of the same length (another session's or call's id): every byte
+        // before the value is the memo's, so it joins the pending copy and only the value is written.
+        if (m !== undefined && m.written === this.written && m.key === key && m.end - m.start - 8 - key.length === value.length) {
+          const prefixEnd = m.end - value.length;
+          if (m.start !== to) {
+            this.copyOut(from, to);
+            from = m.start;
+          }
+          this.copyOut(from, prefixEnd);
+          from = to = 0;
+          const kv = this.pos - (prefixEnd - m.start);
+          if (this.ascii(value)) {
+            (m.value = value), (m.start = kv), (m.end = this.pos);
+            k++;
+            continue;
+          }
+          this.pos = kv; // not ASCII after all: written whole below
+        } else {
+          this.copyOut(from, to);
+          from = to = 0;
+        }
         const start = this.pos;
         if (this.shortAscii(9, key, value)) {
           if (m === undefined) this.memo[k] = { key, value, start, end: this.pos, written: this.written };
@@ -298,6 +319,21 @@ class ProtobufWriter {
       k++;
     }
     this.copyOut(from, to);
+  }
+
+  /** An ASCII string's bytes, appended; false (the position where it was) when a character is not ASCII. */
+  private ascii(text: string): boolean {
+    const n = text.length;
+    this.room(n);
+    const buf = this.buf;
+    let at = this.pos;
+    for (let i = 0; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c >= 0x80) return false;
+      buf[at++] = c;
+    }
+    this.pos = at;
+    return true;
   }
 
   /** Appends the bytes at [from, to) of this buffer (nothing when empty). */
@@ -449,7 +485,18 @@ class ProtobufWriter {
     this.pos += this.buf.write(text, this.pos);
   }
 
-  /** A trace or span id: its hex as bytes (decoded here, for the same reason as above). */
+  /** A trace or span id, `n` bytes at `at` of the pool it was drawn from (span-ids.ts): copied by a loop, as above. */
+  private id(field: number, from: Buffer, at: number, n: number): void {
+    this.tag(field, LEN);
+    this.room(n + 1);
+    const buf = this.buf;
+    let pos = this.pos;
+    buf[pos++] = n;
+    for (let i = 0; i < n; i++) buf[pos++] = from[at + i]!;
+    this.pos = pos;
+  }
+
+  /** A trace or span id given only as hex (a remote parent's, a link's): decoded here, for the same reason as above. */
   private hex(field: number, id: string): void {
     const n = id.length >> 1;
     this.tag(field, LEN);

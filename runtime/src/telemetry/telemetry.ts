@@ -65,7 +65,10 @@ export class Telemetry {
     return this.tracer !== undefined;
   }
 
-  /** Starts a span under `parent` (a span, or none: a root); undefined when tracing is off. */
+  /**
+   * Starts a span under `parent` (a span, or none: a root); undefined when tracing is off.
+   * `startTime` is epoch milliseconds or a performance.now() reading (the API's TimeInput rule).
+   */
   span(name: string, parent: Span | undefined, attributes: Attributes, kind: SpanKind = SpanKind.INTERNAL, startTime?: number): Span | undefined {
     if (this.tracer === undefined) return undefined;
     if (this.direct !== undefined) return this.direct[START_CHILD](name, parent, attributes, kind, startTime);

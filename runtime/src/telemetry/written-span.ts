@@ -1,3 +1,4 @@
+import type { IdPool } from "./span-ids.ts";
 import type { Attributes, AttributeValue, Exception, HrTime, Link, Span, SpanAttributes, SpanContext, SpanKind, SpanStatus, TimeInput } from "@opentelemetry/api";
 
 /** The tracer's name and version, as OTLP's InstrumentationScope says them. */
@@ -39,6 +40,16 @@ export class WrittenSpan implements Span {
     readonly traceId: string,
     readonly spanId: string,
     readonly parentSpanId: string | undefined,
+    /**
+     * Where the ids' bytes are (span-ids.ts), for the encoder to copy: the span id's always, the
+     * trace id's and the parent's when this writer drew them (undefined: decoded from the hex).
+     */
+    readonly tracePool: IdPool | undefined,
+    readonly traceAt: number,
+    readonly spanPool: IdPool,
+    readonly spanAt: number,
+    readonly parentPool: IdPool | undefined,
+    readonly parentAt: number,
     public name: string,
     readonly kind: SpanKind,
     readonly startMs: number,
