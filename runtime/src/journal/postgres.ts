@@ -74,7 +74,7 @@ const MIGRATIONS: string[] = [
   // same node id (a restart) fences off the first one's writes.
   `ALTER TABLE nodes ADD COLUMN run TEXT NOT NULL DEFAULT '';`,
   // Idempotency keys of messages (issue 26): message.user's `idempotencyKey` in a column of its own,
-  // written with the record (y in RECORDS_CTE), and a partial index over the rows that have one, so
+  // written with the record (y in JOURNAL_INSERT), and a partial index over the rows that have one, so
   // commits of other records write no page of it. Not an expression over `data`: `data` is TEXT
   // (kept byte-identical), and reading it as json or jsonb de-escapes every string of the document,
   // which refuses \u0000 and lone surrogates in a message's text: such a message would fail its batch.
@@ -172,24 +172,29 @@ interface Pending {
  * A batch's parameters. Its records are columns, each one array in PostgreSQL's binary format
  * (journal/pg-binary-arrays.ts), read back by unnest: $1 each record's session as its index (n)
  * into $3, the batch's session ids (an id travels once a batch, not with each record; heads name
- * sessions the same way), $5 sequence, $6 at, $7 type as an index into $11 (the batch's record
- * types), $8 the token it was admitted under, $9 and $10 the offset (from 1) and length of its data
- * in $4, $12 a message's idempotency key (NULL for other records). Binary columns need no text to
- * be built, escaped or parsed either side: a JSON text of the records read by json_to_recordset cost
- * the server ~0.7 µs a record more (its parse and a lookup per field), and the node as much to
- * build. $4 is every record's data, the JSON texts they are stored as, one after the other in one
- * binary bytea (UTF-8): data inside a JSON text would be escaped a second time by the node and
- * unescaped character by character by the server (json_lex: ~7 % of its CPU at small records, more
- * at large ones), and a nested object could not be used instead (PostgreSQL refuses \u0000 in a
- * parsed string); the bytes are stored as they are, so a record reads back byte-identical
- * (JSON.stringify's text is valid UTF-8: it escapes NUL and lone surrogates). $2 is the heads
- * written, as a JSON text (HEADS_INSERT; few a batch).
+ * sessions the same way), $5 sequence, $6 at, $7 type as an index into $10 (the batch's record
+ * types), $8 and $9 the offset (from 1) and length of its data in $4, $11 a message's idempotency
+ * key (NULL for other records). Binary columns need no text to be built, escaped or parsed either
+ * side: a JSON text of the records read by json_to_recordset cost the server ~0.7 µs a record more
+ * (its parse and a lookup per field), and the node as much to build. $4 is every record's data, the
+ * JSON texts they are stored as, one after the other in one binary bytea (UTF-8): data inside a
+ * JSON text would be escaped a second time by the node and unescaped character by character by the
+ * server (json_lex: ~7 % of its CPU at small records, more at large ones), and a nested object
+ * could not be used instead (PostgreSQL refuses \u0000 in a parsed string); the bytes are stored as
+ * they are, so a record reads back byte-identical (JSON.stringify's text is valid UTF-8: it escapes
+ * NUL and lone surrogates). $2 is the heads written, as a JSON text (headsInsert; few a batch).
+ * With a fence, per session (in $3's order): $12 the token its records were admitted under (one a
+ * session: a batch holds one run of each, dropStale), $13 the sequence of its first record in the
+ * batch, $14 the node id, $15 its run.
+ *
+ * The journal rows are inserted straight from unnest, each record's data cut from $4 as it is
+ * inserted: read twice (the fence's checks, the insert) from a CTE, the records were first copied,
+ * data included, into the CTE's tuple store (~10 % of the server's CPU in a batch of 96 records).
+ * The fence works on sessions, not records ($3 with $12, $13), and names them by index.
  */
-const RECORDS_CTE = `recs AS (
-    SELECT ($3::text[])[r.n] AS session_id, r.q AS sequence, r.a AS at, ($11::text[])[r.t] AS type, r.k AS token,
-      convert_from(substring($4::bytea FROM r.o FOR r.l), 'UTF8') AS data, r.y AS idempotency_key, r.i
-    FROM unnest($1::int4[], $5::int4[], $6::int8[], $7::int4[], $8::int8[], $9::int4[], $10::int4[], $12::text[]) WITH ORDINALITY AS r(n, q, a, t, k, o, l, y, i)
-  )`;
+const JOURNAL_INSERT = `INSERT INTO journal (session_id, sequence, at, type, data, idempotency_key)
+    SELECT ($3::text[])[r.n], r.q, r.a, ($10::text[])[r.t], convert_from(substring($4::bytea FROM r.o FOR r.l), 'UTF8'), r.y
+    FROM unnest($1::int4[], $5::int4[], $6::int8[], $7::int4[], $8::int4[], $9::int4[], $11::text[]) WITH ORDINALITY AS r(n, q, a, t, o, l, y, i)`;
 
 /** A head in $2 (short keys: a batch's heads were a third of its bytes): n its session's index in $3, w its owner. */
 interface HeadParam {
@@ -205,9 +210,10 @@ interface HeadParam {
   w?: string;
 }
 
-const HEADS_INSERT = `INSERT INTO sessions (session_id, created_at, last_sequence, activations, model_requests, open_calls, open_model_requests, turn_open, deleted, owner)
+/** The due heads' upsert; `where`: which of them (a condition on h.n, the session's index in $3). */
+const headsInsert = (where: string) => `INSERT INTO sessions (session_id, created_at, last_sequence, activations, model_requests, open_calls, open_model_requests, turn_open, deleted, owner)
     SELECT ($3::text[])[h.n], h.c, h.q, h.v, h.m, h.o, h.p, h.r, h.x, h.w FROM json_to_recordset($2::json) AS h(n int, c bigint, q int, v int, m int, o int, p int, r bool, x bool, w text)
-    WHERE ($3::text[])[h.n] IN (SELECT session_id FROM ok)
+    ${where}
     ON CONFLICT (session_id) DO UPDATE SET created_at = EXCLUDED.created_at, last_sequence = EXCLUDED.last_sequence,
       activations = EXCLUDED.activations, model_requests = EXCLUDED.model_requests, open_calls = EXCLUDED.open_calls,
       open_model_requests = EXCLUDED.open_model_requests, turn_open = EXCLUDED.turn_open, deleted = EXCLUDED.deleted, owner = EXCLUDED.owner`;
@@ -294,42 +300,39 @@ const LOAD_HEAD_SQL = `SELECT s.*, (SELECT json_agg(json_build_array(j.sequence,
   FROM sessions s WHERE s.session_id = $1`;
 
 /** A batch without a fence (one store on the database): every session is written, none refused. */
-const COMMIT_SQL = `WITH ${RECORDS_CTE},
-  ok AS (SELECT DISTINCT session_id FROM recs),
-  journal_rows AS (INSERT INTO journal (session_id, sequence, at, type, data, idempotency_key) SELECT session_id, sequence, at, type, data, idempotency_key FROM recs ORDER BY i),
-  head_rows AS (${HEADS_INSERT})
+const COMMIT_SQL = `WITH journal_rows AS (${JOURNAL_INSERT} ORDER BY r.i),
+  head_rows AS (${headsInsert("")})
   SELECT NULL::text AS session_id WHERE false`;
 
 /**
- * A node's batch: each record's token (k), $13 the node id, $14 its run. Answers the sessions refused
+ * A node's batch (JOURNAL_INSERT's parameters, with a fence). Answers the sessions refused
  * (usually none: an answer of every session written was 64 rows to send, read and parse a batch).
  * The fence is the node's own row, locked FOR KEY SHARE (so renewals never wait for it, and two
  * batches share it): the row must still be this run's and unexpired by the database's clock. A
  * takeover locks the old owner's row FOR UPDATE (cluster/leases.ts acquire), so it waits for every
  * batch holding the lock, and a batch that waited for a takeover re-reads the row (READ COMMITTED
  * re-checks a locked row's latest version) and finds it expired or another run's. Each session's
- * lease is then read by key, unlocked, for the token its records were admitted under.
+ * lease is then read by key, unlocked, for the token its records were admitted under; a session
+ * whose first record is its first (sequence 1) admitted under token 1 gets its lease created.
  */
-const FENCED_COMMIT_SQL = `WITH ${RECORDS_CTE},
-  me AS (SELECT node_id FROM nodes WHERE node_id = $13 AND run = $14 AND expires_at > clock_timestamp() FOR KEY SHARE),
+const FENCED_COMMIT_SQL = `WITH me AS (SELECT node_id FROM nodes WHERE node_id = $14 AND run = $15 AND expires_at > clock_timestamp() FOR KEY SHARE),
+  s AS (SELECT u.id, u.k, u.f, u.n::int4 AS n FROM unnest($3::text[], $12::int8[], $13::int4[]) WITH ORDINALITY AS u(id, k, f, n)),
   fresh AS (
     INSERT INTO leases (session_id, owner, token)
-    SELECT DISTINCT r.session_id, $13, 1::bigint FROM recs r
-     WHERE r.sequence = 1 AND r.token = 1 AND EXISTS (SELECT 1 FROM me)
+    SELECT s.id, $14, 1::bigint FROM s
+     WHERE s.f = 1 AND s.k = 1 AND EXISTS (SELECT 1 FROM me)
     ON CONFLICT (session_id) DO NOTHING
     RETURNING session_id, token),
   leased AS (
     -- By primary key ($3: the batch's sessions), the owner checked after: the cost follows the batch,
     -- never the leases the node holds (a condition on owner alone lets the planner pick leases_owner).
     SELECT l.session_id, l.token FROM leases l
-     WHERE l.session_id = ANY($3::text[]) AND l.owner || '' = $13 AND EXISTS (SELECT 1 FROM me)),
+     WHERE l.session_id = ANY($3::text[]) AND l.owner || '' = $14 AND EXISTS (SELECT 1 FROM me)),
   held AS (SELECT session_id, token FROM leased UNION ALL SELECT session_id, token FROM fresh),
-  ok AS (SELECT DISTINCT r.session_id FROM recs r JOIN held h ON h.session_id = r.session_id AND h.token = r.token),
-  journal_rows AS (
-    INSERT INTO journal (session_id, sequence, at, type, data, idempotency_key)
-    SELECT session_id, sequence, at, type, data, idempotency_key FROM recs WHERE session_id IN (SELECT session_id FROM ok) ORDER BY i),
-  head_rows AS (${HEADS_INSERT})
-  SELECT s AS session_id FROM unnest($3::text[]) AS u(s) WHERE s NOT IN (SELECT session_id FROM ok)`;
+  ok AS (SELECT s.n FROM s JOIN held h ON h.session_id = s.id AND h.token = s.k),
+  journal_rows AS (${JOURNAL_INSERT} WHERE r.n IN (SELECT n FROM ok) ORDER BY r.i),
+  head_rows AS (${headsInsert("WHERE h.n IN (SELECT n FROM ok)")})
+  SELECT s.id AS session_id FROM s WHERE s.n NOT IN (SELECT n FROM ok)`;
 
 interface HeadRow {
   session_id: string;
@@ -975,7 +978,7 @@ async function migrate(client: pg.Client): Promise<void> {
 }
 
 /**
- * The statement's parameters for a batch (RECORDS_CTE): `sessions` every session of the batch, `due`
+ * The statement's parameters for a batch (JOURNAL_INSERT): `sessions` every session of the batch, `due`
  * the heads written. Built for the node's CPU (a batch is ~100 records, hundreds of batches a
  * second): the records' columns are binary arrays, and each record's data text is encoded straight
  * into one buffer (`write` answers its bytes: no separate byte count, join or second encoding).
@@ -998,23 +1001,33 @@ function batchParams(batch: Pending[], sessions: SessionHead[], due: SessionHead
   const q = new Int4Column(count);
   const a = new Int8Column(count);
   const t = new Int4Column(count);
-  const k = new Int8Column(count);
   const o = new Int4Column(count);
   const l = new Int4Column(count);
   const keys = new Array<string | undefined>(count);
   const types: string[] = [];
   const typeIndex = new Map<string, number>();
+  // With a fence, each session's token and first sequence in the batch (its first record's: every
+  // session of `sessions` has records in the batch, in order, all admitted under one token).
+  const sessionCount = ids.length;
+  const k = fence === undefined ? undefined : new Int8Column(sessionCount);
+  const f = fence === undefined ? undefined : new Int4Column(sessionCount);
+  const first = fence === undefined ? undefined : new Uint8Array(sessionCount + 1);
   let end = 0;
   for (let i = 0; i < count; i++) {
     const { record, token } = batch[i]!;
+    const s = index.get(record.sessionId)!;
     let type = typeIndex.get(record.type);
     if (type === undefined) typeIndex.set(record.type, (type = types.push(record.type)));
     const length = data.write(texts[i]!, end);
-    n.set(i, index.get(record.sessionId)!);
+    n.set(i, s);
     q.set(i, record.sequence);
     a.set(i, record.at);
     t.set(i, type);
-    k.set(i, token);
+    if (first !== undefined && first[s] === 0) {
+      first[s] = 1;
+      k!.set(s - 1, token);
+      f!.set(s - 1, record.sequence);
+    }
     o.set(i, end + 1);
     l.set(i, length);
     keys[i] = keyOf(record);
@@ -1026,8 +1039,8 @@ function batchParams(batch: Pending[], sessions: SessionHead[], due: SessionHead
     return row;
   });
   // Buffer parameters go out in binary format: the bytes as they are, no escaping either side.
-  const params: unknown[] = [n.buffer, JSON.stringify(heads), textArray(ids), data.subarray(0, end), q.buffer, a.buffer, t.buffer, k.buffer, o.buffer, l.buffer, textArray(types), textArray(keys)];
-  if (fence !== undefined) params.push(fence.nodeId, fence.run() ?? "");
+  const params: unknown[] = [n.buffer, JSON.stringify(heads), textArray(ids), data.subarray(0, end), q.buffer, a.buffer, t.buffer, o.buffer, l.buffer, textArray(types), textArray(keys)];
+  if (fence !== undefined) params.push(k!.buffer, f!.buffer, fence.nodeId, fence.run() ?? "");
   return params;
 }
 
