@@ -73,8 +73,9 @@ try {
         const { rows } = await db.query(`EXPLAIN (ANALYZE, BUFFERS, WAL, VERBOSE false) ${q.text}`, q.values);
         await db.query("ROLLBACK");
         console.log(rows.map((r) => r["QUERY PLAN"]).join("\n"));
-        // $1 is a binary int4[] (one element a record: its length is the header's fourth int), $2 the heads' JSON.
-        console.log(`${(q.values[0] as Buffer).readInt32BE(12)} records, ${(JSON.parse(q.values[1] as string) as unknown[]).length} heads; params bytes: ${q.values.map((v) => (Buffer.isBuffer(v) ? v.length : typeof v === "string" ? Buffer.byteLength(v) : JSON.stringify(v).length)).join(", ")}`);
+        // $1 is a binary int4[] (one element a record: its length is the header's fourth int); the heads' JSON, when any, the one text starting "[".
+        const heads = q.values.find((v) => typeof v === "string" && v.startsWith("[")) as string | undefined;
+        console.log(`${(q.values[0] as Buffer).readInt32BE(12)} records, ${heads === undefined ? 0 : (JSON.parse(heads) as unknown[]).length} heads; params bytes: ${q.values.map((v) => (Buffer.isBuffer(v) ? v.length : typeof v === "string" ? Buffer.byteLength(v) : JSON.stringify(v).length)).join(", ")}`);
       }
       return real(q);
     };

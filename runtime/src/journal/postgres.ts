@@ -171,32 +171,33 @@ interface Pending {
 /**
  * A batch's parameters. Its records are columns, each one array in PostgreSQL's binary format
  * (journal/pg-binary-arrays.ts), read back by unnest: $1 each record's session as its index (n)
- * into $3, the batch's session ids (an id travels once a batch, not with each record; heads name
- * sessions the same way), $5 sequence, $6 at, $7 type as an index into $10 (the batch's record
- * types), $8 and $9 the offset (from 1) and length of its data in $4, $11 a message's idempotency
+ * into $2, the batch's session ids (an id travels once a batch, not with each record; heads name
+ * sessions the same way), $4 sequence, $5 at, $6 type as an index into $9 (the batch's record
+ * types), $7 and $8 the offset (from 1) and length of its data in $3, $10 a message's idempotency
  * key (NULL for other records). Binary columns need no text to be built, escaped or parsed either
  * side: a JSON text of the records read by json_to_recordset cost the server ~0.7 µs a record more
- * (its parse and a lookup per field), and the node as much to build. $4 is every record's data, the
+ * (its parse and a lookup per field), and the node as much to build. $3 is every record's data, the
  * JSON texts they are stored as, one after the other in one binary bytea (UTF-8): data inside a
  * JSON text would be escaped a second time by the node and unescaped character by character by the
  * server (json_lex: ~7 % of its CPU at small records, more at large ones), and a nested object
  * could not be used instead (PostgreSQL refuses \u0000 in a parsed string); the bytes are stored as
  * they are, so a record reads back byte-identical (JSON.stringify's text is valid UTF-8: it escapes
- * NUL and lone surrogates). $2 is the heads written, as a JSON text (headsInsert; few a batch).
- * With a fence, per session (in $3's order): $12 the token its records were admitted under (one a
- * session: a batch holds one run of each, dropStale), $13 the sequence of its first record in the
- * batch, $14 the node id, $15 its run.
+ * NUL and lone surrogates). With a fence, $11 each session's token (in $2's order: the token its
+ * records were admitted under, one a session as a batch holds one run of each, dropStale), $12 the
+ * node id, $13 its run. Then, only in the statements that use them (commitStatement), the heads
+ * written as a JSON text (headsInsert; few a batch, none in most), and with a fence each session's
+ * first sequence in the batch (a new session's lease is created with its first record).
  *
- * The journal rows are inserted straight from unnest, each record's data cut from $4 as it is
+ * The journal rows are inserted straight from unnest, each record's data cut from $3 as it is
  * inserted: read twice (the fence's checks, the insert) from a CTE, the records were first copied,
  * data included, into the CTE's tuple store (~10 % of the server's CPU in a batch of 96 records).
- * The fence works on sessions, not records ($3 with $12, $13), and names them by index.
+ * The fence works on sessions, not records ($2 with $11), and names them by index.
  */
 const JOURNAL_INSERT = `INSERT INTO journal (session_id, sequence, at, type, data, idempotency_key)
-    SELECT ($3::text[])[r.n], r.q, r.a, ($10::text[])[r.t], convert_from(substring($4::bytea FROM r.o FOR r.l), 'UTF8'), r.y
-    FROM unnest($1::int4[], $5::int4[], $6::int8[], $7::int4[], $8::int4[], $9::int4[], $11::text[]) WITH ORDINALITY AS r(n, q, a, t, o, l, y, i)`;
+    SELECT ($2::text[])[r.n], r.q, r.a, ($9::text[])[r.t], convert_from(substring($3::bytea FROM r.o FOR r.l), 'UTF8'), r.y
+    FROM unnest($1::int4[], $4::int4[], $5::int8[], $6::int4[], $7::int4[], $8::int4[], $10::text[]) WITH ORDINALITY AS r(n, q, a, t, o, l, y, i)`;
 
-/** A head in $2 (short keys: a batch's heads were a third of its bytes): n its session's index in $3, w its owner. */
+/** A head written with a batch (short keys: a batch's heads were a third of its bytes): n its session's index in $2, w its owner. */
 interface HeadParam {
   n: number;
   c: number;
@@ -210,9 +211,9 @@ interface HeadParam {
   w?: string;
 }
 
-/** The due heads' upsert; `where`: which of them (a condition on h.n, the session's index in $3). */
-const headsInsert = (where: string) => `INSERT INTO sessions (session_id, created_at, last_sequence, activations, model_requests, open_calls, open_model_requests, turn_open, deleted, owner)
-    SELECT ($3::text[])[h.n], h.c, h.q, h.v, h.m, h.o, h.p, h.r, h.x, h.w FROM json_to_recordset($2::json) AS h(n int, c bigint, q int, v int, m int, o int, p int, r bool, x bool, w text)
+/** The due heads' upsert, $`param` the heads; `where`: which of them (a condition on h.n, the session's index in $2). */
+const headsInsert = (param: number, where: string) => `INSERT INTO sessions (session_id, created_at, last_sequence, activations, model_requests, open_calls, open_model_requests, turn_open, deleted, owner)
+    SELECT ($2::text[])[h.n], h.c, h.q, h.v, h.m, h.o, h.p, h.r, h.x, h.w FROM json_to_recordset($${param}::json) AS h(n int, c bigint, q int, v int, m int, o int, p int, r bool, x bool, w text)
     ${where}
     ON CONFLICT (session_id) DO UPDATE SET created_at = EXCLUDED.created_at, last_sequence = EXCLUDED.last_sequence,
       activations = EXCLUDED.activations, model_requests = EXCLUDED.model_requests, open_calls = EXCLUDED.open_calls,
@@ -277,7 +278,7 @@ const SETTLE_SQL = `WITH h AS (
   RETURNING s.session_id`;
 
 /**
- * A node's settle, fenced as its batches are (FENCED_COMMIT_SQL): its own row locked FOR KEY SHARE,
+ * A node's settle, fenced as its batches are (fencedCommitSql): its own row locked FOR KEY SHARE,
  * this run's and unexpired, and each session's lease still this node's with the token it is held
  * under, so a takeover in between (which locks that row FOR UPDATE first) either waits for the
  * settle or makes it write nothing. $3 the node id, $4 its run.
@@ -299,10 +300,35 @@ const OPEN_WORK_SQL = `SELECT s.*, (SELECT json_agg(json_build_array(j.sequence,
 const LOAD_HEAD_SQL = `SELECT s.*, (SELECT json_agg(json_build_array(j.sequence, j.type) ORDER BY j.sequence) FROM journal j WHERE j.session_id = s.session_id AND j.sequence > s.last_sequence) AS tail
   FROM sessions s WHERE s.session_id = $1`;
 
-/** A batch without a fence (one store on the database): every session is written, none refused. */
-const COMMIT_SQL = `WITH journal_rows AS (${JOURNAL_INSERT} ORDER BY r.i),
-  head_rows AS (${headsInsert("")})
+/**
+ * A batch's statement, by what it has to do: a fence, heads due (most batches of a running session
+ * have none: headDue), a session's first records (a new lease). Each is prepared once per writer
+ * connection; a part a batch does not need is left out of its statement rather than run on no rows,
+ * as setting up the unused inserts (leases, sessions: their indexes and triggers) was ~4 % of the
+ * server's CPU at every batch. Their parameters follow batchParams's ($14, $15 when present).
+ */
+function commitStatement(fenced: boolean, heads: boolean, fresh: boolean): { name: string; text: string } {
+  const key = `${fenced ? "f" : ""}${heads ? "h" : ""}${fresh ? "n" : ""}`;
+  let statement = COMMIT_STATEMENTS.get(key);
+  if (statement === undefined) {
+    let next = fenced ? 14 : 11;
+    const headsParam = heads ? next++ : 0;
+    const firstParam = fresh ? next++ : 0;
+    const text = fenced ? fencedCommitSql(headsParam, firstParam) : commitSql(headsParam);
+    COMMIT_STATEMENTS.set(key, (statement = { name: `brain_commit_${key}`, text }));
+  }
+  return statement;
+}
+
+const COMMIT_STATEMENTS = new Map<string, { name: string; text: string }>();
+
+/** A batch without a fence (one store on the database): every session is written, none refused. `headsParam`: 0 for none. */
+function commitSql(headsParam: number): string {
+  if (headsParam === 0) return `WITH journal_rows AS (${JOURNAL_INSERT} ORDER BY r.i) SELECT NULL::text AS session_id WHERE false`;
+  return `WITH journal_rows AS (${JOURNAL_INSERT} ORDER BY r.i),
+  head_rows AS (${headsInsert(headsParam, "")})
   SELECT NULL::text AS session_id WHERE false`;
+}
 
 /**
  * A node's batch (JOURNAL_INSERT's parameters, with a fence). Answers the sessions refused
@@ -312,27 +338,35 @@ const COMMIT_SQL = `WITH journal_rows AS (${JOURNAL_INSERT} ORDER BY r.i),
  * takeover locks the old owner's row FOR UPDATE (cluster/leases.ts acquire), so it waits for every
  * batch holding the lock, and a batch that waited for a takeover re-reads the row (READ COMMITTED
  * re-checks a locked row's latest version) and finds it expired or another run's. Each session's
- * lease is then read by key, unlocked, for the token its records were admitted under; a session
- * whose first record is its first (sequence 1) admitted under token 1 gets its lease created.
+ * lease is then read by key, unlocked, for the token its records were admitted under; with
+ * `firstParam` (a batch with a session's first records), a session whose first record in the batch
+ * is its first (sequence 1), admitted under token 1, gets its lease created. 0: none of either.
  */
-const FENCED_COMMIT_SQL = `WITH me AS (SELECT node_id FROM nodes WHERE node_id = $14 AND run = $15 AND expires_at > clock_timestamp() FOR KEY SHARE),
-  s AS (SELECT u.id, u.k, u.f, u.n::int4 AS n FROM unnest($3::text[], $12::int8[], $13::int4[]) WITH ORDINALITY AS u(id, k, f, n)),
+function fencedCommitSql(headsParam: number, firstParam: number): string {
+  const sessions = firstParam === 0
+    ? `s AS (SELECT u.id, u.k, u.n::int4 AS n FROM unnest($2::text[], $11::int8[]) WITH ORDINALITY AS u(id, k, n))`
+    : `s AS (SELECT u.id, u.k, u.f, u.n::int4 AS n FROM unnest($2::text[], $11::int8[], $${firstParam}::int4[]) WITH ORDINALITY AS u(id, k, f, n)),
   fresh AS (
     INSERT INTO leases (session_id, owner, token)
-    SELECT s.id, $14, 1::bigint FROM s
+    SELECT s.id, $12, 1::bigint FROM s
      WHERE s.f = 1 AND s.k = 1 AND EXISTS (SELECT 1 FROM me)
     ON CONFLICT (session_id) DO NOTHING
-    RETURNING session_id, token),
-  leased AS (
-    -- By primary key ($3: the batch's sessions), the owner checked after: the cost follows the batch,
-    -- never the leases the node holds (a condition on owner alone lets the planner pick leases_owner).
-    SELECT l.session_id, l.token FROM leases l
-     WHERE l.session_id = ANY($3::text[]) AND l.owner || '' = $14 AND EXISTS (SELECT 1 FROM me)),
-  held AS (SELECT session_id, token FROM leased UNION ALL SELECT session_id, token FROM fresh),
-  ok AS (SELECT s.n FROM s JOIN held h ON h.session_id = s.id AND h.token = s.k),
-  journal_rows AS (${JOURNAL_INSERT} WHERE r.n IN (SELECT n FROM ok) ORDER BY r.i),
-  head_rows AS (${headsInsert("WHERE h.n IN (SELECT n FROM ok)")})
+    RETURNING session_id, token)`;
+  const fresh = firstParam === 0 ? "" : `
+    UNION ALL SELECT s.n FROM s JOIN fresh f ON f.session_id = s.id AND f.token = s.k`;
+  return `WITH me AS (SELECT node_id FROM nodes WHERE node_id = $12 AND run = $13 AND expires_at > clock_timestamp() FOR KEY SHARE),
+  ${sessions},
+  -- Each session's lease by primary key, the owner checked after: the cost follows the batch, never
+  -- the leases the node holds (a condition on owner alone lets the planner pick leases_owner). A
+  -- correlated EXISTS, not a join with the batch's leases: a generic plan estimates one lease and
+  -- joined them in a nested loop comparing every session with every lease.
+  ok AS (
+    SELECT s.n FROM s
+     WHERE EXISTS (SELECT 1 FROM me) AND EXISTS (SELECT 1 FROM leases l WHERE l.session_id = s.id AND l.owner || '' = $12 AND l.token = s.k)${fresh}),
+  journal_rows AS (${JOURNAL_INSERT} WHERE r.n IN (SELECT n FROM ok) ORDER BY r.i)${headsParam === 0 ? "" : `,
+  head_rows AS (${headsInsert(headsParam, "WHERE h.n IN (SELECT n FROM ok)")})`}
   SELECT s.id AS session_id FROM s WHERE s.n NOT IN (SELECT n FROM ok)`;
+}
 
 interface HeadRow {
   session_id: string;
@@ -381,7 +415,7 @@ class ReaderPool extends pg.Pool {
  *   then a settle writes it) and exactly in which listing state; a running session's counters may
  *   lag a few records, and every read of a head folds the records after its row (loadHead).
  * - With a `fence` (several nodes, cluster/): every batch proves, in its own transaction, that this
- *   node holds each session's lease (FENCED_COMMIT_SQL); records of a session it lost are refused.
+ *   node holds each session's lease (fencedCommitSql); records of a session it lost are refused.
  * - Listing is one statement a page: one index range per state over session_listing's indexes (a
  *   table the triggers on `sessions` keep: a row changes when a session's state does, not at every
  *   commit), then each listed session's head and session.created row by key (listingSql).
@@ -543,12 +577,10 @@ export class PostgresStore {
       const sessions = [...heads.values()];
       // Only the heads due (headDue): most batches of a running turn write none.
       const due = sessions.filter((h) => headDue(this.stored.get(h.sessionId), h));
-      const params = batchParams(batch, sessions, due, this.fence);
+      const { params, statement } = batchParams(batch, sessions, due, this.fence);
       const writer = w.broken ? await this.liveWriter(w) : w.client;
       // Named: prepared once per connection. Planning this statement took twice as long as running it.
-      const { rows: answered } = await writer.query<{ session_id: string }>(
-        this.fence === undefined ? { name: "brain_commit", text: COMMIT_SQL, values: params } : { name: "brain_fenced_commit", text: FENCED_COMMIT_SQL, values: params },
-      );
+      const { rows: answered } = await writer.query<{ session_id: string }>({ ...statement, values: params });
       // The answer names the sessions refused (usually none); every other session of the batch was written.
       const refusedIds = answered.length === 0 ? undefined : new Set(answered.map((r) => r.session_id));
       const written = (id: string) => refusedIds === undefined || !refusedIds.has(id);
@@ -983,7 +1015,7 @@ async function migrate(client: pg.Client): Promise<void> {
  * second): the records' columns are binary arrays, and each record's data text is encoded straight
  * into one buffer (`write` answers its bytes: no separate byte count, join or second encoding).
  */
-function batchParams(batch: Pending[], sessions: SessionHead[], due: SessionHead[], fence: Fence | undefined): unknown[] {
+function batchParams(batch: Pending[], sessions: SessionHead[], due: SessionHead[], fence: Fence | undefined): { params: unknown[]; statement: { name: string; text: string } } {
   const index = new Map<string, number>();
   const ids: string[] = [];
   for (const h of sessions) index.set(h.sessionId, ids.push(h.sessionId));
@@ -1012,6 +1044,7 @@ function batchParams(batch: Pending[], sessions: SessionHead[], due: SessionHead
   const k = fence === undefined ? undefined : new Int8Column(sessionCount);
   const f = fence === undefined ? undefined : new Int4Column(sessionCount);
   const first = fence === undefined ? undefined : new Uint8Array(sessionCount + 1);
+  let fresh = false;
   let end = 0;
   for (let i = 0; i < count; i++) {
     const { record, token } = batch[i]!;
@@ -1027,6 +1060,7 @@ function batchParams(batch: Pending[], sessions: SessionHead[], due: SessionHead
       first[s] = 1;
       k!.set(s - 1, token);
       f!.set(s - 1, record.sequence);
+      if (record.sequence === 1 && token === 1) fresh = true;
     }
     o.set(i, end + 1);
     l.set(i, length);
@@ -1039,9 +1073,11 @@ function batchParams(batch: Pending[], sessions: SessionHead[], due: SessionHead
     return row;
   });
   // Buffer parameters go out in binary format: the bytes as they are, no escaping either side.
-  const params: unknown[] = [n.buffer, JSON.stringify(heads), textArray(ids), data.subarray(0, end), q.buffer, a.buffer, t.buffer, o.buffer, l.buffer, textArray(types), textArray(keys)];
-  if (fence !== undefined) params.push(k!.buffer, f!.buffer, fence.nodeId, fence.run() ?? "");
-  return params;
+  const params: unknown[] = [n.buffer, textArray(ids), data.subarray(0, end), q.buffer, a.buffer, t.buffer, o.buffer, l.buffer, textArray(types), textArray(keys)];
+  if (fence !== undefined) params.push(k!.buffer, fence.nodeId, fence.run() ?? "");
+  if (heads.length > 0) params.push(JSON.stringify(heads));
+  if (fresh) params.push(f!.buffer);
+  return { params, statement: commitStatement(fence !== undefined, heads.length > 0, fresh) };
 }
 
 /** The idempotency key a record is found by (journal.idempotency_key): message.user's, else none (NULL in the batch's keys). */
