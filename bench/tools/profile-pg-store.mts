@@ -4,7 +4,7 @@
 // last one committed, as the bench's calls-only drive does. Prints CPU µs per call of this process
 // (the store, the driver, the kernel's TCP) and of the PostgreSQL server (every backend and helper),
 // measured over MS ms (default 4000) after a warm-up. TURN=1 runs the calls inside an open turn.
-// STATS=1 loads pg_stat_statements and prints the top statements; EXPLAIN=1 prints one batch's plan
+// STATS=1 loads pg_stat_statements and prints the top statements; EXPLAIN=1 prints one batch's plan (as the writer runs it: auto_explain)
 // and its parameters' bytes; PERF=1 records the writer backends with `perf record` into
 // /tmp/pg-store.perf (then: perf report -i /tmp/pg-store.perf --children --sort sym -g none);
 // PROF=file a CPU profile of this process over the window; THREADS=1 this process's CPU by thread;
@@ -69,12 +69,20 @@ try {
     (w.client as unknown as { query: unknown }).query = async (q: { text: string; values: unknown[] }) => {
       if (explainNext && typeof q === "object" && q.text.startsWith("WITH")) {
         explainNext = false;
-        await db.query("BEGIN");
-        const { rows } = await db.query(`EXPLAIN (ANALYZE, BUFFERS, WAL, VERBOSE false) ${q.text}`, q.values);
-        await db.query("ROLLBACK");
-        console.log(rows.map((r) => r["QUERY PLAN"]).join("\n"));
-        // $1 is a binary int4[] (one element a record: its length is the header's fourth int), $2 the heads' JSON.
-        console.log(`${(q.values[0] as Buffer).readInt32BE(12)} records, ${(JSON.parse(q.values[1] as string) as unknown[]).length} heads; params bytes: ${q.values.map((v) => (Buffer.isBuffer(v) ? v.length : typeof v === "string" ? Buffer.byteLength(v) : JSON.stringify(v).length)).join(", ")}`);
+        // The plan the writer itself runs, through auto_explain on its own connection: an EXPLAIN
+        // with the same parameters elsewhere plans for those values (a custom plan), while the
+        // writer's prepared statement runs a generic plan after its fifth execution, and the two
+        // differed (a nested loop over the leases in the generic one only).
+        const notice = new Promise<string>((resolve) => w.client.once("notice", (m) => resolve(m.message ?? "")));
+        await real("LOAD 'auto_explain'");
+        await real("SET auto_explain.log_min_duration = 0; SET auto_explain.log_analyze = on; SET auto_explain.log_buffers = on; SET auto_explain.log_wal = on; SET auto_explain.log_level = notice");
+        const answer = await real(q);
+        await real("SET auto_explain.log_min_duration = -1");
+        console.log(await notice);
+        // $1 is a binary int4[] (one element a record: its length is the header's fourth int); the heads' JSON, when any, the one text starting "[".
+        const heads = q.values.find((v) => typeof v === "string" && v.startsWith("[")) as string | undefined;
+        console.log(`${(q.values[0] as Buffer).readInt32BE(12)} records, ${heads === undefined ? 0 : (JSON.parse(heads) as unknown[]).length} heads; params bytes: ${q.values.map((v) => (Buffer.isBuffer(v) ? v.length : typeof v === "string" ? Buffer.byteLength(v) : JSON.stringify(v).length)).join(", ")}`);
+        return answer;
       }
       return real(q);
     };

@@ -108,6 +108,40 @@ test("the fence: a write proves its lease in its own transaction; a lease is nev
   }
 });
 
+test("the fence in a batch of running sessions (no head written, no new lease): a session whose token changed is refused, the others written", async () => {
+  const db = await freshDatabase(cluster.url, `nodes_${++databases}`);
+  const tokens = new Map<string, number>();
+  const fenced: string[] = [];
+  let leases: Leases | undefined;
+  const store = await PostgresStore.open(db, { fence: { nodeId: "run-a", run: () => leases?.run, tokenOf: (id) => tokens.get(id), fenced: (refused) => fenced.push(...refused.map((r) => r.sessionId)) } });
+  leases = new Leases(store.readers, "run-a", 60_000);
+  await leases.join("http://run-a.invalid");
+  const rec = (sessionId: string, sequence: number, type: string, data: unknown) => ({ sessionId, sequence, at: Date.now(), type, data }) as JournalRecord;
+  const started = (id: string, sequence: number) => rec(id, sequence, "tool.call_started", { callId: `${id}:${sequence}`, tool: "t", input: {}, placement: "host", activation: 0, deadlineAt: null });
+  try {
+    for (const id of ["r1", "r2"]) tokens.set(id, 1);
+    await Promise.all(["r1", "r2"].map((id) => store.append(rec(id, 1, "session.created", { model: { provider: "scripted", script: [] }, tools: [] }))));
+    // Open work appears: both rows are written ("open work"), then a second call each is not due.
+    await Promise.all(["r1", "r2"].map((id) => store.append(started(id, 2))));
+    // r1's lease changes hands behind this node's back (taken and given back under a new token).
+    await rows(db, "UPDATE leases SET token = 7 WHERE session_id = 'r1'");
+    const results = await Promise.allSettled([store.append(started("r1", 3)), store.append(started("r2", 3))]);
+    assert.equal(results.map((r) => r.status), ["rejected", "fulfilled"]);
+    assert.is((results[0] as PromiseRejectedResult).reason.code, "conflict");
+    assert.equal(fenced, ["r1"]);
+    assert.equal(await rows(db, "SELECT session_id, sequence FROM journal ORDER BY session_id, sequence"), [
+      { session_id: "r1", sequence: 1 }, { session_id: "r1", sequence: 2 },
+      { session_id: "r2", sequence: 1 }, { session_id: "r2", sequence: 2 }, { session_id: "r2", sequence: 3 },
+    ]);
+    // The batch wrote no head: r2's row lags its records (folded by whoever reads it).
+    assert.equal(await rows(db, "SELECT session_id, last_sequence, open_calls FROM sessions ORDER BY session_id"), [
+      { session_id: "r1", last_sequence: 2, open_calls: 1 }, { session_id: "r2", last_sequence: 2, open_calls: 1 },
+    ]);
+  } finally {
+    await store.close();
+  }
+});
+
 test("the fence: a takeover waits for the old owner's write in flight (which holds the owner's node row), then finds it written", async () => {
   const db = await freshDatabase(cluster.url, `nodes_${++databases}`);
   const store = await PostgresStore.open(db); // migrates the database

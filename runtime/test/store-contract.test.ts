@@ -346,7 +346,7 @@ for (const kind of KINDS) {
     test(`${kind.name}: records read back after reopening are byte-identical`, async () => {
       await withStore(async (store, reopen) => {
         const data = { callId: "ses_b:1", text: "ünïcødé \u{1F600}", n: 1.5, big: 12345678901234, nested: { a: [1, { b: null }] } };
-        // What a batch's texts (journal/postgres.ts RECORDS_CTE: JSON, an array literal, UTF-8 bytes
+        // What a batch's texts (journal/postgres.ts JOURNAL_INSERT: JSON, an array literal, UTF-8 bytes
         // cut by offset) must escape or could misread: quotes, backslashes, braces, commas, NULL, an
         // empty string, control characters (\u0000 included: PostgreSQL refuses it in a parsed JSON
         // string), a lone surrogate, and multi-byte characters before and after them (byte offsets).

@@ -74,7 +74,7 @@ const MIGRATIONS: string[] = [
   // same node id (a restart) fences off the first one's writes.
   `ALTER TABLE nodes ADD COLUMN run TEXT NOT NULL DEFAULT '';`,
   // Idempotency keys of messages (issue 26): message.user's `idempotencyKey` in a column of its own,
-  // written with the record (y in RECORDS_CTE), and a partial index over the rows that have one, so
+  // written with the record (y in JOURNAL_INSERT), and a partial index over the rows that have one, so
   // commits of other records write no page of it. Not an expression over `data`: `data` is TEXT
   // (kept byte-identical), and reading it as json or jsonb de-escapes every string of the document,
   // which refuses \u0000 and lone surrogates in a message's text: such a message would fail its batch.
@@ -171,27 +171,33 @@ interface Pending {
 /**
  * A batch's parameters. Its records are columns, each one array in PostgreSQL's binary format
  * (journal/pg-binary-arrays.ts), read back by unnest: $1 each record's session as its index (n)
- * into $3, the batch's session ids (an id travels once a batch, not with each record; heads name
- * sessions the same way), $5 sequence, $6 at, $7 type as an index into $11 (the batch's record
- * types), $8 the token it was admitted under, $9 and $10 the offset (from 1) and length of its data
- * in $4, $12 a message's idempotency key (NULL for other records). Binary columns need no text to
- * be built, escaped or parsed either side: a JSON text of the records read by json_to_recordset cost
- * the server ~0.7 µs a record more (its parse and a lookup per field), and the node as much to
- * build. $4 is every record's data, the JSON texts they are stored as, one after the other in one
- * binary bytea (UTF-8): data inside a JSON text would be escaped a second time by the node and
- * unescaped character by character by the server (json_lex: ~7 % of its CPU at small records, more
- * at large ones), and a nested object could not be used instead (PostgreSQL refuses \u0000 in a
- * parsed string); the bytes are stored as they are, so a record reads back byte-identical
- * (JSON.stringify's text is valid UTF-8: it escapes NUL and lone surrogates). $2 is the heads
- * written, as a JSON text (HEADS_INSERT; few a batch).
+ * into $2, the batch's session ids (an id travels once a batch, not with each record; heads name
+ * sessions the same way), $4 sequence, $5 at, $6 type as an index into $9 (the batch's record
+ * types), $7 and $8 the offset (from 1) and length of its data in $3, $10 a message's idempotency
+ * key (NULL for other records). Binary columns need no text to be built, escaped or parsed either
+ * side: a JSON text of the records read by json_to_recordset cost the server ~0.7 µs a record more
+ * (its parse and a lookup per field), and the node as much to build. $3 is every record's data, the
+ * JSON texts they are stored as, one after the other in one binary bytea (UTF-8): data inside a
+ * JSON text would be escaped a second time by the node and unescaped character by character by the
+ * server (json_lex: ~7 % of its CPU at small records, more at large ones), and a nested object
+ * could not be used instead (PostgreSQL refuses \u0000 in a parsed string); the bytes are stored as
+ * they are, so a record reads back byte-identical (JSON.stringify's text is valid UTF-8: it escapes
+ * NUL and lone surrogates). With a fence, $11 each session's token (in $2's order: the token its
+ * records were admitted under, one a session as a batch holds one run of each, dropStale), $12 the
+ * node id, $13 its run. Then, only in the statements that use them (commitStatement), the heads
+ * written as a JSON text (headsInsert; few a batch, none in most), and with a fence each session's
+ * first sequence in the batch (a new session's lease is created with its first record).
+ *
+ * The journal rows are inserted straight from unnest, each record's data cut from $3 as it is
+ * inserted: read twice (the fence's checks, the insert) from a CTE, the records were first copied,
+ * data included, into the CTE's tuple store (~10 % of the server's CPU in a batch of 96 records).
+ * The fence works on sessions, not records ($2 with $11), and names them by index.
  */
-const RECORDS_CTE = `recs AS (
-    SELECT ($3::text[])[r.n] AS session_id, r.q AS sequence, r.a AS at, ($11::text[])[r.t] AS type, r.k AS token,
-      convert_from(substring($4::bytea FROM r.o FOR r.l), 'UTF8') AS data, r.y AS idempotency_key, r.i
-    FROM unnest($1::int4[], $5::int4[], $6::int8[], $7::int4[], $8::int8[], $9::int4[], $10::int4[], $12::text[]) WITH ORDINALITY AS r(n, q, a, t, k, o, l, y, i)
-  )`;
+const JOURNAL_INSERT = `INSERT INTO journal (session_id, sequence, at, type, data, idempotency_key)
+    SELECT ($2::text[])[r.n], r.q, r.a, ($9::text[])[r.t], convert_from(substring($3::bytea FROM r.o FOR r.l), 'UTF8'), r.y
+    FROM unnest($1::int4[], $4::int4[], $5::int8[], $6::int4[], $7::int4[], $8::int4[], $10::text[]) WITH ORDINALITY AS r(n, q, a, t, o, l, y, i)`;
 
-/** A head in $2 (short keys: a batch's heads were a third of its bytes): n its session's index in $3, w its owner. */
+/** A head written with a batch (short keys: a batch's heads were a third of its bytes): n its session's index in $2, w its owner. */
 interface HeadParam {
   n: number;
   c: number;
@@ -205,9 +211,10 @@ interface HeadParam {
   w?: string;
 }
 
-const HEADS_INSERT = `INSERT INTO sessions (session_id, created_at, last_sequence, activations, model_requests, open_calls, open_model_requests, turn_open, deleted, owner)
-    SELECT ($3::text[])[h.n], h.c, h.q, h.v, h.m, h.o, h.p, h.r, h.x, h.w FROM json_to_recordset($2::json) AS h(n int, c bigint, q int, v int, m int, o int, p int, r bool, x bool, w text)
-    WHERE ($3::text[])[h.n] IN (SELECT session_id FROM ok)
+/** The due heads' upsert, $`param` the heads; `where`: which of them (a condition on h.n, the session's index in $2). */
+const headsInsert = (param: number, where: string) => `INSERT INTO sessions (session_id, created_at, last_sequence, activations, model_requests, open_calls, open_model_requests, turn_open, deleted, owner)
+    SELECT ($2::text[])[h.n], h.c, h.q, h.v, h.m, h.o, h.p, h.r, h.x, h.w FROM json_to_recordset($${param}::json) AS h(n int, c bigint, q int, v int, m int, o int, p int, r bool, x bool, w text)
+    ${where}
     ON CONFLICT (session_id) DO UPDATE SET created_at = EXCLUDED.created_at, last_sequence = EXCLUDED.last_sequence,
       activations = EXCLUDED.activations, model_requests = EXCLUDED.model_requests, open_calls = EXCLUDED.open_calls,
       open_model_requests = EXCLUDED.open_model_requests, turn_open = EXCLUDED.turn_open, deleted = EXCLUDED.deleted, owner = EXCLUDED.owner`;
@@ -271,7 +278,7 @@ const SETTLE_SQL = `WITH h AS (
   RETURNING s.session_id`;
 
 /**
- * A node's settle, fenced as its batches are (FENCED_COMMIT_SQL): its own row locked FOR KEY SHARE,
+ * A node's settle, fenced as its batches are (fencedCommitSql): its own row locked FOR KEY SHARE,
  * this run's and unexpired, and each session's lease still this node's with the token it is held
  * under, so a takeover in between (which locks that row FOR UPDATE first) either waits for the
  * settle or makes it write nothing. $3 the node id, $4 its run.
@@ -293,43 +300,73 @@ const OPEN_WORK_SQL = `SELECT s.*, (SELECT json_agg(json_build_array(j.sequence,
 const LOAD_HEAD_SQL = `SELECT s.*, (SELECT json_agg(json_build_array(j.sequence, j.type) ORDER BY j.sequence) FROM journal j WHERE j.session_id = s.session_id AND j.sequence > s.last_sequence) AS tail
   FROM sessions s WHERE s.session_id = $1`;
 
-/** A batch without a fence (one store on the database): every session is written, none refused. */
-const COMMIT_SQL = `WITH ${RECORDS_CTE},
-  ok AS (SELECT DISTINCT session_id FROM recs),
-  journal_rows AS (INSERT INTO journal (session_id, sequence, at, type, data, idempotency_key) SELECT session_id, sequence, at, type, data, idempotency_key FROM recs ORDER BY i),
-  head_rows AS (${HEADS_INSERT})
+/**
+ * A batch's statement, by what it has to do: a fence, heads due (most batches of a running session
+ * have none: headDue), a session's first records (a new lease). Each is prepared once per writer
+ * connection; a part a batch does not need is left out of its statement rather than run on no rows,
+ * as setting up the unused inserts (leases, sessions: their indexes and triggers) was ~4 % of the
+ * server's CPU at every batch. Their parameters follow batchParams's ($14, $15 when present).
+ */
+function commitStatement(fenced: boolean, heads: boolean, fresh: boolean): { name: string; text: string } {
+  const key = `${fenced ? "f" : ""}${heads ? "h" : ""}${fresh ? "n" : ""}`;
+  let statement = COMMIT_STATEMENTS.get(key);
+  if (statement === undefined) {
+    let next = fenced ? 14 : 11;
+    const headsParam = heads ? next++ : 0;
+    const firstParam = fresh ? next++ : 0;
+    const text = fenced ? fencedCommitSql(headsParam, firstParam) : commitSql(headsParam);
+    COMMIT_STATEMENTS.set(key, (statement = { name: `brain_commit_${key}`, text }));
+  }
+  return statement;
+}
+
+const COMMIT_STATEMENTS = new Map<string, { name: string; text: string }>();
+
+/** A batch without a fence (one store on the database): every session is written, none refused. `headsParam`: 0 for none. */
+function commitSql(headsParam: number): string {
+  if (headsParam === 0) return `WITH journal_rows AS (${JOURNAL_INSERT} ORDER BY r.i) SELECT NULL::text AS session_id WHERE false`;
+  return `WITH journal_rows AS (${JOURNAL_INSERT} ORDER BY r.i),
+  head_rows AS (${headsInsert(headsParam, "")})
   SELECT NULL::text AS session_id WHERE false`;
+}
 
 /**
- * A node's batch: each record's token (k), $13 the node id, $14 its run. Answers the sessions refused
+ * A node's batch (JOURNAL_INSERT's parameters, with a fence). Answers the sessions refused
  * (usually none: an answer of every session written was 64 rows to send, read and parse a batch).
  * The fence is the node's own row, locked FOR KEY SHARE (so renewals never wait for it, and two
  * batches share it): the row must still be this run's and unexpired by the database's clock. A
  * takeover locks the old owner's row FOR UPDATE (cluster/leases.ts acquire), so it waits for every
  * batch holding the lock, and a batch that waited for a takeover re-reads the row (READ COMMITTED
  * re-checks a locked row's latest version) and finds it expired or another run's. Each session's
- * lease is then read by key, unlocked, for the token its records were admitted under.
+ * lease is then read by key, unlocked, for the token its records were admitted under; with
+ * `firstParam` (a batch with a session's first records), a session whose first record in the batch
+ * is its first (sequence 1), admitted under token 1, gets its lease created. 0: none of either.
  */
-const FENCED_COMMIT_SQL = `WITH ${RECORDS_CTE},
-  me AS (SELECT node_id FROM nodes WHERE node_id = $13 AND run = $14 AND expires_at > clock_timestamp() FOR KEY SHARE),
+function fencedCommitSql(headsParam: number, firstParam: number): string {
+  const sessions = firstParam === 0
+    ? `s AS (SELECT u.id, u.k, u.n::int4 AS n FROM unnest($2::text[], $11::int8[]) WITH ORDINALITY AS u(id, k, n))`
+    : `s AS (SELECT u.id, u.k, u.f, u.n::int4 AS n FROM unnest($2::text[], $11::int8[], $${firstParam}::int4[]) WITH ORDINALITY AS u(id, k, f, n)),
   fresh AS (
     INSERT INTO leases (session_id, owner, token)
-    SELECT DISTINCT r.session_id, $13, 1::bigint FROM recs r
-     WHERE r.sequence = 1 AND r.token = 1 AND EXISTS (SELECT 1 FROM me)
+    SELECT s.id, $12, 1::bigint FROM s
+     WHERE s.f = 1 AND s.k = 1 AND EXISTS (SELECT 1 FROM me)
     ON CONFLICT (session_id) DO NOTHING
-    RETURNING session_id, token),
-  leased AS (
-    -- By primary key ($3: the batch's sessions), the owner checked after: the cost follows the batch,
-    -- never the leases the node holds (a condition on owner alone lets the planner pick leases_owner).
-    SELECT l.session_id, l.token FROM leases l
-     WHERE l.session_id = ANY($3::text[]) AND l.owner || '' = $13 AND EXISTS (SELECT 1 FROM me)),
-  held AS (SELECT session_id, token FROM leased UNION ALL SELECT session_id, token FROM fresh),
-  ok AS (SELECT DISTINCT r.session_id FROM recs r JOIN held h ON h.session_id = r.session_id AND h.token = r.token),
-  journal_rows AS (
-    INSERT INTO journal (session_id, sequence, at, type, data, idempotency_key)
-    SELECT session_id, sequence, at, type, data, idempotency_key FROM recs WHERE session_id IN (SELECT session_id FROM ok) ORDER BY i),
-  head_rows AS (${HEADS_INSERT})
-  SELECT s AS session_id FROM unnest($3::text[]) AS u(s) WHERE s NOT IN (SELECT session_id FROM ok)`;
+    RETURNING session_id, token)`;
+  const fresh = firstParam === 0 ? "" : `
+    UNION ALL SELECT s.n FROM s JOIN fresh f ON f.session_id = s.id AND f.token = s.k`;
+  return `WITH me AS (SELECT node_id FROM nodes WHERE node_id = $12 AND run = $13 AND expires_at > clock_timestamp() FOR KEY SHARE),
+  ${sessions},
+  -- Each session's lease by primary key, the owner checked after: the cost follows the batch, never
+  -- the leases the node holds (a condition on owner alone lets the planner pick leases_owner). A
+  -- correlated EXISTS, not a join with the batch's leases: a generic plan estimates one lease and
+  -- joined them in a nested loop comparing every session with every lease.
+  ok AS (
+    SELECT s.n FROM s
+     WHERE EXISTS (SELECT 1 FROM me) AND EXISTS (SELECT 1 FROM leases l WHERE l.session_id = s.id AND l.owner || '' = $12 AND l.token = s.k)${fresh}),
+  journal_rows AS (${JOURNAL_INSERT} WHERE r.n IN (SELECT n FROM ok) ORDER BY r.i)${headsParam === 0 ? "" : `,
+  head_rows AS (${headsInsert(headsParam, "WHERE h.n IN (SELECT n FROM ok)")})`}
+  SELECT s.id AS session_id FROM s WHERE s.n NOT IN (SELECT n FROM ok)`;
+}
 
 interface HeadRow {
   session_id: string;
@@ -378,7 +415,7 @@ class ReaderPool extends pg.Pool {
  *   then a settle writes it) and exactly in which listing state; a running session's counters may
  *   lag a few records, and every read of a head folds the records after its row (loadHead).
  * - With a `fence` (several nodes, cluster/): every batch proves, in its own transaction, that this
- *   node holds each session's lease (FENCED_COMMIT_SQL); records of a session it lost are refused.
+ *   node holds each session's lease (fencedCommitSql); records of a session it lost are refused.
  * - Listing is one statement a page: one index range per state over session_listing's indexes (a
  *   table the triggers on `sessions` keep: a row changes when a session's state does, not at every
  *   commit), then each listed session's head and session.created row by key (listingSql).
@@ -540,12 +577,10 @@ export class PostgresStore {
       const sessions = [...heads.values()];
       // Only the heads due (headDue): most batches of a running turn write none.
       const due = sessions.filter((h) => headDue(this.stored.get(h.sessionId), h));
-      const params = batchParams(batch, sessions, due, this.fence);
+      const { params, statement } = batchParams(batch, sessions, due, this.fence);
       const writer = w.broken ? await this.liveWriter(w) : w.client;
       // Named: prepared once per connection. Planning this statement took twice as long as running it.
-      const { rows: answered } = await writer.query<{ session_id: string }>(
-        this.fence === undefined ? { name: "brain_commit", text: COMMIT_SQL, values: params } : { name: "brain_fenced_commit", text: FENCED_COMMIT_SQL, values: params },
-      );
+      const { rows: answered } = await writer.query<{ session_id: string }>({ ...statement, values: params });
       // The answer names the sessions refused (usually none); every other session of the batch was written.
       const refusedIds = answered.length === 0 ? undefined : new Set(answered.map((r) => r.session_id));
       const written = (id: string) => refusedIds === undefined || !refusedIds.has(id);
@@ -975,12 +1010,12 @@ async function migrate(client: pg.Client): Promise<void> {
 }
 
 /**
- * The statement's parameters for a batch (RECORDS_CTE): `sessions` every session of the batch, `due`
+ * The statement's parameters for a batch (JOURNAL_INSERT): `sessions` every session of the batch, `due`
  * the heads written. Built for the node's CPU (a batch is ~100 records, hundreds of batches a
  * second): the records' columns are binary arrays, and each record's data text is encoded straight
  * into one buffer (`write` answers its bytes: no separate byte count, join or second encoding).
  */
-function batchParams(batch: Pending[], sessions: SessionHead[], due: SessionHead[], fence: Fence | undefined): unknown[] {
+function batchParams(batch: Pending[], sessions: SessionHead[], due: SessionHead[], fence: Fence | undefined): { params: unknown[]; statement: { name: string; text: string } } {
   const index = new Map<string, number>();
   const ids: string[] = [];
   for (const h of sessions) index.set(h.sessionId, ids.push(h.sessionId));
@@ -998,23 +1033,35 @@ function batchParams(batch: Pending[], sessions: SessionHead[], due: SessionHead
   const q = new Int4Column(count);
   const a = new Int8Column(count);
   const t = new Int4Column(count);
-  const k = new Int8Column(count);
   const o = new Int4Column(count);
   const l = new Int4Column(count);
   const keys = new Array<string | undefined>(count);
   const types: string[] = [];
   const typeIndex = new Map<string, number>();
+  // With a fence, each session's token and first sequence in the batch (its first record's: every
+  // session of `sessions` has records in the batch, in order, all admitted under one token).
+  const sessionCount = ids.length;
+  const k = fence === undefined ? undefined : new Int8Column(sessionCount);
+  const f = fence === undefined ? undefined : new Int4Column(sessionCount);
+  const first = fence === undefined ? undefined : new Uint8Array(sessionCount + 1);
+  let fresh = false;
   let end = 0;
   for (let i = 0; i < count; i++) {
     const { record, token } = batch[i]!;
+    const s = index.get(record.sessionId)!;
     let type = typeIndex.get(record.type);
     if (type === undefined) typeIndex.set(record.type, (type = types.push(record.type)));
     const length = data.write(texts[i]!, end);
-    n.set(i, index.get(record.sessionId)!);
+    n.set(i, s);
     q.set(i, record.sequence);
     a.set(i, record.at);
     t.set(i, type);
-    k.set(i, token);
+    if (first !== undefined && first[s] === 0) {
+      first[s] = 1;
+      k!.set(s - 1, token);
+      f!.set(s - 1, record.sequence);
+      if (record.sequence === 1 && token === 1) fresh = true;
+    }
     o.set(i, end + 1);
     l.set(i, length);
     keys[i] = keyOf(record);
@@ -1026,9 +1073,11 @@ function batchParams(batch: Pending[], sessions: SessionHead[], due: SessionHead
     return row;
   });
   // Buffer parameters go out in binary format: the bytes as they are, no escaping either side.
-  const params: unknown[] = [n.buffer, JSON.stringify(heads), textArray(ids), data.subarray(0, end), q.buffer, a.buffer, t.buffer, k.buffer, o.buffer, l.buffer, textArray(types), textArray(keys)];
-  if (fence !== undefined) params.push(fence.nodeId, fence.run() ?? "");
-  return params;
+  const params: unknown[] = [n.buffer, textArray(ids), data.subarray(0, end), q.buffer, a.buffer, t.buffer, o.buffer, l.buffer, textArray(types), textArray(keys)];
+  if (fence !== undefined) params.push(k!.buffer, fence.nodeId, fence.run() ?? "");
+  if (heads.length > 0) params.push(JSON.stringify(heads));
+  if (fresh) params.push(f!.buffer);
+  return { params, statement: commitStatement(fence !== undefined, heads.length > 0, fresh) };
 }
 
 /** The idempotency key a record is found by (journal.idempotency_key): message.user's, else none (NULL in the batch's keys). */
