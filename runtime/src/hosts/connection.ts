@@ -12,6 +12,7 @@ import { digestMismatch } from "./digest.ts";
 import { ownerOf } from "../credentials/keys.ts";
 import type { Redactor } from "../redact.ts";
 import type { Principal } from "../credentials/keys.ts";
+import { InvokeText } from "./invoke-text.ts";
 import { tickCorker } from "./tick-cork.ts";
 import { tooDeepFrame } from "./frame-limits.ts";
 
@@ -70,6 +71,8 @@ export class HostConnection implements RuntimeFrameHandler {
   private registerTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private cork: () => void;
+  /** `invoke` frames written out (the frame is never redacted: send() redacts only answers that can carry errors). */
+  private readonly invokeText = new InvokeText();
   private pinger: NodeJS.Timeout;
   /** Pings sent since the host last showed a sign of life (a pong or any frame). */
   private unanswered = 0;
@@ -141,7 +144,9 @@ export class HostConnection implements RuntimeFrameHandler {
   /** Sends a call's `invoke` frame (built here by `invokeFrame`, or by the owner node for a relayed call). */
   invoke(frame: InvokeFrame, sink: CallSink): void {
     this.calls.set(frame.callId, sink);
-    this.send(frame);
+    if (this.closed || this.ws.readyState !== this.ws.OPEN) return;
+    this.cork();
+    this.ws.send(this.invokeText.of(frame));
   }
 
   cancel(callId: string, status: "timeout" | "cancelled"): void {

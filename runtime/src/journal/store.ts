@@ -156,6 +156,18 @@ export function pageOf(found: ListedSession[], limit: number): SessionPage {
   return { sessions, next: { createdAt: last.createdAt, sessionId: last.sessionId } };
 }
 
+const resolved = Promise.resolve();
+
+/**
+ * Runs `fn` as a microtask, queued where queueMicrotask would queue it. Node's queueMicrotask wraps
+ * every callback in an AsyncResource (an async id, a bound function, a scope to enter): two per
+ * sequential call here, on the call path. These callbacks do not throw (a throw would still end
+ * the process, as an unhandled rejection instead of an uncaught exception).
+ */
+function microtask(fn: () => void): void {
+  void resolved.then(fn);
+}
+
 /** Told of each group commit: its records, when it began (performance.now()), how long it took, and its error if it failed. */
 export type CommitObserver = (records: readonly JournalRecord[], startedAt: number, seconds: number, error?: unknown) => void;
 
@@ -204,7 +216,7 @@ export abstract class BatchingStore implements JournalStore {
         // Queued behind the continuations already running, so the ones that append next join it.
         this.settling = false;
         this.following = true;
-        queueMicrotask(this.commitFollowing);
+        microtask(this.commitFollowing);
         return;
       }
       // setImmediate runs after the current I/O phase, so every append of this tick joins the batch.
@@ -223,7 +235,7 @@ export abstract class BatchingStore implements JournalStore {
     if (!this.oneSession()) return this.commitPending();
     // Until the microtasks this commit sets off have run (a tick queued from a microtask runs after them).
     this.settling = true;
-    queueMicrotask(this.endSettlingSoon);
+    microtask(this.endSettlingSoon);
     this.commitPending();
   };
 

@@ -1,0 +1,34 @@
+import type { InvokeFrame } from "@aexhq/brain-protocol";
+
+/**
+ * The text of `invoke` frames on one host connection: what `JSON.stringify(frame)` writes for a
+ * frame built by `invokeFrame` (its keys in that order), without walking the frame. The parts that
+ * repeat call after call (the session id, the tool's name and digest) are kept as text from the
+ * previous frame; the call's own parts (its id, sequence, input, options, deadline, trace) are
+ * serialized each time. Serializing the whole frame was ~0.9 µs of a sequential call (bench §1),
+ * most of it the digest and the frame's shape, the same every time.
+ */
+export class InvokeText {
+  private sessionId: string | undefined;
+  private sessionJson = "";
+  private tool: string | undefined;
+  private digest: string | undefined;
+  private toolJson = "";
+
+  of(frame: InvokeFrame): string {
+    // Not JSON values (never so from invokeFrame): JSON.stringify would leave the key out.
+    if (frame.input === undefined || frame.options === undefined) return JSON.stringify(frame);
+    if (frame.sessionId !== this.sessionId) {
+      this.sessionId = frame.sessionId;
+      this.sessionJson = JSON.stringify(frame.sessionId);
+    }
+    if (frame.tool !== this.tool || frame.digest !== this.digest) {
+      this.tool = frame.tool;
+      this.digest = frame.digest;
+      this.toolJson = `,"tool":${JSON.stringify(frame.tool)},"digest":${JSON.stringify(frame.digest)}`;
+    }
+    // Written as JSON.stringify writes them: a number's own text, null, and every string escaped.
+    const text = `{"type":"invoke","callId":${JSON.stringify(frame.callId)},"sessionId":${this.sessionJson},"sequence":${JSON.stringify(frame.sequence)}${this.toolJson},"input":${JSON.stringify(frame.input)},"options":${JSON.stringify(frame.options)},"deadlineAt":${JSON.stringify(frame.deadlineAt)}`;
+    return frame.traceparent === undefined ? `${text}}` : `${text},"traceparent":${JSON.stringify(frame.traceparent)}}`;
+  }
+}

@@ -1,0 +1,36 @@
+// A host connection writes `invoke` frames from kept text; what it writes is what JSON.stringify
+// writes of the frame, whatever changes from one frame to the next.
+import { test } from "uvu";
+import * as assert from "uvu/assert";
+import type { PlacedTool } from "@aexhq/brain-protocol";
+import { invokeFrame } from "../src/dispatch/environment.ts";
+import type { CallInvocation } from "../src/dispatch/environment.ts";
+import { InvokeText } from "../src/hosts/invoke-text.ts";
+
+const tool = (name: string, digest: string, options: Record<string, unknown> = {}): PlacedTool =>
+  ({ contract: { name, digest }, options, placement: { kind: "host", hostId: "h" } }) as unknown as PlacedTool;
+
+test("invoke text is JSON.stringify's text of the frame, across sessions, tools, inputs, deadlines and traces", () => {
+  const text = new InvokeText();
+  const echo = tool("echo", "sha256:" + "a".repeat(64));
+  const calls: CallInvocation[] = [
+    { callId: "ses_a:1", sessionId: "ses_a", sequence: 1, tool: echo, input: { x: 1 }, deadlineAt: null },
+    { callId: "ses_a:2", sessionId: "ses_a", sequence: 2, tool: echo, input: { x: 2, s: "quote \" slash \\ line\n \u2028 é" }, deadlineAt: 1_780_000_000_123 },
+    { callId: "ses_a:3", sessionId: "ses_a", sequence: 3, tool: tool("other", "sha256:" + "b".repeat(64), { mode: "fast", n: [1, null, true] }), input: [1, "two"], deadlineAt: null, traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" },
+    { callId: "ses_b:4", sessionId: "ses_b", sequence: 4, tool: echo, input: null, deadlineAt: null },
+    { callId: "ses_b:5", sessionId: "ses_b", sequence: 5, tool: tool("echo", "sha256:" + "c".repeat(64)), input: "text", deadlineAt: 5 },
+    { callId: "ses_\"odd\\:6", sessionId: "ses_\"odd\\", sequence: 6, tool: tool("na\"me", "d\\g"), input: { nested: { deeper: [{}] } }, deadlineAt: null },
+  ];
+  for (const call of calls) {
+    const frame = invokeFrame(call);
+    assert.is(text.of(frame), JSON.stringify(frame), call.callId);
+  }
+});
+
+test("a frame whose input or options are not JSON values is written as JSON.stringify writes it", () => {
+  const frame = invokeFrame({ callId: "ses_a:1", sessionId: "ses_a", sequence: 1, tool: tool("echo", "d"), input: undefined, deadlineAt: null });
+  assert.is(new InvokeText().of(frame), JSON.stringify(frame));
+  assert.not.ok(JSON.stringify(frame).includes('"input"'));
+});
+
+test.run();
