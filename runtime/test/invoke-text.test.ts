@@ -33,4 +33,11 @@ test("a frame whose input or options are not JSON values is written as JSON.stri
   assert.not.ok(JSON.stringify(frame).includes('"input"'));
 });
 
+test("a frame without a digest (a contract the validators would refuse) is still written as JSON.stringify writes it", () => {
+  const text = new InvokeText();
+  const frame = invokeFrame({ callId: "ses_a:1", sessionId: "ses_a", sequence: 1, tool: tool("echo", undefined as unknown as string), input: { x: 1 }, deadlineAt: null });
+  assert.is(text.of(frame), JSON.stringify(frame));
+  assert.not.ok(text.of(frame).includes("undefined"));
+});
+
 test.run();

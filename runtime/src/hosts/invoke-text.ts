@@ -17,7 +17,7 @@ export class InvokeText {
 
   of(frame: InvokeFrame): string {
     // Not JSON values (never so from invokeFrame): JSON.stringify would leave the key out.
-    if (frame.input === undefined || frame.options === undefined) return JSON.stringify(frame);
+    if (frame.input === undefined || frame.options === undefined || typeof frame.digest !== "string") return JSON.stringify(frame);
     if (frame.sessionId !== this.sessionId) {
       this.sessionId = frame.sessionId;
       this.sessionJson = JSON.stringify(frame.sessionId);
