@@ -7,7 +7,6 @@ import type { Platform, WebSocketLike } from "../platform.ts";
 import type { PlacedToolSpec } from "../tool.ts";
 import { Invocation, type InvocationChannel } from "./invocation.ts";
 import { readCommitted } from "./committed-frame.ts";
-import { frameText } from "./frame-text.ts";
 import { ProtocolError, protocolError, SdkError } from "../errors.ts";
 
 interface Answer { sequence?: number; result?: ModelResult; environment?: EnvironmentAnswer; digests?: string[] }
@@ -359,7 +358,7 @@ export class HostConnection implements HostFrameHandler {
     // The frame is built for this request (or resent by it): its ref is set on it, not on a copy
     // (spreading it into a new object cost as much as serializing it).
     frame.ref = ref;
-    const text = frameText(frame);
+    const text = JSON.stringify(frame);
     // The runtime cannot read a ref from a frame it refuses for size, so refuse it here, clearly.
     if (text.length * 3 > LIMITS.maxFrameBytes && new TextEncoder().encode(text).length > LIMITS.maxFrameBytes) {
       return Promise.reject(new SdkError("frame_too_large", `${frame.type} frame exceeds the ${LIMITS.maxFrameBytes}-byte frame limit`));
