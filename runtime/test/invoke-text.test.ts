@@ -2,6 +2,7 @@
 // writes of the frame, whatever changes from one frame to the next.
 import { test } from "uvu";
 import * as assert from "uvu/assert";
+import { InvokeFrame } from "@aexhq/brain-protocol";
 import type { PlacedTool } from "@aexhq/brain-protocol";
 import { invokeFrame } from "../src/dispatch/environment.ts";
 import type { CallInvocation } from "../src/dispatch/environment.ts";
@@ -38,6 +39,11 @@ test("a frame without a digest (a contract the validators would refuse) is still
   const frame = invokeFrame({ callId: "ses_a:1", sessionId: "ses_a", sequence: 1, tool: tool("echo", undefined as unknown as string), input: { x: 1 }, deadlineAt: null });
   assert.is(text.of(frame), JSON.stringify(frame));
   assert.not.ok(text.of(frame).includes("undefined"));
+});
+
+test("the text names every field the contract's invoke frame has, so a field added to the contract fails here, not silently on the wire", () => {
+  const frame = invokeFrame({ callId: "ses_a:1", sessionId: "ses_a", sequence: 1, tool: tool("echo", "d"), input: 1, deadlineAt: 2, traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" });
+  assert.equal(Object.keys(JSON.parse(new InvokeText().of(frame))).sort(), Object.keys(InvokeFrame.properties).sort());
 });
 
 test.run();
