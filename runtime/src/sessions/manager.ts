@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import type { ApprovalRequest, ApprovalResponse, CancelResponse, CreateSessionRequest, Decider, JournalRecord, PlacedTool, Session, SessionCreatedRecord } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
 import type { JournalStore, KeyedMessage } from "../journal/store.ts";
@@ -19,6 +18,7 @@ import { callIdOf } from "../journal/call-id.ts";
 import { StoredJournal, ExpandedJournal } from "./journal-readers.ts";
 import { endOpenWork, waitingFor } from "./recover.ts";
 import { checkNewSession, createdData } from "./create.ts";
+import { SessionIds } from "./session-id.ts";
 import type { SessionJournal } from "./journal-readers.ts";
 import { SessionCalls } from "../dispatch/session-calls.ts";
 import type { Limits } from "../dispatch/session-calls.ts";
@@ -63,6 +63,9 @@ export class SessionManager {
 
   /** Evictions so far, of any session: a page-in that saw one happen while it read starts over (pageIn). */
   private evictions = 0;
+
+  /** New session ids, in creation order within this node (session-id.ts). */
+  private ids = new SessionIds();
 
   constructor(
     private store: JournalStore,
@@ -249,7 +252,7 @@ export class SessionManager {
   /** `owner`: the API key creating the session (absent: the operator token). */
   async create(req: CreateSessionRequest, owner?: string): Promise<Session> {
     checkNewSession(req, this.models, (kind) => this.dispatcher.environment(kind));
-    const id = `ses_${randomBytes(10).toString("hex")}`;
+    const id = this.ids.next();
     // All or nothing: a failure from here on releases what the Environments admitted and leaves
     // nothing resident; the journal holds the session only once session.created is committed.
     const admitted: PlacedTool[] = [];
