@@ -143,7 +143,7 @@ export class BatchQuery {
     /** The prepared statement's name and text (node-postgres records them when Parse completes). */
     readonly name: string,
     readonly text: string,
-    private message: Buffer,
+    readonly message: Buffer,
   ) {
     this.done = new Promise((resolve, reject) => {
       this.resolve = resolve;
