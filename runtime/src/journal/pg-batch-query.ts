@@ -18,7 +18,7 @@ import { writeTextArray } from "./pg-binary-arrays.ts";
 
 /** What this uses of node-postgres's Connection (the same bookkeeping its own Query keeps of prepared statements). */
 interface Connection {
-  stream: { write(chunk: Buffer): boolean; cork?(): void; uncork?(): void };
+  stream: { writable: boolean; write(chunk: Buffer): boolean; cork?(): void; uncork?(): void };
   parsedStatements: Record<string, string | undefined>;
   submittedNamedStatements: Record<string, string | undefined>;
 }
@@ -154,6 +154,8 @@ export class BatchQuery {
   /** Called by node-postgres when the connection is free (its Connection, typed here by what is used). */
   submit(client: unknown): null {
     const connection = client as Connection;
+    // As node-postgres's own writes: nothing goes to a stream that has ended (the client then fails every query it holds).
+    if (!connection.stream.writable) return null;
     const parsed = connection.parsedStatements[this.name] !== undefined || connection.submittedNamedStatements[this.name] !== undefined;
     if (parsed) {
       connection.stream.write(this.message);
