@@ -484,8 +484,8 @@ export class PostgresStore {
   observer: CommitObserver | undefined;
 
   /**
-   * Told, at once, of every record whose append fails (the batch failed, its lease or its order was
-   * refused, the store is closed), with the fencing token it was admitted under (undefined: none):
+   * Told of every record whose append fails (the batch failed, its lease or its order was refused,
+   * the store is closed), with the fencing token it was admitted under (undefined: none; see refuse):
    * the node stops running its session (cluster/node-journal.ts) without a promise chained on each
    * append (three a tool call) to find out.
    */
