@@ -66,25 +66,26 @@ try {
   if (process.env.EXPLAIN === "1") {
     const w = (store as unknown as { writers: Array<{ client: pg.Client }> }).writers[0]!;
     const real = w.client.query.bind(w.client) as (...a: unknown[]) => Promise<unknown>;
-    (w.client as unknown as { query: unknown }).query = async (q: { text: string; values: unknown[] }) => {
-      if (explainNext && typeof q === "object" && q.text.startsWith("WITH")) {
-        explainNext = false;
-        // The plan the writer itself runs, through auto_explain on its own connection: an EXPLAIN
-        // with the same parameters elsewhere plans for those values (a custom plan), while the
-        // writer's prepared statement runs a generic plan after its fifth execution, and the two
-        // differed (a nested loop over the leases in the generic one only).
+    // A batch is a Submittable (journal/pg-batch-query.ts): query() answers it at once, and the store awaits its `done`.
+    type Batch = { text: string; message: Buffer; done: Promise<string[]> };
+    (w.client as unknown as { query: unknown }).query = (q: Batch | string) => {
+      if (!(explainNext && typeof q === "object" && q.text.startsWith("WITH"))) return real(q);
+      explainNext = false;
+      // The plan the writer itself runs, through auto_explain on its own connection: an EXPLAIN
+      // with the same parameters elsewhere plans for those values (a custom plan), while the
+      // writer's prepared statement runs a generic plan after its fifth execution, and the two
+      // differed (a nested loop over the leases in the generic one only).
+      const done = (async () => {
         const notice = new Promise<string>((resolve) => w.client.once("notice", (m) => resolve(m.message ?? "")));
         await real("LOAD 'auto_explain'");
         await real("SET auto_explain.log_min_duration = 0; SET auto_explain.log_analyze = on; SET auto_explain.log_buffers = on; SET auto_explain.log_wal = on; SET auto_explain.log_level = notice");
-        const answer = await real(q);
+        const answer = await (real(q) as unknown as Batch).done;
         await real("SET auto_explain.log_min_duration = -1");
         console.log(await notice);
-        // $1 is a binary int4[] (one element a record: its length is the header's fourth int); the heads' JSON, when any, the one text starting "[".
-        const heads = q.values.find((v) => typeof v === "string" && v.startsWith("[")) as string | undefined;
-        console.log(`${(q.values[0] as Buffer).readInt32BE(12)} records, ${heads === undefined ? 0 : (JSON.parse(heads) as unknown[]).length} heads; params bytes: ${q.values.map((v) => (Buffer.isBuffer(v) ? v.length : typeof v === "string" ? Buffer.byteLength(v) : JSON.stringify(v).length)).join(", ")}`);
+        console.log(`batch message (Bind, Execute, Sync): ${q.message.length} bytes`);
         return answer;
-      }
-      return real(q);
+      })();
+      return { done };
     };
   }
   let calls = 0;

@@ -35,6 +35,9 @@ export class NodeJournal implements JournalStore {
     private logger: Logger = stderrLogger(),
   ) {
     fence.onRefused((refused) => this.fenced(refused));
+    // The session's memory has moved past a record the database does not have (its batch failed,
+    // or its lease was lost): stop running it; taken again, it is read afresh.
+    pg.failed = (sessionId, token) => this.lose(sessionId, token);
   }
 
   /** Tells `listener` of every session whose lease was found lost on a write: the node stops running it. */
@@ -107,13 +110,9 @@ export class NodeJournal implements JournalStore {
       this.held.add(record.sessionId);
       this.fence.hold(record.sessionId, 1);
     }
-    const token = this.fence.tokenOf(record.sessionId);
-    return this.pg.append(record).catch((e: unknown) => {
-      // The session's memory has moved past a record the database does not have (its batch
-      // failed, or its lease was lost): stop running it; taken again, it is read afresh.
-      this.lose(record.sessionId, token);
-      throw e;
-    });
+    // A failure is told to `lose` by the store (its `failed`, set above), with the token the record
+    // was admitted under: no promise chained on every append.
+    return this.pg.append(record);
   }
 
   /** Committed records, from the database (any node's session: history is immutable once committed). */

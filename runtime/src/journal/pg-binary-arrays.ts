@@ -1,7 +1,8 @@
 /**
  * One-dimensional PostgreSQL arrays in the binary wire format (what array_recv reads), for the
- * parameters of a PostgreSQL batch (journal/postgres.ts batchParams). node-postgres sends a Buffer
- * parameter in binary format as it is, so a column of a batch's records travels without a text
+ * parameters of a PostgreSQL batch (journal/postgres.ts batchMessage, its Bind written in place by
+ * journal/pg-batch-query.ts, as node-postgres sends a Buffer parameter: in binary format, as it
+ * is). So a column of a batch's records travels without a text
  * form at all: no JSON or array literal to build on the node, none to parse on the server
  * (json_to_recordset's parse and per-field lookups cost the server ~0.7 µs a record more than
  * unnest over binary arrays, measured with 96-record statements).
@@ -66,19 +67,32 @@ export class Int8Column {
   }
 }
 
+/** Bytes a text[] of `values` takes at most (UTF-8 takes at most 3 bytes per UTF-16 code unit: a surrogate pair's 4 bytes are 2 units). */
+export function textArrayBytes(values: ReadonlyArray<string | undefined>): number {
+  let size = HEADER;
+  for (const v of values) size += 4 + (v === undefined ? 0 : 3 * v.length);
+  return size;
+}
+
 /** A text[] of `values` (undefined: NULL), each as UTF-8. */
 export function textArray(values: ReadonlyArray<string | undefined>): Buffer {
-  // UTF-8 takes at most 3 bytes per UTF-16 code unit (a surrogate pair's 4 bytes are 2 units).
-  let size = HEADER;
+  const buffer = Buffer.allocUnsafe(textArrayBytes(values));
+  return buffer.subarray(0, writeTextArray(buffer, viewOf(buffer), 0, values));
+}
+
+/**
+ * Writes a text[] of `values` into `buffer` (`view` over the same bytes) at `start`, which must
+ * have textArrayBytes(values) bytes; answers where it ends.
+ */
+export function writeTextArray(buffer: Buffer, view: DataView, start: number, values: ReadonlyArray<string | undefined>): number {
   let hasNulls = false;
-  for (const v of values) {
-    size += 4 + (v === undefined ? 0 : 3 * v.length);
-    if (v === undefined) hasNulls = true;
-  }
-  const buffer = Buffer.allocUnsafe(size);
-  const view = viewOf(buffer);
-  header(view, TEXT_OID, values.length, hasNulls);
-  let at = HEADER;
+  for (const v of values) if (v === undefined) hasNulls = true;
+  view.setInt32(start, 1);
+  view.setInt32(start + 4, hasNulls ? 1 : 0);
+  view.setInt32(start + 8, TEXT_OID);
+  view.setInt32(start + 12, values.length);
+  view.setInt32(start + 16, 1);
+  let at = start + HEADER;
   for (const v of values) {
     if (v === undefined) {
       view.setInt32(at, -1);
@@ -89,5 +103,5 @@ export function textArray(values: ReadonlyArray<string | undefined>): Buffer {
     view.setInt32(at, length);
     at += 4 + length;
   }
-  return buffer.subarray(0, at);
+  return at;
 }

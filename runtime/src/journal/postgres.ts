@@ -8,7 +8,8 @@ import { advanceHead, copyHead, hasOpenWork, headStatus, newHead } from "./head.
 import type { HeadStatus, SessionHead } from "./head.ts";
 import { pageOf } from "./store.ts";
 import { PgSharedFiles, SHARED_FILES_MIGRATION } from "./shared-files.ts";
-import { Int4Column, Int8Column, textArray } from "./pg-binary-arrays.ts";
+import { Int4Column, Int8Column, textArrayBytes } from "./pg-binary-arrays.ts";
+import { BatchQuery, BindMessage } from "./pg-batch-query.ts";
 import type { CommitObserver, HostRow, KeyRow, KeyedMessage, ListQuery, SessionPage, StoreStats } from "./store.ts";
 
 /** Schema versions, applied in order inside one transaction each, recorded in brain_meta. */
@@ -305,7 +306,7 @@ const LOAD_HEAD_SQL = `SELECT s.*, (SELECT json_agg(json_build_array(j.sequence,
  * have none: headDue), a session's first records (a new lease). Each is prepared once per writer
  * connection; a part a batch does not need is left out of its statement rather than run on no rows,
  * as setting up the unused inserts (leases, sessions: their indexes and triggers) was ~4 % of the
- * server's CPU at every batch. Their parameters follow batchParams's ($14, $15 when present).
+ * server's CPU at every batch. Their parameters follow batchMessage's ($14, $15 when present).
  */
 function commitStatement(fenced: boolean, heads: boolean, fresh: boolean): { name: string; text: string } {
   const key = `${fenced ? "f" : ""}${heads ? "h" : ""}${fresh ? "n" : ""}`;
@@ -465,7 +466,7 @@ export class PostgresStore {
     const writers: Writer[] = [];
     try {
       for (let i = 0; i < (opts.writers ?? WRITERS); i++) {
-        const w = { broken: false, busy: false } as Writer;
+        const w = { broken: false, busy: false, out: undefined } as Writer;
         w.client = await connectWriter(url, opts.idleTransactionTimeoutMs, () => (w.broken = true));
         writers.push(w);
         if (i === 0) await migrate(w.client);
@@ -482,14 +483,36 @@ export class PostgresStore {
   /** Told of each group commit (telemetry); see RecordStore.observeCommits. */
   observer: CommitObserver | undefined;
 
+  /**
+   * Told of every record whose append fails (the batch failed, its lease or its order was refused,
+   * the store is closed), with the fencing token it was admitted under (undefined: none; see refuse):
+   * the node stops running its session (cluster/node-journal.ts) without a promise chained on each
+   * append (three a tool call) to find out.
+   */
+  failed: ((sessionId: string, token: number | undefined) => void) | undefined;
+
   append(record: JournalRecord): Promise<void> {
-    if (this.closed) return Promise.reject(new BrainRuntimeError("unavailable", "the journal is closed: the runtime is shutting down", undefined, true));
-    deepFreeze(record);
     const token = this.fence?.tokenOf(record.sessionId) ?? -1;
+    if (this.closed) {
+      const closed = new Promise<void>((resolve, reject) => this.refuse({ record, token, resolve, reject }, new BrainRuntimeError("unavailable", "the journal is closed: the runtime is shutting down", undefined, true)));
+      return closed;
+    }
+    deepFreeze(record);
     return new Promise((resolve, reject) => {
       this.pending.push({ record, token, resolve, reject });
       this.schedule();
     });
+  }
+
+  /**
+   * Rejects a pending record, and tells `failed` in a microtask queued after the rejection's own
+   * reactions begin, as a handler chained on the append would be: never in the middle of this
+   * store's loop over a batch, and before anything awaiting the record's commit sees the failure.
+   */
+  private refuse(p: Pending, e: unknown): void {
+    p.reject(e);
+    const failed = this.failed;
+    if (failed !== undefined) void Promise.resolve().then(() => failed(p.record.sessionId, p.token === -1 ? undefined : p.token));
   }
 
   private schedule(): void {
@@ -577,12 +600,14 @@ export class PostgresStore {
       const sessions = [...heads.values()];
       // Only the heads due (headDue): most batches of a running turn write none.
       const due = sessions.filter((h) => headDue(this.stored.get(h.sessionId), h));
-      const { params, statement } = batchParams(batch, sessions, due, this.fence);
+      const { message, statement, buffer } = batchMessage(w.out, batch, sessions, due, this.fence);
+      // Kept for the writer's next batch (pg-batch-query.ts), unless it grew out of bounds.
+      w.out = buffer.length <= KEPT_MESSAGE_BYTES ? buffer : w.out;
       const writer = w.broken ? await this.liveWriter(w) : w.client;
       // Named: prepared once per connection. Planning this statement took twice as long as running it.
-      const { rows: answered } = await writer.query<{ session_id: string }>({ ...statement, values: params });
+      const answered = await writer.query(new BatchQuery(statement.name, statement.text, message)).done;
       // The answer names the sessions refused (usually none); every other session of the batch was written.
-      const refusedIds = answered.length === 0 ? undefined : new Set(answered.map((r) => r.session_id));
+      const refusedIds = answered.length === 0 ? undefined : new Set(answered);
       const written = (id: string) => refusedIds === undefined || !refusedIds.has(id);
       for (const h of due) if (written(h.sessionId)) this.stored.set(h.sessionId, h);
       const now = performance.now();
@@ -607,18 +632,20 @@ export class PostgresStore {
           continue;
         }
         refused.set(`${p.record.sessionId} ${p.token}`, { sessionId: p.record.sessionId, token: p.token });
-        p.reject(new LeaseLostError(p.record.sessionId));
+        this.refuse(p, new LeaseLostError(p.record.sessionId));
       }
       if (refused.size > 0) {
         for (const r of refused.values()) this.forgetHead(r.sessionId);
         this.fence?.fenced([...refused.values()]);
       }
     } catch (e) {
+      // A message the server did not read to its end may still be in a socket's hands: not reused.
+      w.out = undefined;
       // A broken connection (no SQLSTATE: reset, terminated, timed out) is replaced for the next batch.
       if (!(typeof (e as { code?: unknown }).code === "string" && /^[0-9A-Z]{5}$/.test((e as { code: string }).code))) w.broken = true;
       this.observer?.(batch.map((p) => p.record), startedAt, (performance.now() - startedAt) / 1000, e);
       const failure = storeError(e, true);
-      for (const p of batch) p.reject(failure);
+      for (const p of batch) this.refuse(p, failure);
     }
   }
 
@@ -634,7 +661,7 @@ export class PostgresStore {
       if (fence.tokenOf(p.record.sessionId) === p.token && p.token !== -1) kept.push(p);
       else {
         refused.set(`${p.record.sessionId} ${p.token}`, { sessionId: p.record.sessionId, token: p.token });
-        p.reject(new LeaseLostError(p.record.sessionId));
+        this.refuse(p, new LeaseLostError(p.record.sessionId));
       }
     }
     if (refused.size > 0) fence.fenced([...refused.values()]);
@@ -767,7 +794,7 @@ export class PostgresStore {
         continue;
       }
       refused.set(`${id} ${p.token}`, { sessionId: id, token: p.token });
-      p.reject(outOfStep(p.record));
+      this.refuse(p, outOfStep(p.record));
     }
     for (const { sessionId } of refused.values()) this.forgetHead(sessionId);
     this.fence?.fenced([...refused.values()]);
@@ -950,6 +977,9 @@ export class PostgresStore {
   }
 }
 
+/** Largest message buffer a writer keeps for its next batch; a larger batch's is allocated for it alone. */
+const KEPT_MESSAGE_BYTES = 1 << 20;
+
 /** Writer connections of a store (PostgresStoreOptions.writers). */
 const WRITERS = 2;
 /**
@@ -964,6 +994,8 @@ const MIN_SESSIONS_PER_SPLIT = 48;
 
 interface Writer {
   client: pg.Client;
+  /** The buffer its batches' messages are written into (batchMessage), reused: one batch in flight on a writer at a time. */
+  out: Buffer | undefined;
   /** Its connection failed; replaced before the next batch. */
   broken: boolean;
   /** A batch is in flight on it. */
@@ -1010,34 +1042,29 @@ async function migrate(client: pg.Client): Promise<void> {
 }
 
 /**
- * The statement's parameters for a batch (JOURNAL_INSERT): `sessions` every session of the batch, `due`
- * the heads written. Built for the node's CPU (a batch is ~100 records, hundreds of batches a
- * second): the records' columns are binary arrays, and each record's data text is encoded straight
- * into one buffer (`write` answers its bytes: no separate byte count, join or second encoding).
+ * A batch's statement (JOURNAL_INSERT's parameters, then commitStatement's) as one Bind message
+ * with Execute and Sync (journal/pg-batch-query.ts), written into `buffer` when it is large enough
+ * (a writer's own, reused batch after batch), else into one allocated for it. `sessions` every
+ * session of the batch, `due` the heads written. Built for the node's CPU (a batch is ~100 records,
+ * hundreds of batches a second): the records' columns are binary arrays, and each record's data
+ * text is encoded straight into the message (`write` answers its bytes: no separate byte count,
+ * join, second encoding or copy).
  */
-function batchParams(batch: Pending[], sessions: SessionHead[], due: SessionHead[], fence: Fence | undefined): { params: unknown[]; statement: { name: string; text: string } } {
+function batchMessage(buffer: Buffer | undefined, batch: Pending[], sessions: SessionHead[], due: SessionHead[], fence: Fence | undefined): { message: Buffer; statement: { name: string; text: string }; buffer: Buffer } {
   const index = new Map<string, number>();
   const ids: string[] = [];
   for (const h of sessions) index.set(h.sessionId, ids.push(h.sessionId));
   const count = batch.length;
   const texts = new Array<string>(count);
-  let chars = 0;
-  for (let i = 0; i < count; i++) {
-    const text = JSON.stringify(batch[i]!.record.data);
-    texts[i] = text;
-    chars += text.length;
-  }
-  // UTF-8 takes at most 3 bytes per UTF-16 code unit (a surrogate pair's 4 bytes are 2 units).
-  const data = Buffer.allocUnsafe(chars * 3);
+  const keys = new Array<string | undefined>(count);
+  const types: string[] = [];
+  const typeIndex = new Map<string, number>();
   const n = new Int4Column(count);
   const q = new Int4Column(count);
   const a = new Int8Column(count);
   const t = new Int4Column(count);
   const o = new Int4Column(count);
   const l = new Int4Column(count);
-  const keys = new Array<string | undefined>(count);
-  const types: string[] = [];
-  const typeIndex = new Map<string, number>();
   // With a fence, each session's token and first sequence in the batch (its first record's: every
   // session of `sessions` has records in the batch, in order, all admitted under one token).
   const sessionCount = ids.length;
@@ -1045,13 +1072,15 @@ function batchParams(batch: Pending[], sessions: SessionHead[], due: SessionHead
   const f = fence === undefined ? undefined : new Int4Column(sessionCount);
   const first = fence === undefined ? undefined : new Uint8Array(sessionCount + 1);
   let fresh = false;
-  let end = 0;
+  let chars = 0;
   for (let i = 0; i < count; i++) {
     const { record, token } = batch[i]!;
+    const text = JSON.stringify(record.data);
+    texts[i] = text;
+    chars += text.length;
     const s = index.get(record.sessionId)!;
     let type = typeIndex.get(record.type);
     if (type === undefined) typeIndex.set(record.type, (type = types.push(record.type)));
-    const length = data.write(texts[i]!, end);
     n.set(i, s);
     q.set(i, record.sequence);
     a.set(i, record.at);
@@ -1062,22 +1091,51 @@ function batchParams(batch: Pending[], sessions: SessionHead[], due: SessionHead
       f!.set(s - 1, record.sequence);
       if (record.sequence === 1 && token === 1) fresh = true;
     }
-    o.set(i, end + 1);
-    l.set(i, length);
     keys[i] = keyOf(record);
-    end += length;
   }
   const heads = due.map((h): HeadParam => {
     const row: HeadParam = { n: index.get(h.sessionId)!, c: h.createdAt, q: h.lastSequence, v: h.activations, m: h.modelRequests, o: h.openCalls, p: h.openModelRequests, r: h.turnOpen, x: h.deleted };
     if (h.owner !== undefined) row.w = h.owner;
     return row;
   });
+  const headsText = heads.length > 0 ? JSON.stringify(heads) : undefined;
+  const statement = commitStatement(fence !== undefined, headsText !== undefined, fresh);
+  const run = fence === undefined ? "" : (fence.run() ?? "");
+  const params = 10 + (fence === undefined ? 0 : 3) + (headsText === undefined ? 0 : 1) + (fresh ? 1 : 0);
+  // UTF-8 takes at most 3 bytes per UTF-16 code unit (a surrogate pair's 4 bytes are 2 units).
+  let payload = 5 * n.buffer.length + a.buffer.length + textArrayBytes(ids) + 3 * chars + textArrayBytes(types) + textArrayBytes(keys);
+  if (fence !== undefined) payload += k!.buffer.length + 3 * (fence.nodeId.length + run.length) + (fresh ? f!.buffer.length : 0);
+  if (headsText !== undefined) payload += 3 * headsText.length;
+  const size = BindMessage.bytes(statement.name, params, payload);
+  const bind = new BindMessage(buffer !== undefined && buffer.length >= size ? buffer : Buffer.allocUnsafe(size), statement.name, params);
   // Buffer parameters go out in binary format: the bytes as they are, no escaping either side.
-  const params: unknown[] = [n.buffer, textArray(ids), data.subarray(0, end), q.buffer, a.buffer, t.buffer, o.buffer, l.buffer, textArray(types), textArray(keys)];
-  if (fence !== undefined) params.push(k!.buffer, fence.nodeId, fence.run() ?? "");
-  if (heads.length > 0) params.push(JSON.stringify(heads));
-  if (fresh) params.push(f!.buffer);
-  return { params, statement: commitStatement(fence !== undefined, heads.length > 0, fresh) };
+  bind.binary(n.buffer);
+  bind.textArray(ids);
+  const data = bind.buffer;
+  let end = bind.startData();
+  const base = end - 1;
+  for (let i = 0; i < count; i++) {
+    const length = data.write(texts[i]!, end);
+    o.set(i, end - base);
+    l.set(i, length);
+    end += length;
+  }
+  bind.endData(end);
+  bind.binary(q.buffer);
+  bind.binary(a.buffer);
+  bind.binary(t.buffer);
+  bind.binary(o.buffer);
+  bind.binary(l.buffer);
+  bind.textArray(types);
+  bind.textArray(keys);
+  if (fence !== undefined) {
+    bind.binary(k!.buffer);
+    bind.text(fence.nodeId);
+    bind.text(run);
+  }
+  if (headsText !== undefined) bind.text(headsText);
+  if (fresh) bind.binary(f!.buffer);
+  return { message: bind.finish(), statement, buffer: bind.buffer };
 }
 
 /** The idempotency key a record is found by (journal.idempotency_key): message.user's, else none (NULL in the batch's keys). */
