@@ -13,6 +13,11 @@
  * on a writer at a time, and PostgreSQL answers only after reading all of it, so the next batch may
  * reuse it), and no Describe is sent: the statement's answer, the sessions refused, comes as data
  * rows of one text column, read as such.
+ *
+ * It reads two fields of node-postgres's Connection (the prepared statements it has parsed or sent),
+ * which are not its documented API: runtime/package.json pins `pg` to the exact version this was
+ * written and tested against (test/pg-batch-query.test.ts, on a real server), so an upgrade is a
+ * change made and tested here, never one a user's install picks up.
  */
 import { writeTextArray } from "./pg-binary-arrays.ts";
 
