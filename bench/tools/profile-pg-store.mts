@@ -9,7 +9,8 @@
 // /tmp/pg-store.perf (then: perf report -i /tmp/pg-store.perf --children --sort sym -g none);
 // PROF=file a CPU profile of this process over the window; THREADS=1 this process's CPU by thread;
 // DATA=n larger tool results; SQL=… a schema change before the load; STORE=path another build of
-// journal/postgres.ts (A/B); FSYNC=off a server with fsync off; S, MS, WARM the sizes.
+// journal/postgres.ts (A/B); FSYNC=off a server with fsync off; S, MS, WARM the sizes. SIZES=1 prints
+// the journal's heap and index bytes per row after the load (a layout change's effect on them).
 // On a shared machine, alternate the builds and repeat: one run against another varies by ±20 %.
 //   node --conditions=brain-source --import tsx bench/tools/profile-pg-store.mts
 import { execFile, spawn } from "node:child_process";
@@ -151,6 +152,12 @@ try {
   if (process.env.STATS === "1") {
     const { rows } = await db.query("SELECT calls, round(total_exec_time::numeric, 1) AS ms, round((total_exec_time / greatest(calls, 1) * 1000)::numeric, 1) AS us_each, rows, wal_records, wal_fpi, wal_bytes, left(regexp_replace(query, '\\s+', ' ', 'g'), 140) AS q FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 15");
     console.table(rows);
+  }
+  if (process.env.SIZES === "1") {
+    const { rows } = await db.query<{ relname: string; bytes: string; rows: string }>(
+      "SELECT c.relname, pg_relation_size(c.oid) AS bytes, (SELECT count(*) FROM journal) AS rows FROM pg_class c WHERE c.oid = 'journal'::regclass OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = 'journal'::regclass)",
+    );
+    console.log(rows.map((r) => `${r.relname}: ${(Number(r.bytes) / Math.max(1, Number(r.rows))).toFixed(1)} bytes a row`).join("; "));
   }
   await store.close();
   await db.end();

@@ -192,11 +192,17 @@ interface Pending {
  * The journal rows are inserted straight from unnest, each record's data cut from $3 as it is
  * inserted: read twice (the fence's checks, the insert) from a CTE, the records were first copied,
  * data included, into the CTE's tuple store (~10 % of the server's CPU in a batch of 96 records).
- * The fence works on sessions, not records ($2 with $11), and names them by index.
+ * The fence works on sessions, not records ($2 with $11), and names them by index. The columns are
+ * unnested in a select list (a ProjectSet, which hands each row on as it is made; the arrays are
+ * of one length, so they step together), not by unnest in FROM (a function scan, which first
+ * copies every row into a tuple store, then sorted again by ordinality to keep the batch's order):
+ * PostgreSQL's CPU per call ~7 % lower (store level, 14 simultaneous pairs). The rows go in
+ * whatever order the plan gives: their order in the table means nothing, every read orders by
+ * sequence.
  */
 const JOURNAL_INSERT = `INSERT INTO journal (session_id, sequence, at, type, data, idempotency_key)
     SELECT ($2::text[])[r.n], r.q, r.a, ($9::text[])[r.t], convert_from(substring($3::bytea FROM r.o FOR r.l), 'UTF8'), r.y
-    FROM unnest($1::int4[], $4::int4[], $5::int8[], $6::int4[], $7::int4[], $8::int4[], $10::text[]) WITH ORDINALITY AS r(n, q, a, t, o, l, y, i)`;
+    FROM (SELECT unnest($1::int4[]) AS n, unnest($4::int4[]) AS q, unnest($5::int8[]) AS a, unnest($6::int4[]) AS t, unnest($7::int4[]) AS o, unnest($8::int4[]) AS l, unnest($10::text[]) AS y) r`;
 
 /** A head written with a batch (short keys: a batch's heads were a third of its bytes): n its session's index in $2, w its owner. */
 interface HeadParam {
@@ -325,8 +331,8 @@ const COMMIT_STATEMENTS = new Map<string, { name: string; text: string }>();
 
 /** A batch without a fence (one store on the database): every session is written, none refused. `headsParam`: 0 for none. */
 function commitSql(headsParam: number): string {
-  if (headsParam === 0) return `WITH journal_rows AS (${JOURNAL_INSERT} ORDER BY r.i) SELECT NULL::text AS session_id WHERE false`;
-  return `WITH journal_rows AS (${JOURNAL_INSERT} ORDER BY r.i),
+  if (headsParam === 0) return `WITH journal_rows AS (${JOURNAL_INSERT}) SELECT NULL::text AS session_id WHERE false`;
+  return `WITH journal_rows AS (${JOURNAL_INSERT}),
   head_rows AS (${headsInsert(headsParam, "")})
   SELECT NULL::text AS session_id WHERE false`;
 }
@@ -364,7 +370,7 @@ function fencedCommitSql(headsParam: number, firstParam: number): string {
   ok AS (
     SELECT s.n FROM s
      WHERE EXISTS (SELECT 1 FROM me) AND EXISTS (SELECT 1 FROM leases l WHERE l.session_id = s.id AND l.owner || '' = $12 AND l.token = s.k)${fresh}),
-  journal_rows AS (${JOURNAL_INSERT} WHERE r.n IN (SELECT n FROM ok) ORDER BY r.i)${headsParam === 0 ? "" : `,
+  journal_rows AS (${JOURNAL_INSERT} WHERE r.n IN (SELECT n FROM ok))${headsParam === 0 ? "" : `,
   head_rows AS (${headsInsert(headsParam, "WHERE h.n IN (SELECT n FROM ok)")})`}
   SELECT s.id AS session_id FROM s WHERE s.n NOT IN (SELECT n FROM ok)`;
 }
