@@ -28,6 +28,14 @@ test("invoke text is JSON.stringify's text of the frame, across sessions, tools,
   }
 });
 
+test("a traceparent is written as is when it has a traceparent's length, and as JSON.stringify writes it otherwise", () => {
+  const text = new InvokeText();
+  for (const traceparent of ["00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", `00-"odd\\${"0".repeat(10)}`, "", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-extra\n"]) {
+    const frame = invokeFrame({ callId: "ses_a:1", sessionId: "ses_a", sequence: 1, tool: tool("echo", "d"), input: 1, deadlineAt: null, traceparent });
+    assert.is(text.of(frame), JSON.stringify(frame), traceparent);
+  }
+});
+
 test("a frame whose input or options are not JSON values is written as JSON.stringify writes it", () => {
   const frame = invokeFrame({ callId: "ses_a:1", sessionId: "ses_a", sequence: 1, tool: tool("echo", "d"), input: undefined, deadlineAt: null });
   assert.is(new InvokeText().of(frame), JSON.stringify(frame));

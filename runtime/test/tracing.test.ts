@@ -9,6 +9,8 @@ import { startBrain } from "../src/index.ts";
 import { api, createSession, waitFor } from "./helpers/brain.ts";
 import { contract, placed } from "./helpers/contract.ts";
 import { TestHost, invalidFrames } from "./helpers/host.ts";
+import { trace } from "@opentelemetry/api";
+import { Telemetry } from "../src/telemetry/telemetry.ts";
 
 const OPERATOR = "operator-token-for-the-tracing-test-31337";
 const HOST_SECRET = "host-secret-for-the-tracing-test-4242";
@@ -44,6 +46,17 @@ test("the invoke carries the call span's traceparent; a failed call's span has i
   const everything = JSON.stringify(spans.map((s) => ({ name: s.name, attributes: s.attributes, status: s.status, events: s.events })));
   for (const secret of [OPERATOR, HOST_SECRET]) assert.not.ok(everything.includes(secret), `a span holds a secret (${secret.slice(0, 10)}…)`);
   assert.equal(invalidFrames, []);
+  await provider.shutdown();
+});
+
+test("an application's provider: a span whose ids are not valid continues nowhere, so no host is sent a traceparent it must refuse", async () => {
+  const provider = new TracerProvider();
+  const telemetry = new Telemetry({ openCalls: () => 0, residentSessions: () => 0, connectedHosts: () => 0 }, provider, undefined, "0.0.0");
+  const span = telemetry.span("execute_tool echo", undefined, {})!;
+  assert.is(telemetry.traceparent(span), `00-${span.spanContext().traceId}-${span.spanContext().spanId}-01`);
+  span.end();
+  assert.is(telemetry.traceparent(trace.wrapSpanContext({ traceId: `"quoted\\${"0".repeat(24)}`, spanId: "00f067aa0ba902b7", traceFlags: 1 })), undefined);
+  assert.is(telemetry.traceparent(trace.wrapSpanContext({ traceId: "0".repeat(32), spanId: "0".repeat(16), traceFlags: 1 })), undefined, "all-zero ids are invalid");
   await provider.shutdown();
 });
 

@@ -1,5 +1,8 @@
 import type { InvokeFrame } from "@aexhq/brain-protocol";
 
+/** The length of a version-00 W3C traceparent, `00-<32 hex>-<16 hex>-<2 hex>`. */
+const TRACEPARENT_LENGTH = 55;
+
 /**
  * The text of `invoke` frames on one host connection: what `JSON.stringify(frame)` writes for a
  * frame built by `invokeFrame` (its keys in that order), without walking the frame. The parts that
@@ -29,6 +32,12 @@ export class InvokeText {
     }
     // Written as JSON.stringify writes them: a number's own text, null, and every string escaped.
     const text = `{"type":"invoke","callId":${JSON.stringify(frame.callId)},"sessionId":${this.sessionJson},"sequence":${JSON.stringify(frame.sequence)}${this.toolJson},"input":${JSON.stringify(frame.input)},"options":${JSON.stringify(frame.options)},"deadlineAt":${JSON.stringify(frame.deadlineAt)}`;
-    return frame.traceparent === undefined ? `${text}}` : `${text},"traceparent":${JSON.stringify(frame.traceparent)}}`;
+    const tp = frame.traceparent;
+    if (tp === undefined) return `${text}}`;
+    // A traceparent of the contract's pattern (55 characters, hex digits and dashes: all that
+    // Telemetry.traceparent makes) needs no escaping, and JSON.stringify would first flatten the
+    // concatenation it is and then copy it again, ~150 bytes of garbage a traced call. Any other
+    // length goes through JSON.stringify (its length is known without reading the characters).
+    return tp.length === TRACEPARENT_LENGTH ? `${text},"traceparent":"${tp}"}` : `${text},"traceparent":${JSON.stringify(tp)}}`;
   }
 }

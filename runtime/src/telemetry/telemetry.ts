@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, isSpanContextValid, trace } from "@opentelemetry/api";
 import type { Attributes, Context, Span, Tracer, TracerProvider } from "@opentelemetry/api";
 import type { JournalRecord } from "@aexhq/brain-protocol";
 import type { Redactor } from "../redact.ts";
@@ -95,9 +95,17 @@ export class Telemetry {
     return this.redactor === undefined ? text : this.redactor.redact(text);
   }
 
-  /** The `traceparent` that continues `span` elsewhere (a host's `invoke` frame). */
+  /**
+   * The `traceparent` that continues `span` elsewhere (a host's `invoke` frame): always hex digits
+   * and dashes, which InvokeText writes unescaped. Brain's own spans have valid ids by
+   * construction; another provider's (`startBrain({ tracerProvider })`) are checked, and a span
+   * without valid ids continues nowhere.
+   */
   traceparent(span: Span | undefined): string | undefined {
-    return span === undefined ? undefined : formatTraceparent(span.spanContext());
+    if (span === undefined) return undefined;
+    const context = span.spanContext();
+    if (this.direct === undefined && !isSpanContextValid(context)) return undefined;
+    return formatTraceparent(context);
   }
 
   /** Remembers a call's trace id, for the session viewer (telemetry only: nothing journals it). */
