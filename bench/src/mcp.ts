@@ -5,6 +5,7 @@ import type { McpPeer } from "./mcp/peer.ts";
 import { figure } from "./report.ts";
 import type { Section } from "./report.ts";
 import { summarize, now, round } from "./stats.ts";
+import { callsPerSecond } from "./interleave.ts";
 
 /** One MCP peer's latency (p50, p99 over `iterations` calls) and its calls/s at 64 in flight for `ms`. */
 export async function measure(p: McpPeer, iterations: number, ms: number): Promise<{ p50us: number; p99us: number; perS64: number }> {
@@ -16,16 +17,7 @@ export async function measure(p: McpPeer, iterations: number, ms: number): Promi
     samples.push(now() - t);
   }
   const l = summarize(samples);
-  let done = 0;
-  const end = Date.now() + ms;
-  const t = now();
-  await Promise.all(Array.from({ length: 64 }, async () => {
-    while (Date.now() < end) {
-      await p.call();
-      done++;
-    }
-  }));
-  return { p50us: l.p50us, p99us: l.p99us, perS64: done / ((now() - t) / 1e9) };
+  return { p50us: l.p50us, p99us: l.p99us, perS64: await callsPerSecond(() => p.call(), 64, ms) };
 }
 
 export async function mcpPeers(cfg: BenchConfig, ours: { p50us: number; p99us: number; perS64: number }, log: (s: string) => void): Promise<Section> {
