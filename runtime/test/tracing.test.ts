@@ -49,7 +49,7 @@ test("the invoke carries the call span's traceparent; a failed call's span has i
   await provider.shutdown();
 });
 
-test("an application's provider: a span whose ids are not valid continues nowhere, so no host is sent a traceparent it must refuse", async () => {
+test("an application's provider: a span whose ids are not valid continues nowhere, and upper-case ids are written in lower case, so no host is sent a traceparent it must refuse", async () => {
   const provider = new TracerProvider();
   const telemetry = new Telemetry({ openCalls: () => 0, residentSessions: () => 0, connectedHosts: () => 0 }, provider, undefined, "0.0.0");
   const span = telemetry.span("execute_tool echo", undefined, {})!;
@@ -57,6 +57,7 @@ test("an application's provider: a span whose ids are not valid continues nowher
   span.end();
   assert.is(telemetry.traceparent(trace.wrapSpanContext({ traceId: `"quoted\\${"0".repeat(24)}`, spanId: "00f067aa0ba902b7", traceFlags: 1 })), undefined);
   assert.is(telemetry.traceparent(trace.wrapSpanContext({ traceId: "0".repeat(32), spanId: "0".repeat(16), traceFlags: 1 })), undefined, "all-zero ids are invalid");
+  assert.is(telemetry.traceparent(trace.wrapSpanContext({ traceId: "0AF7651916CD43DD8448EB211C80319C", spanId: "B7AD6B7169203331", traceFlags: 1 })), "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "upper-case hex ids, written in lower case as the contract's pattern wants");
   await provider.shutdown();
 });
 

@@ -99,13 +99,15 @@ export class Telemetry {
    * The `traceparent` that continues `span` elsewhere (a host's `invoke` frame): always hex digits
    * and dashes, which InvokeText writes unescaped. Brain's own spans have valid ids by
    * construction; another provider's (`startBrain({ tracerProvider })`) are checked, and a span
-   * without valid ids continues nowhere.
+   * without valid ids continues nowhere; upper-case hex ids are written in lower case.
    */
   traceparent(span: Span | undefined): string | undefined {
     if (span === undefined) return undefined;
     const context = span.spanContext();
-    if (this.direct === undefined && !isSpanContextValid(context)) return undefined;
-    return formatTraceparent(context);
+    if (this.direct !== undefined) return formatTraceparent(context);
+    if (!isSpanContextValid(context)) return undefined;
+    // isSpanContextValid accepts upper-case hex; a traceparent (W3C, and the contract's pattern) is lower case.
+    return formatTraceparent({ ...context, traceId: context.traceId.toLowerCase(), spanId: context.spanId.toLowerCase() });
   }
 
   /** Remembers a call's trace id, for the session viewer (telemetry only: nothing journals it). */
