@@ -332,25 +332,6 @@ test("wake batching: fires once per window from the first notify, not extended b
   assert.ok(during >= 2, `fired ${during} times during continuous notifications`);
 });
 
-test("wake batching: stop cancels an armed window, and a notify after stop arms a new one", async () => {
-  let fired = 0;
-  const wake = new WakeBatcher(() => fired++, 5);
-  wake.notify();
-  wake.stop();
-  assert.is(wake.pending, false);
-  await new Promise((r) => setTimeout(r, 20));
-  assert.is(fired, 0, "the stopped window never fires");
-  wake.notify();
-  assert.is(wake.pending, true);
-  await new Promise((r) => setTimeout(r, 20));
-  assert.is(fired, 1, "the window armed after stop fires");
-  assert.is(wake.pending, false);
-  wake.notify();
-  await new Promise((r) => setTimeout(r, 20));
-  assert.is(fired, 2, "the fired timer, re-armed, fires again");
-  wake.stop();
-});
-
 test("sqlite: a journal from before listing by page gets its state column and listing indexes once, and lists its sessions", async () => {
   const dir = mkdtempSync(join(tmpdir(), "brain-journal-"));
   try {
