@@ -28,6 +28,8 @@ const { startBrain } = (await import(file("index"))) as Runtime;
 const { configFromEnv } = (await import(file("config"))) as Config;
 const brain = await startBrain(configFromEnv(process.env));
 console.log(`brain listening on ${brain.url}`);
+// BENCH_NODE_TRACE (nodes.ts keeps this process's stdout): a line a second, "@@ <ms since start> <calls driven>", to cut a V8 trace by time.
+if (process.env.BENCH_NODE_TRACE) setInterval(() => console.log(`@@ ${Math.round(performance.now())} ${calls}`), 1000).unref();
 
 // BENCH_NODE_PROFILE=dir: a CPU profile of this node from its start until the bench stops driving
 // (the end of the measured blocks), written to dir/node-<journal>-<pid>.cpuprofile (bench/tools/profile-top.mjs reads it).

@@ -10,7 +10,7 @@
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -53,12 +53,20 @@ interface NodeProc {
 /** Starts one node (node-child.ts, the runtime `from`: dist or source); resolves once it listens. */
 function startNode(index: number, env: Record<string, string>, from: "dist" | "source", runtimeDir: string): Promise<NodeProc> {
   const dataDir = mkdtempSync(join(tmpdir(), "brain-bench-node-"));
-  const child = spawn(process.execPath, [...process.execArgv, CHILD], {
+  // BENCH_NODE_FLAGS="--trace-opt --trace-deopt": Node/V8 flags for every node (not NODE_OPTIONS, which refuses most V8 flags).
+  const extra = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...process.execArgv, ...extra, CHILD], {
     env: { ...process.env, ...env, BRAIN_DATA_DIR: dataDir, BRAIN_PORT: "0", BRAIN_TOKEN: TOKEN, BENCH_RUNTIME_DIR: runtimeDir, BENCH_RUNTIME_FROM: from },
     stdio: ["ignore", "pipe", "pipe", "ipc"],
   });
   let out = "";
-  child.stdout!.on("data", (d) => (out = (out + d).slice(-20000)));
+  // BENCH_NODE_TRACE=prefix: each node's whole stdout (where V8's traces go) also in prefix-<its database, or sqlite>-<index>.log.
+  const tracePrefix = process.env.BENCH_NODE_TRACE;
+  const trace = tracePrefix ? createWriteStream(`${tracePrefix}-${env.BRAIN_JOURNAL === "sqlite" ? "sqlite" : (/bench_\w+/.exec(env.BRAIN_JOURNAL ?? "")?.[0] ?? "pg")}-${index}.log`) : undefined;
+  child.stdout!.on("data", (d) => {
+    trace?.write(d);
+    out = (out + d).slice(-20000);
+  });
   child.stderr!.on("data", (d) => (out = (out + d).slice(-20000)));
   // Replies come in the order of the requests (one at a time per node).
   const waiting: Array<(r: NodeReply) => void> = [];
