@@ -222,7 +222,8 @@ test("the deadline sends notifications/cancelled for the request, then the call 
   writeFileSync(recLog, "");
   const all = await turn([await placed("rec", "slow")], [{ name: "slow", input: {}, deadlineMs: 300 }]);
   assert.is(finished(all)[0]!.status, "timeout");
-  for (let i = 0; i < 40 && !received().some((m) => m.method === "notifications/cancelled"); i++) await new Promise((r) => setTimeout(r, 50));
+  // Up to 10 s: the server logs the notification when a loaded machine schedules its process.
+  for (let i = 0; i < 200 && !received().some((m) => m.method === "notifications/cancelled"); i++) await new Promise((r) => setTimeout(r, 50));
   const call = received().find((m) => m.method === "tools/call");
   const cancel = received().find((m) => m.method === "notifications/cancelled");
   assert.ok(cancel, "notifications/cancelled was sent");
@@ -239,7 +240,8 @@ test("cancelling the session's calls sends notifications/cancelled and ends the 
   assert.is(c.status, 200, JSON.stringify(c.body));
   const all = await waitFor(brain, s.id, (r) => r.type === "tool.finished");
   assert.is(finished(all)[0]!.status, "cancelled");
-  for (let i = 0; i < 40 && !received().some((m) => m.method === "notifications/cancelled"); i++) await new Promise((r) => setTimeout(r, 50));
+  // Up to 10 s: the server logs the notification when a loaded machine schedules its process.
+  for (let i = 0; i < 200 && !received().some((m) => m.method === "notifications/cancelled"); i++) await new Promise((r) => setTimeout(r, 50));
   assert.ok(received().some((m) => m.method === "notifications/cancelled"));
 });
 

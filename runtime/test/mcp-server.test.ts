@@ -177,7 +177,8 @@ test("cancellation: the client's notifications/cancelled ends the call `cancelle
     await pending.then(() => assert.unreachable("an aborted request rejects"), (e) => assert.match(String(e), /gave up|abort/i));
     const all = await waitRecords(t.runtime, sid, (rs) => ofType(rs, "tool.finished").length === 1);
     assert.equal(ofType(all, "tool.finished").map((f) => [f.data.status, f.data.message]), [["cancelled", "cancelled by request"]]);
-    for (let i = 0; i < 100 && aborted.length === before; i++) await sleep(10);
+    // Up to 5 s: the host's abort follows the cancel frame, which a loaded machine may deliver late.
+    for (let i = 0; i < 500 && aborted.length === before; i++) await sleep(10);
     assert.is(aborted.length, before + 1, "the host's ctx.signal was aborted");
     // The session goes on: a later call works.
     assert.equal((await client.callTool({ name: "echo", arguments: { text: "after" } })).structuredContent, { text: "after", length: 5 });

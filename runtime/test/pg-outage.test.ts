@@ -8,6 +8,7 @@ import type { JournalRecord } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../src/errors.ts";
 import { PostgresStore } from "../src/journal/postgres.ts";
 import { freshDatabase, killAll, startNode } from "./helpers/nodes.ts";
+import { deferred } from "./helpers/provider-server.ts";
 import { startPgCluster } from "./helpers/pg-cluster.ts";
 import type { PgCluster } from "./helpers/pg-cluster.ts";
 
@@ -35,9 +36,12 @@ test("store: a read and a write while PostgreSQL is down fail unavailable (retry
   const store = await PostgresStore.open(url);
   try {
     await store.append(rec("ses_outage", 1, "session.created", { model: { provider: "scripted", script: [] }, tools: [] }));
-    const restarted = cluster.restart("fast", 2500);
+    // The refusals are asked for once the server is down (not at a fixed time after asking it to stop),
+    // within the 2.5 s it stays down.
+    const down = deferred();
+    const restarted = cluster.restart("fast", 2500, () => down.resolve());
     try {
-      await sleep(800);
+      await down.promise;
       for (const e of [await refusal(store.head("ses_other")), await refusal(store.append(rec("ses_outage", 2, "message.user", { text: "during", activation: 1 })))]) {
         assert.is(e.code, "unavailable", e.message);
         assert.is(e.retryable, true);
@@ -70,8 +74,11 @@ test("node: messages sent while PostgreSQL is down for 5 s are answered 503 unav
   // while the database is still down (none waits for it to come back), the first ones by a node
   // that still holds its lease, the later ones by one that let its sessions go.
   let back = false;
-  const restarted = cluster.restart("immediate", 5000).then(() => (back = true));
+  // Timed from the moment the server is down (its stop can take a second on a loaded machine).
+  const down = deferred();
+  const restarted = cluster.restart("immediate", 5000, () => down.resolve()).then(() => (back = true));
   try {
+    await down.promise;
     for (const at of [800, 2500, 4000]) {
       await sleep(at === 800 ? 800 : at === 2500 ? 1700 : 1500);
       const during = await call("POST", `/v1/sessions/${id}/messages`, { text: `during ${at}` });

@@ -137,9 +137,11 @@ test("spans go in batches of maxExportBatchSize at once, the rest after the sche
   c.answer = accept(c);
   const started = await startTracing(settings(c.url, { maxExportBatchSize: 10, scheduledDelayMs: 200, headers: { "x-api-key": "k1" } }), "1.2.3", keptLogger());
   const tracer = started.provider.getTracer("@aexhq/brain-runtime", "1.2.3");
+  // Taken before the spans end: the delay starts at a span's end or later, so the partial batch goes
+  // 200 ms after this at the earliest, however long a loaded machine takes to end the 25 spans.
+  const start = Date.now();
   for (let i = 0; i < 25; i++) tracer.startSpan(`s${i}`, { attributes: { i, even: i % 2 === 0, ratio: i / 4, tags: ["a", "b"] } }).end();
   // Two full batches went at once; the other five wait for the delay.
-  const start = Date.now();
   while (c.bodies.length < 2 && Date.now() - start < 5000) await new Promise((r) => setTimeout(r, 5));
   assert.equal(c.bodies.map((b) => b.resourceSpans[0]!.scopeSpans[0]!.spans.length), [10, 10]);
   while (c.bodies.length < 3 && Date.now() - start < 5000) await new Promise((r) => setTimeout(r, 5));

@@ -23,6 +23,9 @@ test("a cancel in the window between a turn's end being admitted and committed a
       assert.is(sent.status, 200, JSON.stringify(sent.body));
       await waitFor(brain, session.id, (r) => r.type === "turn.completed" && (r.data as { activation: number }).activation === i + 1);
     }
+    // Every cancel answered (each is in flight beside its turn's end; a loaded machine may answer the
+    // last after its turn.completed was read), then a moment for a second end that must not come.
+    for (const until = Date.now() + 5000; answers.length < rounds && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
     await new Promise((r) => setTimeout(r, 50));
     const all = await records(brain, session.id);
     assertJournal(all);

@@ -46,7 +46,8 @@ test("8. several sessions and tools on one Brain share one connection; deleting 
     assert.not.ok(brain.hostedSessions.includes(s4.id), "handlers released");
     await s2.delete();
     assert.equal(brain.hostedSessions.sort(), [s1.id, s3.id].sort());
-    for (let i = 0; i < 50 && !signal.aborted; i++) await sleep(20);
+    // Up to 5 s: the abort follows the runtime's cancel, which a loaded machine may deliver late.
+    for (let i = 0; i < 250 && !signal.aborted; i++) await sleep(20);
     assert.ok(signal.aborted, "the open call of the deleted session was aborted");
     assert.is(proxy.upgrades, 1);
   } finally {

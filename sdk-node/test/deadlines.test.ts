@@ -7,6 +7,13 @@ import { TcpProxy } from "./helpers/proxy.mts";
 
 const finishedOf = (all: any[], id: string) => ofCall(all, id).find((r) => r.type === "tool.finished") as any;
 
+/**
+ * The deadline of a call whose tool must run: an invoke that reaches the SDK after its deadline never
+ * runs the tool (tested below), so a deadline of ~100 ms left a test waiting forever for the tool
+ * on a loaded machine. The tools that outlast it wait from ctx.deadline, not a fixed time.
+ */
+const DELIVERED_MS = 1000;
+
 test("6. a past deadline ends the call timeout and aborts ctx.signal", async () => {
   await withBrain(async (brain) => {
     const aborted = deferred<unknown>();
@@ -18,7 +25,8 @@ test("6. a past deadline ends the call timeout and aborts ctx.signal", async () 
         await new Promise(() => {}); // never finishes by itself
       },
     });
-    const { all, ids } = await runStep(brain, [t()], [{ name: "slow", input: {}, deadlineMs: 150 }]);
+    // Long enough for the invoke to reach the SDK before it (else the tool never runs and nothing aborts).
+    const { all, ids } = await runStep(brain, [t()], [{ name: "slow", input: {}, deadlineMs: DELIVERED_MS }]);
     assert.is(finishedOf(all, ids[0]!).data.status, "timeout");
     const reason = await aborted.promise;
     assert.is((reason as { code?: string }).code, "timeout");
@@ -31,11 +39,11 @@ test("6. ctx.signal first read after the deadline is already aborted with the ti
     const t = tool({
       name: "late_reader", description: "d", input: z.object({}),
       run: async (_i, ctx) => {
-        await sleep(400); // the 100 ms deadline passes before the tool ever looks at its signal
+        await sleep(ctx.deadline! - Date.now() + 300); // the deadline passes before the tool ever looks at its signal
         seen.resolve({ aborted: ctx.signal.aborted, code: (ctx.signal.reason as { code?: string } | undefined)?.code });
       },
     });
-    const { all, ids } = await runStep(brain, [t()], [{ name: "late_reader", input: {}, deadlineMs: 100 }]);
+    const { all, ids } = await runStep(brain, [t()], [{ name: "late_reader", input: {}, deadlineMs: DELIVERED_MS }]);
     assert.is(finishedOf(all, ids[0]!).data.status, "timeout");
     assert.equal(await seen.promise, { aborted: true, code: "timeout" });
   });
@@ -112,11 +120,11 @@ test("6. the first terminal cause is kept even if the function finishes later", 
     const t = tool({
       name: "t", description: "d", input: z.object({}),
       run: async (_i, ctx) => {
-        await sleep(300); // ignores ctx.signal
+        await sleep(ctx.deadline! - Date.now() + 300); // ignores ctx.signal, finishes after the deadline
         await ctx.finish("late").then(() => late.resolve("accepted"), (e) => late.resolve(e.code));
       },
     });
-    const { session, ids } = await runStep(brain, [t()], [{ name: "t", input: {}, deadlineMs: 80 }]);
+    const { session, ids } = await runStep(brain, [t()], [{ name: "t", input: {}, deadlineMs: DELIVERED_MS }]);
     assert.is(await late.promise, "call_finished"); // one code for "the call is over", whatever ended it
     const call = ofCall(await records(session), ids[0]!) as any[];
     assert.equal(call.map((r) => r.type), ["tool.call_started", "tool.finished"]);

@@ -2,7 +2,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { z } from "zod";
 import { tool, type Session } from "../src/index.ts";
-import { withBrain, runStep, ofCall, records } from "./helpers/brain.mts";
+import { withBrain, runStep, ofCall, records, deferred } from "./helpers/brain.mts";
 
 test("5. await ctx.emit resolves with a sequence already in the journal, ordered before the result", async () => {
   await withBrain(async (brain) => {
@@ -36,6 +36,9 @@ test("5. emissions after finish are rejected; finish waits for earlier emissions
   await withBrain(async (brain) => {
     const errors: string[] = [];
     let emitted: Promise<number> | undefined;
+    // The late attempts run after the finish's answer (on the host's socket), which may come after the
+    // turn's end (on another): the test waits for them rather than reading errors at once.
+    const tried = deferred();
     const t = tool({
       name: "t", description: "d", input: z.object({}),
       run: async (_i, ctx) => {
@@ -44,6 +47,7 @@ test("5. emissions after finish are rejected; finish waits for earlier emissions
         for (const late of [() => ctx.emit("late", {}), () => ctx.emitResult(1), () => ctx.finish(2)]) {
           await late().then(() => errors.push("accepted"), (e) => errors.push(e.code));
         }
+        tried.resolve();
       },
     });
     const { all, ids } = await runStep(brain, [t()], [{ name: "t", input: {} }]);
@@ -52,6 +56,7 @@ test("5. emissions after finish are rejected; finish waits for earlier emissions
     const finished = call.find((r) => r.type === "tool.finished");
     assert.is(await emitted, event.sequence);
     assert.ok(event.sequence < finished.sequence, "finish committed after the earlier emission");
+    await tried.promise;
     assert.equal(errors, ["call_finished", "call_finished", "call_finished"]);
     assert.is(call.filter((r) => r.type === "tool.event").length, 1);
   });

@@ -8,7 +8,7 @@ import { z } from "zod";
 import { startBrain } from "@aexhq/brain-runtime";
 import { Brain, tool, httpEnv, httpTools } from "../src/index.ts";
 import type { JournalRecord } from "../src/index.ts";
-import { records, scripted, ofCall, callIds, sleep } from "./helpers/brain.mts";
+import { records, scripted, ofCall, callIds, sleep, deferred } from "./helpers/brain.mts";
 
 /** A fetch-style handler behind node:http; the Request's signal aborts when the client goes away. */
 async function serveFetch(handler: (r: Request) => Promise<Response>): Promise<{ url: string; hits: () => number; close(): Promise<void> }> {
@@ -30,6 +30,11 @@ async function serveFetch(handler: (r: Request) => Promise<Response>): Promise<{
 }
 
 const seen: Record<string, unknown> = {};
+/**
+ * Whether the journal held the finish when `await ctx.finish` resolved. A deferred, not a field: the
+ * tool reads the journal after its finish, while the turn (on another socket) may already have ended.
+ */
+const finishedBeforeAck = deferred<boolean>();
 
 const lookup = tool({
   name: "lookup", description: "Look up one record.",
@@ -43,7 +48,7 @@ const lookup = tool({
     seen.environments = await ctx.environments.list().then(() => "resolved", (e) => e.code);
     seen.context = { sessionId: ctx.sessionId, sequence: ctx.sequence, options: ctx.options };
     await ctx.finish({ value: `${ctx.options.prefix}${id}` }, { content: `found ${id}` });
-    seen.finishedBeforeAck = await journalHasFinished();
+    finishedBeforeAck.resolve(await journalHasFinished());
   },
 });
 const returns = tool({ name: "returns", description: "Return a value.", input: z.object({}), output: z.object({ n: z.number() }), run: async () => ({ n: 1 }) });
@@ -82,7 +87,7 @@ test("a tool served over HTTP: results, content and an acknowledged finish reach
     assert.equal((calls[1] as any).data, { callId: id, outcome: { status: "ok", value: { value: "partial" } }, content: "looking" });
     assert.equal((calls[2] as any).data.outcome, { status: "ok", value: { value: "customer:42" } });
     assert.is(finishedOf(all, id!).data.status, "ok");
-    assert.is(seen.finishedBeforeAck, true, "await ctx.finish resolved after the durable commit");
+    assert.is(await finishedBeforeAck.promise, true, "await ctx.finish resolved after the durable commit");
     assert.is(seen.emit, "unsupported");
     assert.is(seen.model, "unsupported");
     assert.is(seen.environments, "unsupported", "the extension grants no Environment control");
@@ -124,11 +129,13 @@ test("the outcome rules hold over HTTP: invalid input never runs, invalid output
 test("a deadline ends the call timeout and aborts the request, so the tool's signal fires", async () => {
   const t = await setup();
   try {
-    const session = await t.brain.sessions.create({ model: scripted({ toolCalls: [{ name: "slow", input: {}, deadlineMs: 300 }] }, { text: "done" }), tools: [slow({ env: t.env })] });
+    // 1 s: a request that reaches the handler after the deadline never runs the tool (nothing to abort),
+    // and a loaded machine can take a few hundred ms to deliver it.
+    const session = await t.brain.sessions.create({ model: scripted({ toolCalls: [{ name: "slow", input: {}, deadlineMs: 1000 }] }, { text: "done" }), tools: [slow({ env: t.env })] });
     await session.send("go");
     const all = await records(session);
     assert.is(finishedOf(all, callIds(all)[0]!).data.status, "timeout");
-    for (let i = 0; i < 100 && !seen.slowAborted; i++) await sleep(20);
+    for (let i = 0; i < 250 && !seen.slowAborted; i++) await sleep(20);
     assert.is(seen.slowAborted, true);
   } finally {
     await t.close();

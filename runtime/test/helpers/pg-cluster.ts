@@ -19,8 +19,10 @@ export interface PgCluster {
    * WAL), `fast` a clean shutdown that ends every connection. `downMs` keeps it down that long.
    * Asynchronous, so the caller's hosts and clients go on running meanwhile. Resolves with how long
    * `pg_ctl stop` and `pg_ctl start` (until the server accepts connections: crash recovery) took.
+   * `onStopped` is called once the server is down: what a test of the outage waits for (the stop
+   * itself can take a second on a loaded machine).
    */
-  restart(mode: "immediate" | "fast", downMs?: number): Promise<{ stopMs: number; startMs: number }>;
+  restart(mode: "immediate" | "fast", downMs?: number, onStopped?: () => void): Promise<{ stopMs: number; startMs: number }>;
 }
 
 /** The folder holding initdb and pg_ctl: BRAIN_PG_BIN, else the newest /usr/lib/postgresql/N/bin. */
@@ -77,10 +79,11 @@ export async function startPgCluster(opts: PgClusterOptions = {}): Promise<PgClu
   let stopped = false;
   return {
     url: `postgres://brain@127.0.0.1:${port}/postgres`,
-    async restart(mode, downMs = 0) {
+    async restart(mode, downMs = 0, onStopped) {
       const t0 = performance.now();
       await runAsync("pg_ctl", ["-D", data, "-m", mode, "-w", "stop"]);
       const stopMs = performance.now() - t0;
+      onStopped?.();
       if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));
       const t1 = performance.now();
       await runAsync("pg_ctl", startArgs);
