@@ -1,13 +1,16 @@
 // Every feature on every node (issue 28), with real node subprocesses (each with its own data folder)
 // on a real PostgreSQL: a component or package uploaded through one node is admitted and run through
-// another, and a /ui login made through one node is valid on another (and a logout on either ends it).
+// another (a package as a Brain-managed host, started by whichever node runs the session), and a /ui
+// login made through one node is valid on another (and a logout on either ends it).
 import { test } from "uvu";
 import * as assert from "uvu/assert";
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { JournalRecord, PlacedTool, ToolContract } from "@aexhq/brain-protocol";
 import { api, assertJournal, ofType, waitFor } from "./helpers/brain.ts";
 import type { Brain } from "./helpers/brain.ts";
 import { startPgCluster } from "./helpers/pg-cluster.ts";
@@ -17,6 +20,7 @@ import { components, inspectContract, placedComponent, upload } from "./componen
 import { uiCookie } from "./helpers/streams.ts";
 import { contract } from "./helpers/contract.ts";
 import { TestHost } from "./helpers/host.ts";
+import { managedUpload, packFolder, packWorkspaces } from "./helpers/managed-package.ts";
 
 const TOKEN = "cluster-shared-operator-token-01";
 const LEASE_MS = 1500;
@@ -111,6 +115,49 @@ test("a package uploaded through one node is found admitted through another", as
   assert.equal([got.body.status, got.body.name, got.body.version], ["admitted", "@example/shared-tools", "1.2.3"]);
   // A digest never uploaded through any node is still unknown.
   assert.is((await api(as(b), "GET", `/v1/packages/${"e".repeat(64)}`)).status, 404);
+});
+
+test("a package uploaded through one node runs as a Brain-managed host in a session another node creates and owns; after that node stops, the node taking the session over starts the host itself", async () => {
+  const work = mkdtempSync(join(realpathSync(tmpdir()), "brain-shared-managed-"));
+  const packs = packWorkspaces(["generated", "sdk-core", "sdk-node"], join(work, "packs"));
+  const sdk = ["@aexhq/brain-protocol", "@aexhq/brain-core", "@aexhq/brain"].map((n) => packs[n]!);
+  const fixture = fileURLToPath(new URL("../test-fixtures/managed-probe-tools/", import.meta.url));
+  const probe = managedUpload(packFolder(fixture, join(work, "packs")), sdk, join(work, "uploads"));
+  const mod = (await import(new URL("index.js", `file://${fixture}`).href)) as { probeOrder: { tool: { contract(): Promise<ToolContract> } } };
+  const contract = await mod.probeOrder.tool.contract();
+  const { db, a, b } = await twoNodes();
+  const put = await fetch(`${a.url}/v1/packages/${probe.digest}`, { method: "PUT", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/gzip" }, body: probe.bytes });
+  assert.is(put.status, 201, await put.text());
+  const tool = { contract, options: {}, placement: { kind: "managed", env: "probe", runtime: "node", digest: probe.digest, executable: { package: "@aexhq/managed-probe-tools", version: "0.1.0", module: ".", export: "probeOrder" } } } as PlacedTool;
+  const call = { toolCalls: [{ name: "probe_order", input: {} }] };
+  // Created through B, which never saw the bytes: B prepares the binding from the database and owns the session.
+  const created = await api(as(b), "POST", "/v1/sessions", { model: { provider: "scripted", script: [call, { text: "one" }, call, { text: "two" }] }, tools: [tool] });
+  assert.is(created.status, 201, JSON.stringify(created.body));
+  const id = created.body.id as string;
+  const first = await api(as(b), "POST", `/v1/sessions/${id}/messages`, { text: "go", wait: true });
+  assert.is(first.status, 200, JSON.stringify(first.body));
+  assert.is(first.body.status, "completed", JSON.stringify(first.body));
+  // A run that returns without ctx.finish keeps its call open after `tool.returned`: wait until each call returned or ended.
+  const settled = (rs: JournalRecord[]) => ofType(rs, "tool.call_started").every((c) => rs.some((x) => (x.type === "tool.returned" || x.type === "tool.finished") && x.data.callId === c.data.callId));
+  const results = async (via: { url: string }) => ofType(await waitFor(as(via), id, (_r, rs) => settled(rs), 30_000), "tool.result").map((r) => r.data.outcome as { status: string; value: { pid: number; runtime: string } });
+  const [ranOnB] = await results(b);
+  assert.equal([ranOnB?.status, ranOnB?.value.runtime], ["ok", "node"], JSON.stringify(ranOnB));
+  assert.equal(await queryRows(db, "SELECT owner FROM leases WHERE session_id = $1", [id]), [{ owner: "node-b" }]);
+
+  // B stops cleanly (its lease ends at once, its managed hosts stop with it); A takes the session
+  // over at the next message and starts the binding's host itself, from the package in the database.
+  const exited = new Promise((r) => b.child.once("exit", r));
+  b.child.kill("SIGTERM");
+  await exited;
+  const second = await api(as(a), "POST", `/v1/sessions/${id}/messages`, { text: "again", wait: true });
+  assert.is(second.status, 200, JSON.stringify(second.body));
+  assert.is(second.body.status, "completed", JSON.stringify(second.body));
+  const all = await results(a);
+  assert.is(all.length, 2, JSON.stringify(all));
+  assert.equal([all[1]!.status, all[1]!.value.runtime], ["ok", "node"], JSON.stringify(all[1]));
+  assert.is.not(all[1]!.value.pid, ranOnB!.value.pid, "a host process of A's, not B's");
+  assert.equal(await queryRows(db, "SELECT owner FROM leases WHERE session_id = $1", [id]), [{ owner: "node-a" }]);
+  assertJournal(await waitFor(as(a), id, (r) => r.type === "turn.completed" && r.data.activation === 2, 5_000));
 });
 
 test("a /ui login made through one node is valid on another; a logout through either ends it on both", async () => {
