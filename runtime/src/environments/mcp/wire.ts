@@ -96,9 +96,8 @@ class Calls {
     this.open.set(id, { name, resolve, reject, onProgress: o.onProgress, timer });
     const input = (args ?? {}) as Record<string, unknown>;
     if (this.sendLine !== undefined) {
-      // The bytes JSON.stringify makes of the message object below, keys in the same order.
       try {
-        this.sendLine(`{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{"name":${JSON.stringify(name)},"arguments":${JSON.stringify(input)},"_meta":{"progressToken":"${id}"}}}\n`);
+        this.sendLine(callLine(id, name, input));
       } catch (e) {
         this.end(id, wireError(e, `tools/call ${name}`), false);
       }
@@ -164,6 +163,15 @@ class Calls {
       entry.reject(new WireError("closed", `tools/call ${entry.name}: the connection to the server closed`, ErrorCode.ConnectionClosed));
     }
   }
+}
+
+/**
+ * A `tools/call` request as its stdio line: the bytes `JSON.stringify` makes of the message object
+ * `{jsonrpc, id, method, params: {name, arguments, _meta: {progressToken: id}}}` plus a newline,
+ * without making that object. `id` is Brain's `brain-<n>`, which needs no escaping.
+ */
+export function callLine(id: string, name: string, args: Record<string, unknown>): string {
+  return `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{"name":${JSON.stringify(name)},"arguments":${JSON.stringify(args)},"_meta":{"progressToken":"${id}"}}}\n`;
 }
 
 /** A JSON-RPC error answered to a call, as the SDK's client would have reported it. */
