@@ -4,7 +4,7 @@ import { test } from "uvu";
 import * as assert from "uvu/assert";
 import fc from "fast-check";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import { callResult } from "../src/environments/mcp/wire.ts";
+import { callLine, callResult } from "../src/environments/mcp/wire.ts";
 
 /** What the SDK's client makes of a result, in Brain's terms; undefined when it refuses it. */
 function bySdk(v: unknown) {
@@ -66,6 +66,17 @@ test("callResult agrees with the SDK's CallToolResultSchema on generated results
     fc.property(result, (r) => {
       const v = JSON.parse(JSON.stringify(r) ?? "null") as unknown; // as it arrives: JSON
       assert.equal(callResult(v), bySdk(v), JSON.stringify(v));
+    }),
+    { numRuns: 2000 },
+  );
+});
+
+test("callLine is the line JSON.stringify makes of the tools/call message, on generated names and arguments", () => {
+  fc.assert(
+    fc.property(fc.nat(), fc.string({ unit: "binary" }), fc.dictionary(fc.string({ unit: "binary" }), fc.jsonValue()), (n, name, args) => {
+      const id = `brain-${n}`;
+      const message = { jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args, _meta: { progressToken: id } } };
+      assert.is(callLine(id, name, args), `${JSON.stringify(message)}\n`);
     }),
     { numRuns: 2000 },
   );

@@ -135,14 +135,16 @@ export class McpEnvironment implements Environment {
       },
     };
     let events: Promise<unknown> | undefined;
-    const finish = async (end: McpEnd | undefined): Promise<void> => {
-      if (events !== undefined) await events;
-      if (end === undefined || stopped || sink.finished) return;
-      await sink.finish(end.outcome, end.content).catch(() => {
+    const finishNow = (end: McpEnd | undefined): Promise<unknown> | undefined => {
+      if (end === undefined || stopped || sink.finished) return undefined;
+      return sink.finish(end.outcome, end.content).catch(() => {
         // Handled: a refused finish is a call already finished (its first outcome stands); a failed
         // commit is logged by the call itself.
       });
     };
+    // After the call's progress events, if any (not an async function: a call without progress,
+    // the common case, needs no promise of its own for it).
+    const finish = (end: McpEnd | undefined): Promise<unknown> | undefined => (events === undefined ? finishNow(end) : events.then(() => finishNow(end)));
     const over = () => stopped || this.closing || sink.finished;
     const dispatch = (on: WireConnection, again: boolean): void => {
       // The call may have ended (deadline, cancellation) while the server was being started: nothing is sent then.

@@ -16,8 +16,13 @@ const MESSAGE_CHARS = 1000;
 
 /** The text of a result's `text` content blocks, one per line; undefined when there is none. */
 function textOf(content: readonly unknown[]): string | undefined {
-  const texts = content.flatMap((c) => ((c as { type?: unknown })?.type === "text" && typeof (c as { text?: unknown }).text === "string" ? [(c as { text: string }).text] : []));
-  return texts.length === 0 ? undefined : texts.join("\n");
+  // A loop, not flatMap and join: a result is usually one text block, which needs no array at all.
+  let text: string | undefined;
+  for (const c of content) {
+    const t = (c as { type?: unknown; text?: unknown } | null | undefined)?.type === "text" ? (c as { text?: unknown }).text : undefined;
+    if (typeof t === "string") text = text === undefined ? t : `${text}\n${t}`;
+  }
+  return text;
 }
 
 /**

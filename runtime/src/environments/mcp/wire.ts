@@ -53,6 +53,15 @@ function wireError(e: unknown, what: string): WireError {
 /** A message as it came off the wire, before any schema check. */
 type Raw = Record<string, unknown>;
 
+/** One of Brain's `tools/call` requests in flight. */
+interface OpenCall {
+  name: string;
+  resolve(r: WireResult): void;
+  reject(e: WireError): void;
+  onProgress(p: WireProgress): void;
+  timer: ReturnType<typeof setTimeout> | undefined;
+}
+
 /**
  * Brain's own `tools/call` requests: ids `brain-<n>` (strings, which the SDK's requests, numbered
  * from 0, never use), one entry per request in flight. The response is matched here, before the
@@ -61,44 +70,55 @@ type Raw = Record<string, unknown>;
  * them).
  */
 class Calls {
-  private readonly open = new Map<string, { name: string; resolve(r: WireResult): void; reject(e: WireError): void; onProgress(p: WireProgress): void; timer: ReturnType<typeof setTimeout> | undefined }>();
+  private readonly open = new Map<string, OpenCall>();
   private next = 0;
 
-  constructor(private readonly send: (m: JSONRPCMessage) => Promise<void>) {}
+  /**
+   * `send` sends any message; `sendLine`, when the transport has it (stdio), queues a serialized
+   * request line synchronously (throwing when not connected), so a call needs no promise of its own
+   * for the write and no message object to serialize.
+   */
+  constructor(
+    private readonly send: (m: JSONRPCMessage) => Promise<void>,
+    private readonly sendLine?: (line: string) => void,
+  ) {}
 
   call(name: string, args: unknown, o: { onProgress: (p: WireProgress) => void; timeoutMs: number }): WireCall {
     const id = `brain-${++this.next}`;
-    const what = `tools/call ${name}`;
-    let settled = false;
-    const end = (e: WireError | undefined, notify: boolean): void => {
-      const entry = this.open.get(id);
-      if (entry === undefined) return;
-      this.open.delete(id);
-      if (entry.timer !== undefined) clearTimeout(entry.timer);
-      if (notify) {
-        this.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: e?.message ?? "cancelled" } }).catch(() => {
-          // Handled: the request is over on Brain's side either way; a connection that is gone says so itself.
-        });
-      }
-      if (e !== undefined) entry.reject(e);
-    };
-    const result = new Promise<WireResult>((resolve, reject) => {
-      const timer = o.timeoutMs >= MAX_TIMER_MS ? undefined : setTimeout(() => end(new WireError("timeout", `${what}: no answer in time`, ErrorCode.RequestTimeout), true), o.timeoutMs);
-      this.open.set(id, {
-        name,
-        resolve: (r) => ((settled = true), resolve(r)),
-        reject: (e) => ((settled = true), reject(e)),
-        onProgress: o.onProgress,
-        timer,
-      });
+    let resolve!: (r: WireResult) => void;
+    let reject!: (e: WireError) => void;
+    const result = new Promise<WireResult>((res, rej) => {
+      resolve = res;
+      reject = rej;
     });
-    this.send({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: (args ?? {}) as Record<string, unknown>, _meta: { progressToken: id } } }).catch((e: unknown) => end(wireError(e, what), false));
-    return {
-      result,
-      cancel: (reason) => {
-        if (!settled) end(new WireError("cancelled", `${what}: ${reason}`), true);
-      },
-    };
+    const timer = o.timeoutMs >= MAX_TIMER_MS ? undefined : setTimeout(() => this.end(id, new WireError("timeout", `tools/call ${name}: no answer in time`, ErrorCode.RequestTimeout), true), o.timeoutMs);
+    // Whether the call is still open is whether it is in `open`: a settled call is no longer there.
+    this.open.set(id, { name, resolve, reject, onProgress: o.onProgress, timer });
+    const input = (args ?? {}) as Record<string, unknown>;
+    if (this.sendLine !== undefined) {
+      try {
+        this.sendLine(callLine(id, name, input));
+      } catch (e) {
+        this.end(id, wireError(e, `tools/call ${name}`), false);
+      }
+    } else {
+      this.send({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: input, _meta: { progressToken: id } } }).catch((e: unknown) => this.end(id, wireError(e, `tools/call ${name}`), false));
+    }
+    return { result, cancel: (reason) => this.end(id, new WireError("cancelled", `tools/call ${name}: ${reason}`), true) };
+  }
+
+  /** Ends open call `id` with `e` (rejected), telling the server when `notify`; nothing when it is no longer open. */
+  private end(id: string, e: WireError, notify: boolean): void {
+    const entry = this.open.get(id);
+    if (entry === undefined) return;
+    this.open.delete(id);
+    if (entry.timer !== undefined) clearTimeout(entry.timer);
+    if (notify) {
+      this.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: e.message } }).catch(() => {
+        // Handled: the request is over on Brain's side either way; a connection that is gone says so itself.
+      });
+    }
+    entry.reject(e);
   }
 
   /** Takes `m` when it is a response to, or progress of, one of Brain's calls (true); leaves anything else to the SDK. */
@@ -143,6 +163,15 @@ class Calls {
       entry.reject(new WireError("closed", `tools/call ${entry.name}: the connection to the server closed`, ErrorCode.ConnectionClosed));
     }
   }
+}
+
+/**
+ * A `tools/call` request as its stdio line: the bytes `JSON.stringify` makes of the message object
+ * `{jsonrpc, id, method, params: {name, arguments, _meta: {progressToken: id}}}` plus a newline,
+ * without making that object. `id` is Brain's `brain-<n>`, which needs no escaping.
+ */
+export function callLine(id: string, name: string, args: Record<string, unknown>): string {
+  return `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{"name":${JSON.stringify(name)},"arguments":${JSON.stringify(args)},"_meta":{"progressToken":"${id}"}}}\n`;
 }
 
 /** A JSON-RPC error answered to a call, as the SDK's client would have reported it. */
@@ -276,33 +305,40 @@ class StdioWire implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
+    try {
+      this.sendLine(`${JSON.stringify(message)}\n`);
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
+    // Settles once the batch holding it is written (or the pipe drained): made only for those who ask.
+    return (this.flushed ??= new Promise<void>((resolve) => {
+      this.resolveFlushed = resolve;
+    }));
+  }
+
+  /** Queues one serialized message (a line) for this tick's write; throws when there is no process to write to. */
+  sendLine(line: string): void {
     const stdin = this.process?.stdin;
-    if (stdin === undefined || stdin === null) return Promise.reject(new Error("Not connected"));
-    const line = `${JSON.stringify(message)}\n`;
+    if (stdin === undefined || stdin === null) throw new Error("Not connected");
     if (this.batch !== undefined) {
       this.batch += line;
-      return this.flushed!;
+      return;
     }
     // The first message of a tick: the tick's others join it, and one write sends them all once
     // the tick's work is done (before any I/O is polled, so a lone message is not delayed).
     this.batch = line;
-    const flushed = new Promise<void>((resolve) => {
-      this.resolveFlushed = resolve;
-    });
-    this.flushed = flushed;
     process.nextTick(() => this.flush(stdin));
-    return flushed;
   }
 
   private flush(stdin: NonNullable<ChildProcess["stdin"]>): void {
     const text = this.batch!;
-    const resolve = this.resolveFlushed!;
+    const resolve = this.resolveFlushed;
     this.batch = undefined;
     this.flushed = undefined;
     this.resolveFlushed = undefined;
     // A process gone meanwhile: its close ends the calls (`closed`), nothing to write to.
-    if (!stdin.writable || stdin.write(text)) resolve();
-    else stdin.once("drain", resolve);
+    if (!stdin.writable || stdin.write(text)) resolve?.();
+    else if (resolve !== undefined) stdin.once("drain", resolve);
   }
 
   async close(): Promise<void> {
@@ -358,7 +394,7 @@ export async function connect(target: WireTarget, o: { timeoutMs: number; client
   const changedFns: (() => void)[] = [];
   let closed = false;
   let lastError: string | undefined;
-  const calls = new Calls((m) => transport.send(m));
+  const calls = new Calls((m) => transport.send(m), stdio === undefined ? undefined : (line) => stdio.sendLine(line));
   const fireClosed = (why: string) => {
     if (closed) return;
     closed = true;
