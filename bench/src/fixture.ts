@@ -104,9 +104,8 @@ export async function createSession(url: string, token: string, tools: PlacedToo
 export async function startFixture(opts: { journal: JournalKind; host: HostKind; sessions: number; tools?: "echo" | "emitter"; brain?: BrainOptions }): Promise<Fixture> {
   const dir = opts.journal === "memory" ? undefined : mkdtempSync(join(tmpdir(), "brain-bench-"));
   // A large emission budget: thousands of calls share activation 0 here, and the budget is per activation.
-  const brain = await startBrain({ dataDir: dir ?? ":memory:", port: 0, maxEmittedBytes: 2 ** 40, ...opts.brain });
+  const brain = await startBrain({ dataDir: dir ?? ":memory:", port: 0, maxEmittedBytes: 2 ** 40, ...(opts.journal === "sqlite-full" ? { journalSync: "full" as const } : {}), ...opts.brain });
   const { internals } = brain;
-  if (opts.journal === "sqlite-full") (internals.store as unknown as { db: { pragma(s: string): unknown } }).db.pragma("synchronous = FULL");
   let close: () => Promise<void>;
   const ids: string[] = [];
   if (opts.host === "raw") {

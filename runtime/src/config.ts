@@ -69,6 +69,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): BrainOption
   const journal = env.BRAIN_JOURNAL ?? "sqlite";
   const postgres = /^postgres(ql)?:\/\//.test(journal);
   if (!postgres && journal !== "sqlite" && journal !== "memory") throw new BrainRuntimeError("invalid_request", `BRAIN_JOURNAL must be sqlite, memory or a postgres:// URL, got ${journal}`);
+  const sync = env.BRAIN_JOURNAL_SYNC;
+  if (sync !== undefined && sync !== "normal" && sync !== "full") throw new BrainRuntimeError("invalid_request", `BRAIN_JOURNAL_SYNC must be normal or full, got ${sync}`);
   const port = Number(env.BRAIN_PORT ?? 3210);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new BrainRuntimeError("invalid_request", `BRAIN_PORT must be a port number, got ${env.BRAIN_PORT}`);
   const maxEmitted = env.BRAIN_MAX_EMITTED_BYTES === undefined ? undefined : Number(env.BRAIN_MAX_EMITTED_BYTES);
@@ -81,6 +83,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): BrainOption
   const mcp = mcpServers(env);
   const dataDir = resolve(env.BRAIN_DATA_DIR ?? "./.brain");
   const opts: BrainOptions & { tokenFile?: string } = { dataDir, journal: journal as BrainOptions["journal"], port, host: env.BRAIN_HOST ?? "127.0.0.1" };
+  if (sync !== undefined) opts.journalSync = sync;
   if (postgres) {
     const leaseMs = env.BRAIN_LEASE_MS === undefined ? undefined : Number(env.BRAIN_LEASE_MS);
     if (leaseMs !== undefined && (!Number.isInteger(leaseMs) || leaseMs < 300)) throw new BrainRuntimeError("invalid_request", `BRAIN_LEASE_MS must be an integer of at least 300 (ms), got ${env.BRAIN_LEASE_MS}`);

@@ -74,6 +74,12 @@ export interface BrainOptions {
    * is then one node of several sharing that database (issue 20; runtime/README "Several nodes").
    */
   journal?: "sqlite" | "memory" | `postgres://${string}` | `postgresql://${string}`;
+  /**
+   * The SQLite journal's durability (BRAIN_JOURNAL_SYNC). "normal" (default): a commit survives the
+   * process being killed; an OS crash or power loss may lose the last moments. "full": every group
+   * commit is also flushed to the disk before it is acknowledged (one `fdatasync` each).
+   */
+  journalSync?: "normal" | "full";
   /** This node's id, in every log entry; with a PostgreSQL journal also its id among the nodes (BRAIN_NODE_ID). Default a random one per start. */
   nodeId?: string;
   /**
@@ -218,7 +224,7 @@ export async function startBrain(opts: BrainOptions = {}): Promise<BrainServer &
   } else if (memory) store = new MemoryStore();
   else {
     mkdirSync(dataDir, { recursive: true });
-    store = new SqliteStore(join(dataDir, "journal.sqlite"));
+    store = new SqliteStore(join(dataDir, "journal.sqlite"), { sync: opts.journalSync === "full", logger });
   }
   const token = opts.token ?? randomBytes(24).toString("base64url");
   const models = opts.models ?? defaults.models;

@@ -104,7 +104,7 @@ test("kill -9 with a call open: records intact after restart, the open call is u
 });
 
 test("the CLI refuses a malformed setting with a message naming it, before it listens", async () => {
-  for (const [name, value] of [["BRAIN_COMPONENT_MEMORY_MB", "lots"], ["BRAIN_PORT", "http"], ["BRAIN_JOURNAL", "paper"], ["BRAIN_MAX_MODEL_CALLS", "0"], ["BRAIN_HTTP_TOOL_ORIGINS", "app.example.com"], ["BRAIN_PUBLIC_URL", "ftp://brain"], ["BRAIN_MAX_WAIT_MS", "0"]] as const) {
+  for (const [name, value] of [["BRAIN_COMPONENT_MEMORY_MB", "lots"], ["BRAIN_PORT", "http"], ["BRAIN_JOURNAL", "paper"], ["BRAIN_MAX_MODEL_CALLS", "0"], ["BRAIN_HTTP_TOOL_ORIGINS", "app.example.com"], ["BRAIN_PUBLIC_URL", "ftp://brain"], ["BRAIN_MAX_WAIT_MS", "0"], ["BRAIN_JOURNAL_SYNC", "always"]] as const) {
     const { code, out } = await refusedServe({ [name]: value });
     assert.is(code, 1, `${name}=${value}: ${out}`);
     assert.match(out, `${name} must be`);

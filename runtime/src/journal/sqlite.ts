@@ -6,6 +6,9 @@ import { BatchingStore, dataBytes, pageOf } from "./store.ts";
 import type { HostRow, KeyRow, KeyedMessage, ListQuery, ListedSession, SessionPage } from "./store.ts";
 import { advanceHead, copyHead, hasOpenWork, headStatus, listingOrder, newHead } from "./head.ts";
 import type { HeadStatus, SessionHead } from "./head.ts";
+import { SqliteLog, readLog } from "./sqlite-log.ts";
+import type { LoggedRow } from "./sqlite-log.ts";
+import type { Logger } from "../logger.ts";
 
 const CHECKPOINT_WORKER = new URL("./checkpoint-worker.mjs", import.meta.url);
 /** How often the checkpoint thread copies the WAL into the database file. */
@@ -23,6 +26,23 @@ const MARK_EVERY = 64;
 const marked = (sequence: number) => sequence === 1 || sequence % MARK_EVERY === 0;
 /** How often the session directory (heads and tails) is written; recovery replays the log after it. */
 const DIRECTORY_FLUSH_MS = 1000;
+/** How long rows wait in the log (sqlite-log.ts) before they are written into SQLite's tables, many commits in one transaction. */
+const INDEX_AFTER_MS = 5;
+/** Rows waiting past this many are written at once (bounds the memory they hold and one transaction's length). */
+const INDEX_AT_ROWS = 4096;
+/** Past this size the log is emptied, after the transaction that indexed its rows is on disk. */
+const LOG_RESET_BYTES = 4 * 1024 * 1024;
+
+export interface SqliteStoreOptions {
+  /**
+   * Each group commit's log line is flushed to the disk before the commit returns (`fdatasync`, as
+   * SQLite's synchronous=FULL): survives an OS crash, at a disk flush per group commit. Default
+   * false: the line survives the process being killed, as synchronous=NORMAL.
+   */
+  sync?: boolean;
+  /** Where a failed background write into SQLite's tables is reported (it is retried). */
+  logger?: Logger;
+}
 
 /** A session the store is writing or recently read: its head and the rowid of its last record. */
 interface Entry {
@@ -49,8 +69,15 @@ interface DirectoryRow {
 }
 
 /**
- * SQLite journal (better-sqlite3, WAL, synchronous=NORMAL). WAL+NORMAL survives a process kill
- * (the WAL is written before commit returns); only an OS crash may lose the last transactions.
+ * SQLite journal (better-sqlite3, WAL, synchronous=NORMAL) with a log in front (sqlite-log.ts). A
+ * group commit is one line appended to `<file>-log` with one `write`, acknowledged when that
+ * returns: it survives the process being killed, as WAL+NORMAL does; only an OS crash may lose
+ * the last commits (with `sync`, not even that: each line is flushed to the disk first). The rows
+ * are written into the tables below INDEX_AFTER_MS later, the commits of those milliseconds in one
+ * transaction, so no SQLite commit (its locks, its WAL frames) is on a call's path. Every read of
+ * rows writes what is waiting first, so reads see every acknowledged commit. Opening the store
+ * writes the rows a crash left only in the log; the log is emptied once its rows' transaction is
+ * on disk (past LOG_RESET_BYTES, at open, and removed at close).
  *
  * Layout (measured, see docs/decisions/runtime.md):
  * - The journal is one append-only log keyed by rowid, so a group commit only touches the last
@@ -82,10 +109,13 @@ interface DirectoryRow {
 export class SqliteStore extends BatchingStore {
   readonly kind = "sqlite" as const;
   readonly db: Database.Database;
-  private commitMany: (records: JournalRecord[], prevs: Array<number | null>, firstId: number) => void;
-  /** One or two journal rows in one statement (atomic by itself, so no BEGIN and COMMIT around it). */
-  private insertOne: Database.Statement;
-  private insertTwo: Database.Statement;
+  /** Writes logged rows (and their marks) into the tables, in one transaction. */
+  private indexRows: (rows: readonly LoggedRow[]) => void;
+  private log: SqliteLog;
+  /** Rows in the log and not yet in the tables, in id order. */
+  private unindexed: LoggedRow[] = [];
+  private indexTimer: NodeJS.Timeout | undefined;
+  private readonly logger: Logger | undefined;
   private selectRow: Database.Statement;
   private selectMark: Database.Statement;
   private selectDirectory: Database.Statement;
@@ -97,8 +127,12 @@ export class SqliteStore extends BatchingStore {
   private checkpointer: Worker | undefined;
   private directoryTimer: NodeJS.Timeout;
 
-  constructor(readonly file: string) {
+  constructor(
+    readonly file: string,
+    opts: SqliteStoreOptions = {},
+  ) {
     super();
+    this.logger = opts.logger;
     this.db = new Database(file);
     this.db.pragma("journal_mode = WAL");
     this.db.pragma("synchronous = NORMAL");
@@ -158,26 +192,83 @@ export class SqliteStore extends BatchingStore {
     this.db.exec("CREATE INDEX IF NOT EXISTS journal_message_keys ON journal (session_id, json_extract(data, '$.idempotencyKey')) WHERE type = 'message.user'");
     this.lastId = (this.db.prepare("SELECT max(id) AS id FROM journal").get() as { id: number | null }).id ?? 0;
     const insert = this.db.prepare("INSERT INTO journal (id, session_id, sequence, at, type, data, prev) VALUES (?, ?, ?, ?, ?, ?, ?)");
-    this.insertOne = insert;
-    this.insertTwo = this.db.prepare("INSERT INTO journal (id, session_id, sequence, at, type, data, prev) VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?)");
     const mark = this.db.prepare("INSERT INTO marks (session_id, sequence, id) VALUES (?, ?, ?)");
     this.selectRow = this.db.prepare("SELECT session_id, sequence, at, type, data, prev FROM journal WHERE id = ?");
     this.selectMark = this.db.prepare("SELECT id FROM marks WHERE session_id = ? AND sequence >= ? ORDER BY sequence LIMIT 1");
     this.selectDirectory = this.db.prepare("SELECT * FROM sessions WHERE session_id = ?");
     // The same expression and condition as journal_message_keys, so the planner uses it.
     this.selectKeyed = this.db.prepare("SELECT sequence, data FROM journal WHERE session_id = ? AND type = 'message.user' AND json_extract(data, '$.idempotencyKey') = ? LIMIT 1");
-    this.commitMany = this.db.transaction((records: JournalRecord[], prevs: Array<number | null>, firstId: number) => {
-      for (let i = 0; i < records.length; i++) {
-        const r = records[i]!;
-        insert.run(firstId + i, r.sessionId, r.sequence, r.at, r.type, JSON.stringify(r.data), prevs[i]);
-        if (marked(r.sequence)) mark.run(r.sessionId, r.sequence, firstId + i);
+    this.indexRows = this.db.transaction((rows: readonly LoggedRow[]) => {
+      for (const r of rows) {
+        insert.run(r.id, r.sessionId, r.sequence, r.at, r.type, r.data, r.prev);
+        if (marked(r.sequence)) mark.run(r.sessionId, r.sequence, r.id);
       }
     });
+    this.log = this.recoverLog(`${file}-log`, opts.sync ?? false);
     this.replayAfterDirectory();
-    this.directoryTimer = setInterval(() => this.writeDirectory(), DIRECTORY_FLUSH_MS);
+    this.directoryTimer = setInterval(() => {
+      try {
+        this.writeDirectory();
+      } catch (e) {
+        // Recovery replays the rows after the directory's last write: a late directory costs only time at the next start.
+        this.logger?.error("journal: writing the session directory failed; retrying in 1 s", { error: e, file: this.file });
+      }
+    }, DIRECTORY_FLUSH_MS);
     this.directoryTimer.unref();
     this.startCheckpointer();
   }
+
+  /**
+   * Writes the rows a crash left in the log and not in the tables (the process died within
+   * INDEX_AFTER_MS of their commit), durably, then empties the log and opens it for appends.
+   */
+  private recoverLog(path: string, sync: boolean): SqliteLog {
+    const rows = readLog(path, this.lastId);
+    if (rows.length > 0) {
+      if (rows[0]!.id !== this.lastId + 1) throw new BrainRuntimeError("internal", `journal: the log ${path} starts at row ${rows[0]!.id} but the tables end at ${this.lastId}: rows are missing`);
+      this.indexDurably(rows);
+      this.lastId = rows[rows.length - 1]!.id;
+    }
+    const log = new SqliteLog(path, sync);
+    if (log.bytes > 0) log.reset();
+    return log;
+  }
+
+  /** Indexes rows in a transaction that is on disk when it returns (synchronous=FULL for it), so the log holding them may be emptied. */
+  private indexDurably(rows: readonly LoggedRow[]): void {
+    this.db.pragma("synchronous = FULL");
+    try {
+      this.indexRows(rows);
+    } finally {
+      this.db.pragma("synchronous = NORMAL");
+    }
+  }
+
+  /** Writes the logged rows into the tables (every read of rows comes through here first, so it sees every commit). */
+  private index(): void {
+    if (this.indexTimer !== undefined) {
+      clearTimeout(this.indexTimer);
+      this.indexTimer = undefined;
+    }
+    if (this.unindexed.length === 0) return;
+    const reset = this.log.bytes >= LOG_RESET_BYTES;
+    if (reset) this.indexDurably(this.unindexed);
+    else this.indexRows(this.unindexed);
+    this.unindexed = [];
+    // Every line in the log is now in the tables, on disk: it starts over.
+    if (reset) this.log.reset();
+  }
+
+  /** The timer's indexing: a failure (disk full, I/O error) is reported and retried; the rows are safe in the log meanwhile. */
+  private readonly indexLater = (): void => {
+    this.indexTimer = undefined;
+    try {
+      this.index();
+    } catch (e) {
+      this.logger?.error("journal: writing logged rows into SQLite failed; retrying in 1 s (they are in the log)", { error: e, rows: this.unindexed.length, file: this.file });
+      if (this.indexTimer === undefined && !this.closed) this.indexTimer = setTimeout(this.indexLater, 1000).unref();
+    }
+  };
 
   /** Columns added since a table was first created (owners came with API keys). */
   private addColumns(): void {
@@ -264,6 +355,8 @@ export class SqliteStore extends BatchingStore {
   /** Writes the changed heads and the rowid they are accurate through; drops heads nobody used lately. */
   private writeDirectory(): void {
     if (!this.db.open) return;
+    // The directory's tails and `directory_through` name rows: they must be in the tables first.
+    this.index();
     const dirty = [...this.entries.values()].filter((e) => e.dirty);
     if (dirty.length > 0) {
       const upsert = this.upsertDirectory();
@@ -327,25 +420,24 @@ export class SqliteStore extends BatchingStore {
   }
 
   /**
-   * Writes the batch in one transaction. A sequential call commits one record (its intent) and then
-   * two (result and finish): those are one INSERT statement each, which SQLite commits atomically on
-   * its own, without the BEGIN and COMMIT statements of a transaction around it.
+   * Commits the batch: one line appended to the log (durable when it returns), the rows written
+   * into the tables INDEX_AFTER_MS later with whatever else was logged meanwhile.
    */
   private write(records: JournalRecord[], prevs: Array<number | null>, firstId: number): void {
-    const a = records[0]!;
-    if (records.length === 1 && !marked(a.sequence)) {
-      this.insertOne.run(firstId, a.sessionId, a.sequence, a.at, a.type, JSON.stringify(a.data), prevs[0]);
-      return;
+    const rows = new Array<LoggedRow>(records.length);
+    for (let i = 0; i < records.length; i++) {
+      const r = records[i]!;
+      rows[i] = { id: firstId + i, sessionId: r.sessionId, sequence: r.sequence, at: r.at, type: r.type, prev: prevs[i]!, data: JSON.stringify(r.data) };
     }
-    const b = records[1];
-    if (records.length === 2 && !marked(a.sequence) && !marked(b!.sequence)) {
-      this.insertTwo.run(firstId, a.sessionId, a.sequence, a.at, a.type, JSON.stringify(a.data), prevs[0], firstId + 1, b!.sessionId, b!.sequence, b!.at, b!.type, JSON.stringify(b!.data), prevs[1]);
-      return;
-    }
-    this.commitMany(records, prevs, firstId);
+    this.log.append(rows);
+    for (const r of rows) this.unindexed.push(r);
+    if (this.unindexed.length >= INDEX_AT_ROWS) this.indexLater();
+    // Unreferenced: the rows are durable in the log, and an exit before the timer fires only leaves them for the next open.
+    else if (this.indexTimer === undefined) this.indexTimer = setTimeout(this.indexLater, INDEX_AFTER_MS).unref();
   }
 
   async read(sessionId: string, after = 0, through = Infinity): Promise<JournalRecord[]> {
+    this.index();
     const e = this.entry(sessionId);
     if (e === undefined) return [];
     const last = e.head.lastSequence;
@@ -369,6 +461,7 @@ export class SqliteStore extends BatchingStore {
   }
 
   async findMessage(sessionId: string, key: string): Promise<KeyedMessage | undefined> {
+    this.index();
     const row = this.selectKeyed.get(sessionId, key) as { sequence: number; data: string } | undefined;
     if (row === undefined) return undefined;
     this.stats.rowsRead += 1;
@@ -398,6 +491,7 @@ export class SqliteStore extends BatchingStore {
    * and one journal row per listed session (its session.created record, through its mark).
    */
   async listSessions(query: ListQuery): Promise<SessionPage> {
+    this.index();
     const want = query.limit + 1;
     const changed = new Map<string, SessionHead>();
     for (const e of this.entries.values()) {
@@ -480,7 +574,14 @@ export class SqliteStore extends BatchingStore {
 
   protected async closeStorage(): Promise<void> {
     clearInterval(this.directoryTimer);
-    this.writeDirectory();
+    let indexed = true;
+    try {
+      this.writeDirectory();
+    } catch (e) {
+      // The rows stay in the log: the next open writes them into the tables.
+      indexed = false;
+      this.logger?.error("journal: writing logged rows into SQLite failed at close; the next start replays the log", { error: e, rows: this.unindexed.length, file: this.file });
+    }
     const worker = this.checkpointer;
     this.checkpointer = undefined;
     if (worker !== undefined) {
@@ -491,8 +592,10 @@ export class SqliteStore extends BatchingStore {
       await exited;
       clearTimeout(timer);
     }
-    // The last connection's close checkpoints what is left and removes the WAL.
+    // The last connection's close checkpoints what is left (with an fsync) and removes the WAL: the
+    // log's rows are then in the database file itself.
     this.db.close();
+    this.log.close(indexed);
   }
 
   async saveHost(row: HostRow): Promise<void> {
