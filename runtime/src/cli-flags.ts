@@ -19,6 +19,7 @@ export const SERVE_FLAGS: readonly ServeFlag[] = [
   { flag: "--host", variable: "BRAIN_HOST", value: "<addr>", help: "bind address (default 127.0.0.1)" },
   { flag: "--data-dir", variable: "BRAIN_DATA_DIR", value: "<dir>", help: "journal and operator.token folder (default ./.brain)" },
   { flag: "--journal", variable: "BRAIN_JOURNAL", value: "<kind>", help: "sqlite (default), memory (nothing survives a restart) or a postgres:// URL (several nodes)" },
+  { flag: "--journal-sync", variable: "BRAIN_JOURNAL_SYNC", value: "<mode>", help: "SQLite journal: normal (default; survives the process being killed) or full (each commit flushed to the disk first)" },
   { flag: "--token", variable: "BRAIN_TOKEN", value: "<token>", help: "operator token (default: <data-dir>/operator.token, created once); a flag is visible in ps, prefer the variable" },
   { flag: "--public-url", variable: "BRAIN_PUBLIC_URL", value: "<url>", help: "the URL applications reach this server at (HTTP tools' callbacks)" },
   { flag: "--max-emitted-bytes", variable: "BRAIN_MAX_EMITTED_BYTES", value: "<n>", help: "bytes of results + events one activation may emit (default 1048576)" },
