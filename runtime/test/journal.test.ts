@@ -228,7 +228,9 @@ test("sqlite: a store opened after a crash (directory not written since) replays
     // A second writer that never closes: like a process killed before its directory was written.
     const crashed = new SqliteStore(file);
     await crashed.append({ sessionId: ids[0]!, sequence: 11, at: 1, type: "tool.call_started", data: { callId: `${ids[0]}:11`, tool: "t", modelCallId: "c", input: null, placement: { kind: "host", hostId: "h" }, activation: 1, deadlineAt: null } } as JournalRecord);
+    // What the process's death would release: its connection and its lock (sqlite.ts holdLock).
     crashed.db.close();
+    (crashed as unknown as { lock: Database.Database }).lock.close();
     const reopened = new SqliteStore(file);
     assert.equal((await reopened.openWork()), [ids[0]], "the open call written after the directory is found");
     assert.is((await reopened.head(ids[0]!))!.lastSequence, 11);

@@ -38,9 +38,9 @@ async function echoingServer(status: () => number): Promise<{ url: string; close
   };
 }
 
-/** Every byte the journal holds on disk (database file and WAL). */
+/** Every byte the journal holds on disk (database file, WAL and the log in front of them). */
 function diskBytes(dir: string): string {
-  return ["journal.sqlite", "journal.sqlite-wal"].map((f) => join(dir, f)).filter(existsSync).map((f) => readFileSync(f).toString("latin1")).join("");
+  return ["journal.sqlite", "journal.sqlite-wal", "journal.sqlite-log"].map((f) => join(dir, f)).filter(existsSync).map((f) => readFileSync(f).toString("latin1")).join("");
 }
 
 /** An API key created during the run (its secret is one of the server's too). */

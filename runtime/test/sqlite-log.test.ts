@@ -135,6 +135,22 @@ test("sqlite: kill -9 in the middle of steady commits loses no acknowledged reco
     await store.close();
   }));
 
+test("sqlite: a second process on the same journal is refused while the first runs, and starts once it was killed", () =>
+  withDir(async (dir) => {
+    const file = join(dir, "journal.sqlite");
+    const c = child({ FILE: file, MODE: "hold", COUNT: "12" }, (lines) => lines.includes("acked 12"));
+    await c.reached;
+    try {
+      assert.throws(() => new SqliteStore(file), /journal .* is in use by another process/);
+      assert.ok(statSync(`${file}-log`).size > 0, "the running process's log was left alone");
+    } finally {
+      await c.kill();
+    }
+    const store = new SqliteStore(file); // the kernel released the dead process's lock
+    assert.is((await store.read("ses_killed")).length, 12);
+    await store.close();
+  }));
+
 test("sqlite: a log that does not continue the tables (rows missing between them) stops the store from opening", () =>
   withDir(async (dir) => {
     const file = join(dir, "journal.sqlite");

@@ -116,6 +116,8 @@ export class SqliteStore extends BatchingStore {
   private unindexed: LoggedRow[] = [];
   private indexTimer: NodeJS.Timeout | undefined;
   private readonly logger: Logger | undefined;
+  /** Held while the store is open: one process writes a journal (sqlite-lock). */
+  private readonly lock: Database.Database;
   private selectRow: Database.Statement;
   private selectMark: Database.Statement;
   private selectDirectory: Database.Statement;
@@ -133,6 +135,7 @@ export class SqliteStore extends BatchingStore {
   ) {
     super();
     this.logger = opts.logger;
+    this.lock = holdLock(`${file}-lock`);
     this.db = new Database(file);
     this.db.pragma("journal_mode = WAL");
     this.db.pragma("synchronous = NORMAL");
@@ -596,6 +599,7 @@ export class SqliteStore extends BatchingStore {
     // log's rows are then in the database file itself.
     this.db.close();
     this.log.close(indexed);
+    this.lock.close();
   }
 
   async saveHost(row: HostRow): Promise<void> {
@@ -643,6 +647,26 @@ export class SqliteStore extends BatchingStore {
   async journalBytes(sessionId: string, through: number): Promise<number> {
     return dataBytes(await this.read(sessionId, 0, through));
   }
+}
+
+/**
+ * Takes the journal's lock: an exclusive transaction on a small SQLite file of its own, held until
+ * the store closes. It is an fcntl lock, so the kernel releases it when the process dies (kill -9
+ * included) and no stale lock is ever left. A second process on the same data folder would write
+ * its own rows over the first's and empty the log under it: it is refused here, before it reads
+ * anything.
+ */
+function holdLock(path: string): Database.Database {
+  const lock = new Database(path, { timeout: 0 });
+  try {
+    lock.pragma("journal_mode = DELETE");
+    lock.exec("BEGIN EXCLUSIVE");
+  } catch (e) {
+    lock.close();
+    if ((e as { code?: string }).code === "SQLITE_BUSY") throw new BrainRuntimeError("conflict", `the journal ${path.slice(0, -"-lock".length)} is in use by another process (one brain server per data folder)`, undefined, undefined, { cause: e });
+    throw e;
+  }
+  return lock;
 }
 
 /** The directory's `state` column: what a head's status is, as SQL (journal/head.ts headStatus). */
