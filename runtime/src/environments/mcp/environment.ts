@@ -37,6 +37,8 @@ export class McpEnvironment implements Environment {
   // The contract (and digest: JCS + SHA-256 of the schemas) of a listed tool under a Brain name,
   // computed once per listing rather than at every call.
   private readonly contracts = new WeakMap<WireTool, Map<string, ReturnType<typeof contractOf>>>();
+  /** The server's listing each placement last passed `listed` against (a new listing is a new array). */
+  private readonly checked = new WeakMap<PlacedTool, readonly WireTool[]>();
 
   constructor(definitions: Readonly<Record<string, McpServerConfig>>, logger: Logger, version: string) {
     for (const [name, config] of Object.entries(parseMcpServers(definitions, "mcpServers"))) this.servers.set(name, new McpServer(name, config, logger, version));
@@ -105,7 +107,11 @@ export class McpEnvironment implements Environment {
     const server = this.serverOf(call.tool);
     const ready = server.ready();
     if (ready === undefined) return this.startConnecting(call, sink, server);
-    this.listed(call.tool, ready.tools);
+    // Checked once per listing: the same placement against the same list passes again.
+    if (this.checked.get(call.tool) !== ready.tools) {
+      this.listed(call.tool, ready.tools);
+      this.checked.set(call.tool, ready.tools);
+    }
     const issues = validateSchema(call.tool.contract.inputSchema, call.input);
     if (issues.length > 0) return refuseInput(sink, issues);
     return this.send(call, sink, server, ready.conn);

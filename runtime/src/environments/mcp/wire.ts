@@ -194,7 +194,17 @@ function responseError(code: number, message: string, data: unknown, what: strin
   return new WireError("server", message, code, data);
 }
 
-const TEXT_BLOCK_KEYS = 2;
+/** Whether every block of `content` is a text block of `type` and `text` only (a loop: no closure or key list per block). */
+function onlyPlainText(content: unknown[]): boolean {
+  for (let i = 0; i < content.length; i++) {
+    const c = content[i] as { type?: unknown; text?: unknown } | null;
+    if (typeof c !== "object" || c === null || c.type !== "text" || typeof c.text !== "string") return false;
+    let keys = 0;
+    for (const k in c) if (Object.hasOwn(c, k)) keys++;
+    if (keys !== 2) return false;
+  }
+  return true;
+}
 
 /**
  * A `tools/call` result as a WireResult, or undefined when it is not a CallToolResult. The common
@@ -209,7 +219,7 @@ export function callResult(v: unknown): WireResult | undefined {
     const sc = r.structuredContent;
     if (
       Array.isArray(content) &&
-      content.every((c) => typeof c === "object" && c !== null && (c as { type?: unknown }).type === "text" && typeof (c as { text?: unknown }).text === "string" && Object.keys(c).length === TEXT_BLOCK_KEYS) &&
+      onlyPlainText(content) &&
       (sc === undefined || (typeof sc === "object" && sc !== null && !Array.isArray(sc))) &&
       (r.isError === undefined || typeof r.isError === "boolean") &&
       r._meta === undefined
