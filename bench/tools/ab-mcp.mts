@@ -1,0 +1,96 @@
+// Two builds of the runtime in one process, A/B on section 17's stdio figure at 64 in flight: each
+// build is a Brain (memory journal, 64 sessions placing the echo tool of its own stdio echo server,
+// calls started by the dispatcher as bench/src/mcp-environment.ts starts them), and the two are
+// measured in adjacent rounds (A, B, B, A, …), so a machine whose load moves by the second moves
+// both alike. Prints per round calls/s and this process's CPU per call; at the end the medians and
+// the median of the pairs' B ÷ A ratios.
+//   node --import tsx bench/tools/ab-mcp.mts <dirA> <dirB>     (each a copy of runtime/ holding
+//   dist/ and package.json, placed inside this repository so that its packages resolve)
+//   PAIRS=12 MS=500 N=64 WARM=2000 (unmeasured first, each)
+import { fileURLToPath } from "node:url";
+import { resolve } from "node:path";
+import type { PlacedTool } from "@aexhq/brain-protocol";
+import type { startBrain as StartBrain } from "@aexhq/brain-runtime";
+import { createSession } from "../src/fixture.ts";
+import { mcpStdioServer } from "../src/mcp-environment.ts";
+
+const [dirA, dirB] = process.argv.slice(2);
+if (dirA === undefined || dirB === undefined) throw new Error("usage: ab-mcp.mts <runtime copy A> <runtime copy B>");
+const pairs = Number(process.env.PAIRS ?? 12);
+const ms = Number(process.env.MS ?? 500);
+const n = Number(process.env.N ?? 64);
+
+async function peer(dir: string): Promise<{ call(): Promise<void>; close(): Promise<void> }> {
+  const { startBrain } = (await import(resolve(dir, "dist/index.js"))) as { startBrain: typeof StartBrain };
+  const brain = await startBrain({ dataDir: ":memory:", port: 0, maxEmittedBytes: 2 ** 40, mcpServers: { echo: mcpStdioServer() } });
+  const { internals } = brain;
+  const listed = (await (await fetch(`${brain.url}/v1/mcp-servers/echo/tools`, { headers: { authorization: `Bearer ${brain.token}` } })).json()) as { tools: { tool: string; contract: PlacedTool["contract"] }[] };
+  const placed: PlacedTool = { contract: listed.tools.find((t) => t.tool === "echo")!.contract, options: {}, placement: { kind: "mcp", server: "echo", tool: "echo" } };
+  const sessions = await Promise.all(Array.from({ length: n }, () => createSession(brain.url, brain.token, [placed]).then((id) => internals.sessions.state(id))));
+  const waiters = new Map<string, (status: string) => void>();
+  for (const s of sessions) {
+    s.onCommit((r) => {
+      if (r.type !== "tool.finished") return;
+      const w = waiters.get(r.data.callId);
+      if (w) waiters.delete(r.data.callId), w(r.data.status);
+    });
+  }
+  let next = 0;
+  return {
+    call() {
+      const s = sessions[next++ % n]!;
+      return new Promise<void>((ok, fail) => {
+        const [c] = internals.dispatcher.start(s, 0, [{ modelCallId: "bench", tool: s.created.tools[0]!, input: { x: 1 }, deadlineAt: null }], internals.sessions.loopOf(s.id)!);
+        waiters.set(c!.callId, (status) => (status === "ok" ? ok() : fail(new Error(`echo through Brain ended ${status}`))));
+      });
+    },
+    close: () => brain.close(),
+  };
+}
+
+async function round(p: { call(): Promise<void> }, window: number): Promise<{ rate: number; cpu: number }> {
+  let done = 0;
+  const cpu0 = process.cpuUsage();
+  const t = performance.now();
+  const end = t + window;
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (performance.now() < end) {
+        await p.call();
+        done++;
+      }
+    }),
+  );
+  const cpu = process.cpuUsage(cpu0);
+  return { rate: done / ((performance.now() - t) / 1000), cpu: (cpu.user + cpu.system) / done };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const a = await peer(dirA);
+const b = await peer(dirB);
+try {
+  const warm = Number(process.env.WARM ?? 2000);
+  await round(a, warm);
+  await round(b, warm);
+  const ra: { rate: number; cpu: number }[] = [];
+  const rb: { rate: number; cpu: number }[] = [];
+  for (let i = 0; i < pairs; i++) {
+    // Alternating which goes first, as the bench's pairedRatio does.
+    if (i % 2 === 0) {
+      ra.push(await round(a, ms));
+      rb.push(await round(b, ms));
+    } else {
+      rb.push(await round(b, ms));
+      ra.push(await round(a, ms));
+    }
+    console.log(`pair ${i + 1}: A ${Math.round(ra[i]!.rate)} calls/s ${ra[i]!.cpu.toFixed(1)} µs/call, B ${Math.round(rb[i]!.rate)} calls/s ${rb[i]!.cpu.toFixed(1)} µs/call`);
+  }
+  const ratio = median(ra.map((r, i) => rb[i]!.rate / r.rate));
+  const cpuRatio = median(ra.map((r, i) => rb[i]!.cpu / r.cpu));
+  console.log(`A ${fileURLToPath(new URL(`file://${resolve(dirA)}`))}: median ${Math.round(median(ra.map((r) => r.rate)))} calls/s, ${median(ra.map((r) => r.cpu)).toFixed(1)} µs CPU/call`);
+  console.log(`B ${resolve(dirB)}: median ${Math.round(median(rb.map((r) => r.rate)))} calls/s, ${median(rb.map((r) => r.cpu)).toFixed(1)} µs CPU/call`);
+  console.log(`B ÷ A, median of pairs: calls/s ${ratio.toFixed(3)}, CPU per call ${cpuRatio.toFixed(3)}`);
+} finally {
+  await a.close();
+  await b.close();
+}
