@@ -4,10 +4,9 @@
 // measured in adjacent rounds (A, B, B, A, …), so a machine whose load moves by the second moves
 // both alike. Prints per round calls/s and this process's CPU per call; at the end the medians and
 // the median of the pairs' B ÷ A ratios.
-//   node --import tsx bench/tools/ab-mcp.mts <dirA> <dirB>     (each a copy of runtime/ holding
-//   dist/ and package.json, placed inside this repository so that its packages resolve)
+//   node --import tsx bench/tools/ab-mcp.mts <dirA> <dirB>     (each a copy of runtime/'s dist/ and
+//   package.json, e.g. runtime/.ab/main/, git-ignored: inside the repository so its imports resolve)
 //   PAIRS=12 MS=500 N=64 WARM=2000 (unmeasured first, each)
-import { fileURLToPath } from "node:url";
 import { resolve } from "node:path";
 import type { PlacedTool } from "@aexhq/brain-protocol";
 import type { startBrain as StartBrain } from "@aexhq/brain-runtime";
@@ -20,7 +19,14 @@ const pairs = Number(process.env.PAIRS ?? 12);
 const ms = Number(process.env.MS ?? 500);
 const n = Number(process.env.N ?? 64);
 
-async function peer(dir: string): Promise<{ call(): Promise<void>; close(): Promise<void> }> {
+interface Peer {
+  call(): Promise<void>;
+  /** The journal's group commits so far, and the records they held. */
+  commits(): { transactions: number; records: number };
+  close(): Promise<void>;
+}
+
+async function peer(dir: string): Promise<Peer> {
   const { startBrain } = (await import(resolve(dir, "dist/index.js"))) as { startBrain: typeof StartBrain };
   const brain = await startBrain({ dataDir: ":memory:", port: 0, maxEmittedBytes: 2 ** 40, mcpServers: { echo: mcpStdioServer() } });
   const { internals } = brain;
@@ -44,12 +50,21 @@ async function peer(dir: string): Promise<{ call(): Promise<void>; close(): Prom
         waiters.set(c!.callId, (status) => (status === "ok" ? ok() : fail(new Error(`echo through Brain ended ${status}`))));
       });
     },
+    commits: () => ({ transactions: internals.store.stats.transactions, records: internals.store.stats.records }),
     close: () => brain.close(),
   };
 }
 
-async function round(p: { call(): Promise<void> }, window: number): Promise<{ rate: number; cpu: number }> {
+interface Round {
+  rate: number;
+  cpu: number;
+  /** Records per group commit. */
+  batch: number;
+}
+
+async function round(p: Peer, window: number): Promise<Round> {
   let done = 0;
+  const c0 = p.commits();
   const cpu0 = process.cpuUsage();
   const t = performance.now();
   const end = t + window;
@@ -62,7 +77,8 @@ async function round(p: { call(): Promise<void> }, window: number): Promise<{ ra
     }),
   );
   const cpu = process.cpuUsage(cpu0);
-  return { rate: done / ((performance.now() - t) / 1000), cpu: (cpu.user + cpu.system) / done };
+  const c1 = p.commits();
+  return { rate: done / ((performance.now() - t) / 1000), cpu: (cpu.user + cpu.system) / done, batch: (c1.records - c0.records) / Math.max(1, c1.transactions - c0.transactions) };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -72,8 +88,8 @@ try {
   const warm = Number(process.env.WARM ?? 2000);
   await round(a, warm);
   await round(b, warm);
-  const ra: { rate: number; cpu: number }[] = [];
-  const rb: { rate: number; cpu: number }[] = [];
+  const ra: Round[] = [];
+  const rb: Round[] = [];
   for (let i = 0; i < pairs; i++) {
     // Alternating which goes first, as the bench's pairedRatio does.
     if (i % 2 === 0) {
@@ -83,12 +99,14 @@ try {
       rb.push(await round(b, ms));
       ra.push(await round(a, ms));
     }
-    console.log(`pair ${i + 1}: A ${Math.round(ra[i]!.rate)} calls/s ${ra[i]!.cpu.toFixed(1)} µs/call, B ${Math.round(rb[i]!.rate)} calls/s ${rb[i]!.cpu.toFixed(1)} µs/call`);
+    const line = (r: Round) => `${Math.round(r.rate)} calls/s ${r.cpu.toFixed(1)} µs/call ${r.batch.toFixed(1)} records/commit`;
+    console.log(`pair ${i + 1}: A ${line(ra[i]!)}, B ${line(rb[i]!)}`);
   }
   const ratio = median(ra.map((r, i) => rb[i]!.rate / r.rate));
   const cpuRatio = median(ra.map((r, i) => rb[i]!.cpu / r.cpu));
-  console.log(`A ${fileURLToPath(new URL(`file://${resolve(dirA)}`))}: median ${Math.round(median(ra.map((r) => r.rate)))} calls/s, ${median(ra.map((r) => r.cpu)).toFixed(1)} µs CPU/call`);
-  console.log(`B ${resolve(dirB)}: median ${Math.round(median(rb.map((r) => r.rate)))} calls/s, ${median(rb.map((r) => r.cpu)).toFixed(1)} µs CPU/call`);
+  const summary = (rs: Round[]) => `median ${Math.round(median(rs.map((r) => r.rate)))} calls/s, ${median(rs.map((r) => r.cpu)).toFixed(1)} µs CPU/call, ${median(rs.map((r) => r.batch)).toFixed(1)} records/commit`;
+  console.log(`A ${resolve(dirA)}: ${summary(ra)}`);
+  console.log(`B ${resolve(dirB)}: ${summary(rb)}`);
   console.log(`B ÷ A, median of pairs: calls/s ${ratio.toFixed(3)}, CPU per call ${cpuRatio.toFixed(3)}`);
 } finally {
   await a.close();
