@@ -205,23 +205,28 @@ export class ToolCall implements CallSink {
     return r.sequence;
   }
 
-  async finish(raw?: unknown, content?: string): Promise<number> {
-    this.guard();
-    let status: TerminalStatus = "ok";
-    let detail: { error?: ErrorInfo; message?: string } = {};
-    let valid = true;
-    if (raw !== undefined) {
-      const checked = checkOutcome(raw);
-      valid = checked.valid;
-      this.admitResult(checked.outcome, content).catch(() => {
-        // Handled: a failed commit of tool.result is logged by admitResult (ToolCall.uncommitted).
-      });
-      status = checked.outcome.status;
-      detail = terminalDetail(checked.outcome);
+  // Not an async function: a valid finish (every call makes one) answers with tool.finished's own
+  // commit, without a promise and a suspended frame of its own; a throw is still a rejection.
+  finish(raw?: unknown, content?: string): Promise<number> {
+    try {
+      this.guard();
+      let status: TerminalStatus = "ok";
+      let detail = NO_DETAIL;
+      let valid = true;
+      if (raw !== undefined) {
+        const checked = checkOutcome(raw);
+        valid = checked.valid;
+        this.admitResult(checked.outcome, content).catch(() => {
+          // Handled: a failed commit of tool.result is logged by admitResult (ToolCall.uncommitted).
+        });
+        status = checked.outcome.status;
+        detail = terminalDetail(checked.outcome);
+      }
+      const finished = this.admitTerminal(status, detail);
+      return valid ? finished : finished.then(() => Promise.reject(invalidOutput()));
+    } catch (e) {
+      return Promise.reject(e as Error);
     }
-    const r = await this.admitTerminal(status, detail);
-    if (!valid) throw invalidOutput();
-    return r;
   }
 
   /**
@@ -379,10 +384,13 @@ export function denialError(decidedBy: Decider, reason: string | undefined): { c
   return { code: "approval_denied", message: `the call was denied by ${who}${reason !== undefined && reason !== "" ? `: ${reason}` : " (no reason given)"}` };
 }
 
-function terminalDetail(outcome: Outcome): { error?: ErrorInfo; message?: string } {
+/** A terminal record without an error or a message (never written to: one object for every such call). */
+const NO_DETAIL: { readonly error?: ErrorInfo; readonly message?: string } = Object.freeze({});
+
+function terminalDetail(outcome: Outcome): { readonly error?: ErrorInfo; readonly message?: string } {
   if (outcome.status === "error") return { error: outcome.error };
-  if (outcome.status === "ok") return {};
-  return outcome.message === undefined ? {} : { message: outcome.message };
+  if (outcome.status === "ok") return NO_DETAIL;
+  return outcome.message === undefined ? NO_DETAIL : { message: outcome.message };
 }
 
 function invalidOutput(): CallRejectedError {

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { canonicalJson } from "@aexhq/brain-protocol";
 import type { JournalRecord, Placement, PlacedTool, TerminalStatus } from "@aexhq/brain-protocol";
-import type { Environment, EnvironmentControlHandler } from "./environment.ts";
+import type { CallHandle, Environment, EnvironmentControlHandler } from "./environment.ts";
 import type { SessionState, RecordData } from "../journal/session.ts";
 import { toErrorInfo } from "../errors.ts";
 import type { BrainRuntimeError } from "../errors.ts";
@@ -294,18 +294,39 @@ export class Dispatcher {
     return this.inFlight.get(key)?.size ?? 0;
   }
 
-  private async dispatch(call: ToolCall): Promise<void> {
+  private dispatch(call: ToolCall): void {
     if (this.closing || call.finished) return;
     const env = this.environments.get(call.info.tool.placement.kind);
+    let started: CallHandle | Promise<CallHandle>;
     try {
       if (!env) throw new Error(`no ${call.info.tool.placement.kind} environment`);
-      const handle = await env.start(call.invocation(), call);
-      call.handle = handle;
-      // A cause that landed while the Environment was starting still has to stop it.
+      started = env.start(call.invocation(), call);
+    } catch (e) {
+      this.startFailed(call, e);
+      return;
+    }
+    // An Environment that answers with its handle at once (MCP, HTTP, descriptors) is not awaited: no
+    // async function's promise and no microtask per call for it.
+    if (typeof (started as Partial<PromiseLike<CallHandle>>).then === "function") {
+      (started as PromiseLike<CallHandle>).then(
+        (handle) => this.started(call, handle),
+        (e: unknown) => this.startFailed(call, e),
+      );
+    } else this.started(call, started as CallHandle);
+  }
+
+  private started(call: ToolCall, handle: CallHandle): void {
+    call.handle = handle;
+    // A cause that landed while the Environment was starting still has to stop it.
+    try {
       if (call.finished && call.finishedCommitted && call.terminal !== "ok") handle.stop(call.terminal!);
     } catch (e) {
-      await call.terminate("error", { error: toErrorInfo(e) });
+      this.startFailed(call, e);
     }
+  }
+
+  private startFailed(call: ToolCall, e: unknown): void {
+    void call.terminate("error", { error: toErrorInfo(e) });
   }
 
   /** Cancels open calls; returns the ids this request ended (terminal ones keep their first cause). */

@@ -8,11 +8,11 @@ import type { SchemaIssue } from "../json-schema.ts";
 import { parseMcpServers } from "./config.ts";
 import type { McpServerConfig } from "./config.ts";
 import { contractOf } from "./contract.ts";
-import { requestErrorEnd, resultEnd } from "./outcome.ts";
+import { requestErrorEnd, resultEnd, whereOf } from "./outcome.ts";
 import type { McpEnd } from "./outcome.ts";
 import { McpServer } from "./server.ts";
 import { MAX_TIMER_MS, WireError } from "./wire-types.ts";
-import type { WireCall, WireConnection, WireTool } from "./wire-types.ts";
+import type { WireCall, WireCallee, WireConnection, WireProgress, WireResult, WireTool } from "./wire-types.ts";
 
 /** Input its schema refuses: an error outcome (tool.result, then tool.finished), as every Environment answers it; nothing is sent. */
 async function refuseInput(sink: CallSink, issues: SchemaIssue[]): Promise<CallHandle> {
@@ -32,10 +32,13 @@ type McpPlacement = Extract<PlacedTool["placement"], { kind: "mcp" }>;
 export class McpEnvironment implements Environment {
   readonly kind = "mcp" as const;
   private readonly servers = new Map<string, McpServer>();
-  private closing = false;
+  /** Set on server close: calls in flight are left to recovery then. */
+  closing = false;
   // The contract (and digest: JCS + SHA-256 of the schemas) of a listed tool under a Brain name,
   // computed once per listing rather than at every call.
   private readonly contracts = new WeakMap<WireTool, Map<string, ReturnType<typeof contractOf>>>();
+  /** The server's listing each placement last passed `listed` against (a new listing is a new array). */
+  private readonly checked = new WeakMap<PlacedTool, readonly WireTool[]>();
 
   constructor(definitions: Readonly<Record<string, McpServerConfig>>, logger: Logger, version: string) {
     for (const [name, config] of Object.entries(parseMcpServers(definitions, "mcpServers"))) this.servers.set(name, new McpServer(name, config, logger, version));
@@ -104,7 +107,11 @@ export class McpEnvironment implements Environment {
     const server = this.serverOf(call.tool);
     const ready = server.ready();
     if (ready === undefined) return this.startConnecting(call, sink, server);
-    this.listed(call.tool, ready.tools);
+    // Checked once per listing: the same placement against the same list passes again.
+    if (this.checked.get(call.tool) !== ready.tools) {
+      this.listed(call.tool, ready.tools);
+      this.checked.set(call.tool, ready.tools);
+    }
     const issues = validateSchema(call.tool.contract.inputSchema, call.input);
     if (issues.length > 0) return refuseInput(sink, issues);
     return this.send(call, sink, server, ready.conn);
@@ -118,77 +125,15 @@ export class McpEnvironment implements Environment {
   }
 
   /**
-   * Sends the call's `tools/call` on `conn` and ends the call from its answer. It is sent once: the
-   * one exception is a Streamable HTTP server that answers 404 for the MCP session (it restarted),
-   * which by MCP's rules has not processed the request; the call then goes, once, on a new session.
+   * Sends the call's `tools/call` on `conn` and ends the call from its answer (McpCall). It is sent
+   * once: the one exception is a Streamable HTTP server that answers 404 for the MCP session (it
+   * restarted), which by MCP's rules has not processed the request; the call then goes, once, on a
+   * new session.
    */
   private send(call: CallInvocation, sink: CallSink, server: McpServer, conn: WireConnection): CallHandle {
-    const p = call.tool.placement as McpPlacement;
-    const where = `MCP tool ${p.tool} on server ${p.server}`;
-    const contract: ToolContract = call.tool.contract;
-    let stopped = false;
-    let sent: WireCall | undefined;
-    const handle: CallHandle = {
-      stop: () => {
-        stopped = true;
-        sent?.cancel("the call ended in Brain (deadline or cancellation)");
-      },
-    };
-    let events: Promise<unknown> | undefined;
-    const finishNow = (end: McpEnd | undefined): Promise<unknown> | undefined => {
-      if (end === undefined || stopped || sink.finished) return undefined;
-      return sink.finish(end.outcome, end.content).catch(() => {
-        // Handled: a refused finish is a call already finished (its first outcome stands); a failed
-        // commit is logged by the call itself.
-      });
-    };
-    // After the call's progress events, if any (not an async function: a call without progress,
-    // the common case, needs no promise of its own for it).
-    const finish = (end: McpEnd | undefined): Promise<unknown> | undefined => (events === undefined ? finishNow(end) : events.then(() => finishNow(end)));
-    const over = () => stopped || this.closing || sink.finished;
-    const dispatch = (on: WireConnection, again: boolean): void => {
-      // The call may have ended (deadline, cancellation) while the server was being started: nothing is sent then.
-      if (sink.finished || (call.deadlineAt !== null && call.deadlineAt <= Date.now())) return;
-      // No deadline: no timer either (Brain's cancellation ends the request). With one, the wire's own
-      // timer is a backstop a minute after it, should the dispatcher's timeout not reach this call.
-      const timeoutMs = call.deadlineAt === null ? MAX_TIMER_MS : Math.min(MAX_TIMER_MS - 1, Math.max(1, call.deadlineAt - Date.now() + 60_000));
-      sent = on.callTool(p.tool, call.input ?? {}, {
-        timeoutMs,
-        onProgress: (progress) => {
-          events = (events ?? Promise.resolve()).then(() => sink.emit("progress", progress)).catch(() => {
-            // Handled: a refused emit is a call already over or over its emission budget (the call says which).
-          });
-        },
-      });
-      void sent.result
-        .then(
-          (r) => finish(resultEnd(r, contract, where)),
-          async (e: unknown) => {
-            // The dispatcher ended it (timeout/cancelled), or the runtime is closing (recovery ends it `unknown`).
-            if (stopped || this.closing) return;
-            if (e instanceof WireError && (e.reason === "transport" || e.reason === "gone")) server.broken(on);
-            if (e instanceof WireError && e.reason === "gone" && !again) {
-              let next: WireConnection;
-              try {
-                next = await server.connection();
-              } catch (c) {
-                // Not processed, and the server cannot be reached again: the call did not run.
-                return finish({ outcome: failure("unavailable", `${where}: the server forgot its MCP session (HTTP 404) and could not be connected again: ${toErrorInfo(c).message}`, undefined, true) });
-              }
-              if (!over()) dispatch(next, true);
-              return;
-            }
-            const end = requestErrorEnd(e, where);
-            if (end === undefined) sink.lost(`${where}: ${e instanceof Error ? e.message : String(e)}; the server may have acted on it (never re-sent)`);
-            return finish(end);
-          },
-        )
-        .catch((e: unknown) => {
-          if (!over()) sink.lost(`${where}: ${toErrorInfo(e).message}`);
-        });
-    };
-    dispatch(conn, false);
-    return handle;
+    const c = new McpCall(this, call, sink, server);
+    c.dispatch(conn, false);
+    return c;
   }
 
   async close(): Promise<void> {
@@ -198,3 +143,118 @@ export class McpEnvironment implements Environment {
   }
 }
 
+const STOPPED = "the call ended in Brain (deadline or cancellation)";
+
+/**
+ * One call on an MCP server: the dispatcher's handle on it and the wire's callee, in one object
+ * (no closures, promises or reactions of its own on the common path: an answer read off the wire
+ * goes straight to the call's finish).
+ */
+class McpCall implements CallHandle, WireCallee {
+  timeoutMs = MAX_TIMER_MS;
+  private stopped = false;
+  private sent: WireCall | undefined;
+  /** The journaling of the call's progress events, when it had any: its finish comes after them. */
+  private events: Promise<unknown> | undefined;
+  /** The connection the request went on, and whether it is the call's second try (see `send`). */
+  private on: WireConnection | undefined;
+  private again = false;
+
+  constructor(
+    private readonly env: { readonly closing: boolean },
+    private readonly call: CallInvocation,
+    private readonly sink: CallSink,
+    private readonly server: McpServer,
+  ) {}
+
+  private get placement(): McpPlacement {
+    return this.call.tool.placement as McpPlacement;
+  }
+
+  /** How errors name the tool (made only for an error). */
+  private get where(): string {
+    return whereOf(this.placement);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.sent?.cancel(STOPPED);
+  }
+
+  private over(): boolean {
+    return this.stopped || this.env.closing || this.sink.finished;
+  }
+
+  dispatch(on: WireConnection, again: boolean): void {
+    const { deadlineAt } = this.call;
+    // The call may have ended (deadline, cancellation) while the server was being started: nothing is sent then.
+    if (this.sink.finished || (deadlineAt !== null && deadlineAt <= Date.now())) return;
+    this.on = on;
+    this.again = again;
+    // No deadline: no timer either (Brain's cancellation ends the request). With one, the wire's own
+    // timer is a backstop a minute after it, should the dispatcher's timeout not reach this call.
+    this.timeoutMs = deadlineAt === null ? MAX_TIMER_MS : Math.min(MAX_TIMER_MS - 1, Math.max(1, deadlineAt - Date.now() + 60_000));
+    this.sent = on.callTool(this.placement.tool, this.call.input ?? {}, this);
+  }
+
+  progress(progress: WireProgress): void {
+    this.events = (this.events ?? Promise.resolve()).then(() => this.sink.emit("progress", progress)).catch(() => {
+      // Handled: a refused emit is a call already over or over its emission budget (the call says which).
+    });
+  }
+
+  answered(r: WireResult): void {
+    let end: McpEnd;
+    try {
+      end = resultEnd(r, this.call.tool.contract, this.placement);
+    } catch (e) {
+      this.lose(e);
+      return;
+    }
+    this.finish(end);
+  }
+
+  failed(e: WireError): void {
+    // The dispatcher ended it (timeout/cancelled), or the runtime is closing (recovery ends it `unknown`).
+    if (this.stopped || this.env.closing) return;
+    this.fail(e).catch((x: unknown) => this.lose(x));
+  }
+
+  private async fail(e: WireError): Promise<void> {
+    const on = this.on!;
+    if (e.reason === "transport" || e.reason === "gone") this.server.broken(on);
+    if (e.reason === "gone" && !this.again) {
+      let next: WireConnection;
+      try {
+        next = await this.server.connection();
+      } catch (c) {
+        // Not processed, and the server cannot be reached again: the call did not run.
+        this.finish({ outcome: failure("unavailable", `${this.where}: the server forgot its MCP session (HTTP 404) and could not be connected again: ${toErrorInfo(c).message}`, undefined, true) });
+        return;
+      }
+      if (!this.over()) this.dispatch(next, true);
+      return;
+    }
+    const end = requestErrorEnd(e, this.where);
+    if (end === undefined) this.sink.lost(`${this.where}: ${e.message}; the server may have acted on it (never re-sent)`);
+    else this.finish(end);
+  }
+
+  private lose(e: unknown): void {
+    if (!this.over()) this.sink.lost(`${this.where}: ${toErrorInfo(e).message}`);
+  }
+
+  /** Finishes the call with `end`, after its progress events if it had any. */
+  private finish(end: McpEnd): void {
+    if (this.events === undefined) this.finishNow(end);
+    else this.events.then(() => this.finishNow(end)).catch((e: unknown) => this.lose(e));
+  }
+
+  private finishNow(end: McpEnd): void {
+    if (this.stopped || this.sink.finished) return;
+    this.sink.finish(end.outcome, end.content).catch(() => {
+      // Handled: a refused finish is a call already finished (its first outcome stands); a failed
+      // commit is logged by the call itself.
+    });
+  }
+}

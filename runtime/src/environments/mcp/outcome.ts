@@ -25,6 +25,11 @@ function textOf(content: readonly unknown[]): string | undefined {
   return text;
 }
 
+/** How an outcome's message names the tool. */
+export function whereOf(placement: { tool: string; server: string }): string {
+  return `MCP tool ${placement.tool} on server ${placement.server}`;
+}
+
 /**
  * A `tools/call` result as a Brain outcome (docs/mcp.md has the table):
  * - `isError: true` → error `tool_error`, its text as the message, content and structuredContent in details;
@@ -33,20 +38,24 @@ function textOf(content: readonly unknown[]): string | undefined {
  * - without → `structuredContent` when sent, else the content blocks as they are.
  * The text content is journaled with the result either way.
  */
-export function resultEnd(r: WireResult, contract: ToolContract, where: string): McpEnd {
+export function resultEnd(r: WireResult, contract: ToolContract, placement: { tool: string; server: string }): McpEnd {
   const text = textOf(r.content);
+  if (!r.isError && contract.outputSchema === undefined) {
+    // The common case: no message naming the tool is made, and no spread.
+    const outcome = { status: "ok" as const, value: (r.structuredContent ?? r.content) as unknown };
+    return text === undefined ? { outcome } : { outcome, content: text };
+  }
+  const where = whereOf(placement);
   const content = text === undefined ? {} : { content: text };
   if (r.isError) {
     const details = { content: r.content, ...(r.structuredContent === undefined ? {} : { structuredContent: r.structuredContent }) };
     return { outcome: failure("tool_error", text === undefined || text === "" ? `${where} reported an error` : text.slice(0, MESSAGE_CHARS), details), ...content };
   }
-  if (contract.outputSchema !== undefined) {
-    if (r.structuredContent === undefined) return { outcome: failure("invalid_output", `${where} has an outputSchema but its result has no structuredContent`, { content: r.content }), ...content };
-    const issues = validateSchema(contract.outputSchema, r.structuredContent);
-    if (issues.length > 0) return { outcome: failure("invalid_output", `${where}: structuredContent does not match the tool's outputSchema`, issues), ...content };
-    return { outcome: { status: "ok", value: r.structuredContent }, ...content };
-  }
-  return { outcome: { status: "ok", value: (r.structuredContent ?? r.content) as unknown }, ...content };
+  // A success with an outputSchema (the case without one was answered first).
+  if (r.structuredContent === undefined) return { outcome: failure("invalid_output", `${where} has an outputSchema but its result has no structuredContent`, { content: r.content }), ...content };
+  const issues = validateSchema(contract.outputSchema, r.structuredContent);
+  if (issues.length > 0) return { outcome: failure("invalid_output", `${where}: structuredContent does not match the tool's outputSchema`, issues), ...content };
+  return { outcome: { status: "ok", value: r.structuredContent }, ...content };
 }
 
 /**

@@ -21,6 +21,7 @@ export class McpServer {
   // What `conn` and `list` resolved to, while they stand: a call takes them without waiting.
   private connNow: WireConnection | undefined;
   private listNow: WireTool[] | undefined;
+  private readyNow: { readonly conn: WireConnection; readonly tools: WireTool[] } | undefined;
   private closed = false;
   private readonly stderr: string[] = [];
 
@@ -143,8 +144,12 @@ export class McpServer {
   }
 
   /** The live connection and the tools listed on it when both are at hand (no waiting), else undefined. */
-  ready(): { conn: WireConnection; tools: WireTool[] } | undefined {
-    return this.connNow === undefined || this.listNow === undefined || this.closed ? undefined : { conn: this.connNow, tools: this.listNow };
+  ready(): { readonly conn: WireConnection; readonly tools: WireTool[] } | undefined {
+    if (this.connNow === undefined || this.listNow === undefined || this.closed) return undefined;
+    // One object while both stand, not one per call.
+    const r = this.readyNow;
+    if (r !== undefined && r.conn === this.connNow && r.tools === this.listNow) return r;
+    return (this.readyNow = { conn: this.connNow, tools: this.listNow });
   }
 
   async close(): Promise<void> {

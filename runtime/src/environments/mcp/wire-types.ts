@@ -59,22 +59,34 @@ export class WireError extends Error {
 /** JSON-RPC codes a server answers that Brain maps to its own codes. */
 export const JSONRPC = { invalidParams: -32602, methodNotFound: -32601 } as const;
 
-/** One `tools/call` sent: its result, and a way to end it from Brain's side. */
+/**
+ * Who waits for one `tools/call`: told of its progress, then exactly once how it ended. Callbacks
+ * rather than a promise: the wire calls them as it reads the server's answer, so a call needs no
+ * promise, resolver closures or reactions of its own. An answer or a progress notification is
+ * delivered from inside the wire's read (in the order the server sent them), a failure found when
+ * sending in a later microtask (never from inside `callTool`); none of them may throw.
+ */
+export interface WireCallee {
+  /** The wire's own timer for the request; at or above MAX_TIMER_MS none (the call is bounded by Brain, which cancels it). */
+  readonly timeoutMs: number;
+  progress(p: WireProgress): void;
+  /** The server's result. */
+  answered(r: WireResult): void;
+  /** The request failed (a WireError: see its reasons), `cancelled` included when Brain cancelled it. */
+  failed(e: WireError): void;
+}
+
+/** One `tools/call` sent: a way to end it from Brain's side. */
 export interface WireCall {
-  /** The server's result; rejects with a WireError. */
-  readonly result: Promise<WireResult>;
-  /** Ends the request (Brain's deadline or a cancellation): sends `notifications/cancelled` and rejects `result` (`cancelled`). Nothing once it has settled. */
+  /** Ends the request (Brain's deadline or a cancellation): sends `notifications/cancelled` and fails the call (`cancelled`). Nothing once it has ended. */
   cancel(reason: string): void;
 }
 
 export interface WireConnection {
   /** Every tool, all pages. */
   listTools(timeoutMs: number): Promise<WireTool[]>;
-  /**
-   * Sends `tools/call` once; never re-sent by this layer. `timeoutMs` at or above MAX_TIMER_MS
-   * means no timer at all (the call is bounded by Brain, which cancels it).
-   */
-  callTool(name: string, args: unknown, o: { onProgress: (p: WireProgress) => void; timeoutMs: number }): WireCall;
+  /** Sends `tools/call` once; never re-sent by this layer. `callee` hears how it goes. */
+  callTool(name: string, args: unknown, callee: WireCallee): WireCall;
   /** Called once when the connection or the process ends (after `close` too). */
   onClosed(fn: (why: string) => void): void;
   /** The server's tool list changed (notifications/tools/list_changed). */

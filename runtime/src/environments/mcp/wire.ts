@@ -26,7 +26,7 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 
 import { MAX_TIMER_MS, WireError } from "./wire-types.ts";
-import type { WireCall, WireConnection, WireProgress, WireResult, WireTarget, WireTool } from "./wire-types.ts";
+import type { WireCall, WireCallee, WireConnection, WireResult, WireTarget, WireTool } from "./wire-types.ts";
 
 /** The MCP revision Brain's client asks for in `initialize`. */
 export const MCP_PROTOCOL_VERSION: string = LATEST_PROTOCOL_VERSION;
@@ -50,24 +50,42 @@ function wireError(e: unknown, what: string): WireError {
   return new WireError("transport", `${what}: ${e instanceof Error ? e.message : String(e)}`, undefined, undefined, { cause: e });
 }
 
+/** A request that was never sent has nothing to cancel. */
+const NOT_SENT: WireCall = { cancel: () => undefined };
+
 /** A message as it came off the wire, before any schema check. */
 type Raw = Record<string, unknown>;
 
-/** One of Brain's `tools/call` requests in flight. */
-interface OpenCall {
-  name: string;
-  resolve(r: WireResult): void;
-  reject(e: WireError): void;
-  onProgress(p: WireProgress): void;
-  timer: ReturnType<typeof setTimeout> | undefined;
+/**
+ * One of Brain's `tools/call` requests in flight: its entry in `Calls` and the WireCall its caller
+ * holds, in one object.
+ */
+class OpenCall implements WireCall {
+  timer: ReturnType<typeof setTimeout> | undefined = undefined;
+
+  constructor(
+    private readonly calls: Calls,
+    readonly id: string,
+    readonly name: string,
+    readonly callee: WireCallee,
+  ) {}
+
+  cancel(reason: string): void {
+    this.calls.end(this.id, new WireError("cancelled", `tools/call ${this.name}: ${reason}`), true);
+  }
+
+  /** The wire's timer ran out. */
+  timedOut(): void {
+    this.calls.end(this.id, new WireError("timeout", `tools/call ${this.name}: no answer in time`, ErrorCode.RequestTimeout), true);
+  }
 }
 
 /**
  * Brain's own `tools/call` requests: ids `brain-<n>` (strings, which the SDK's requests, numbered
  * from 0, never use), one entry per request in flight. The response is matched here, before the
- * SDK would see it, and checked by `callResult`; progress notifications with the request's token
- * go to its handler synchronously (the response that follows on the same read must not overtake
- * them).
+ * SDK would see it, checked by `callResult` and handed to the call's callee; progress
+ * notifications with the request's token go to it too, synchronously (the response that follows
+ * on the same read must not overtake them).
  */
 class Calls {
   private readonly open = new Map<string, OpenCall>();
@@ -83,32 +101,28 @@ class Calls {
     private readonly sendLine?: (line: string) => void,
   ) {}
 
-  call(name: string, args: unknown, o: { onProgress: (p: WireProgress) => void; timeoutMs: number }): WireCall {
+  call(name: string, args: unknown, callee: WireCallee): WireCall {
     const id = `brain-${++this.next}`;
-    let resolve!: (r: WireResult) => void;
-    let reject!: (e: WireError) => void;
-    const result = new Promise<WireResult>((res, rej) => {
-      resolve = res;
-      reject = rej;
-    });
-    const timer = o.timeoutMs >= MAX_TIMER_MS ? undefined : setTimeout(() => this.end(id, new WireError("timeout", `tools/call ${name}: no answer in time`, ErrorCode.RequestTimeout), true), o.timeoutMs);
-    // Whether the call is still open is whether it is in `open`: a settled call is no longer there.
-    this.open.set(id, { name, resolve, reject, onProgress: o.onProgress, timer });
+    const entry = new OpenCall(this, id, name, callee);
+    if (callee.timeoutMs < MAX_TIMER_MS) entry.timer = setTimeout(() => entry.timedOut(), callee.timeoutMs);
+    // Whether the call is still open is whether it is in `open`: an ended call is no longer there.
+    this.open.set(id, entry);
     const input = (args ?? {}) as Record<string, unknown>;
     if (this.sendLine !== undefined) {
       try {
         this.sendLine(callLine(id, name, input));
       } catch (e) {
-        this.end(id, wireError(e, `tools/call ${name}`), false);
+        // Told after `callTool` has returned, as a failed send over HTTP is.
+        queueMicrotask(() => this.end(id, wireError(e, `tools/call ${name}`), false));
       }
     } else {
       this.send({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: input, _meta: { progressToken: id } } }).catch((e: unknown) => this.end(id, wireError(e, `tools/call ${name}`), false));
     }
-    return { result, cancel: (reason) => this.end(id, new WireError("cancelled", `tools/call ${name}: ${reason}`), true) };
+    return entry;
   }
 
-  /** Ends open call `id` with `e` (rejected), telling the server when `notify`; nothing when it is no longer open. */
-  private end(id: string, e: WireError, notify: boolean): void {
+  /** Ends open call `id` with `e` (failed), telling the server when `notify`; nothing when it is no longer open. */
+  end(id: string, e: WireError, notify: boolean): void {
     const entry = this.open.get(id);
     if (entry === undefined) return;
     this.open.delete(id);
@@ -118,7 +132,7 @@ class Calls {
         // Handled: the request is over on Brain's side either way; a connection that is gone says so itself.
       });
     }
-    entry.reject(e);
+    entry.callee.failed(e);
   }
 
   /** Takes `m` when it is a response to, or progress of, one of Brain's calls (true); leaves anything else to the SDK. */
@@ -131,15 +145,14 @@ class Calls {
       if (entry === undefined) return true;
       this.open.delete(id);
       if (entry.timer !== undefined) clearTimeout(entry.timer);
-      const what = `tools/call ${entry.name}`;
       const error = m.error as { code?: unknown; message?: unknown; data?: unknown } | undefined;
       if (m.jsonrpc === "2.0" && "result" in m) {
         const r = callResult(m.result);
-        if (r === undefined) entry.reject(new WireError("malformed", `${what}: the server's answer is not a valid MCP result`));
-        else entry.resolve(r);
+        if (r === undefined) entry.callee.failed(new WireError("malformed", `tools/call ${entry.name}: the server's answer is not a valid MCP result`));
+        else entry.callee.answered(r);
       } else if (m.jsonrpc === "2.0" && typeof error === "object" && error !== null && typeof error.code === "number" && Number.isInteger(error.code) && typeof error.message === "string") {
-        entry.reject(responseError(error.code, error.message, error.data, what));
-      } else entry.reject(new WireError("malformed", `${what}: the server's answer is not a JSON-RPC response`));
+        entry.callee.failed(responseError(error.code, error.message, error.data, `tools/call ${entry.name}`));
+      } else entry.callee.failed(new WireError("malformed", `tools/call ${entry.name}: the server's answer is not a JSON-RPC response`));
       return true;
     }
     if (m.method === "notifications/progress" && !("id" in m)) {
@@ -147,7 +160,7 @@ class Calls {
       if (typeof p?.progressToken !== "string" || !p.progressToken.startsWith("brain-")) return false;
       const entry = this.open.get(p.progressToken);
       if (entry !== undefined && typeof p.progress === "number") {
-        entry.onProgress({ progress: p.progress, ...(typeof p.total === "number" ? { total: p.total } : {}), ...(typeof p.message === "string" ? { message: p.message } : {}) });
+        entry.callee.progress({ progress: p.progress, ...(typeof p.total === "number" ? { total: p.total } : {}), ...(typeof p.message === "string" ? { message: p.message } : {}) });
       }
       return true;
     }
@@ -160,7 +173,7 @@ class Calls {
     this.open.clear();
     for (const entry of open) {
       if (entry.timer !== undefined) clearTimeout(entry.timer);
-      entry.reject(new WireError("closed", `tools/call ${entry.name}: the connection to the server closed`, ErrorCode.ConnectionClosed));
+      entry.callee.failed(new WireError("closed", `tools/call ${entry.name}: the connection to the server closed`, ErrorCode.ConnectionClosed));
     }
   }
 }
@@ -181,7 +194,17 @@ function responseError(code: number, message: string, data: unknown, what: strin
   return new WireError("server", message, code, data);
 }
 
-const TEXT_BLOCK_KEYS = 2;
+/** Whether every block of `content` is a text block of `type` and `text` only (a loop: no closure or key list per block). */
+function onlyPlainText(content: unknown[]): boolean {
+  for (let i = 0; i < content.length; i++) {
+    const c = content[i] as { type?: unknown; text?: unknown } | null;
+    if (typeof c !== "object" || c === null || c.type !== "text" || typeof c.text !== "string") return false;
+    let keys = 0;
+    for (const k in c) if (Object.hasOwn(c, k)) keys++;
+    if (keys !== 2) return false;
+  }
+  return true;
+}
 
 /**
  * A `tools/call` result as a WireResult, or undefined when it is not a CallToolResult. The common
@@ -196,7 +219,7 @@ export function callResult(v: unknown): WireResult | undefined {
     const sc = r.structuredContent;
     if (
       Array.isArray(content) &&
-      content.every((c) => typeof c === "object" && c !== null && (c as { type?: unknown }).type === "text" && typeof (c as { text?: unknown }).text === "string" && Object.keys(c).length === TEXT_BLOCK_KEYS) &&
+      onlyPlainText(content) &&
       (sc === undefined || (typeof sc === "object" && sc !== null && !Array.isArray(sc))) &&
       (r.isError === undefined || typeof r.isError === "boolean") &&
       r._meta === undefined
@@ -449,8 +472,8 @@ export async function connect(target: WireTarget, o: { timeoutMs: number; client
       // Brain checks structuredContent against the placed contract itself: the SDK's client would
       // refuse a result the server did send.
       if (closed) {
-        const result = Promise.reject(new WireError("transport", `tools/call ${name}: Not connected`));
-        return { result, cancel: () => undefined };
+        queueMicrotask(() => c.failed(new WireError("transport", `tools/call ${name}: Not connected`)));
+        return NOT_SENT;
       }
       return calls.call(name, args, c);
     },
