@@ -124,20 +124,25 @@ export async function tracingCost(cfg: BenchConfig, log: (s: string) => void): P
     section.figures.push(figure("host tool round trip, tracing on, p99", subject.p99us, "µs", { name: "tracing off p99", value: baseline.p99us }));
     section.figures.push(figure("cost per call at p50 (on − off)", round(subject.p50us - baseline.p50us, 1), "µs"));
     // Twelve pairs of short rounds, each pair one round off and one on next to each other (off, on,
-    // on, off, …), a forced GC before each, in the time the eight rounds of 1.5 s took before. Those
-    // eight ranged 17k–25k calls/s with tracing off within one run: a major collection of the
-    // growing journals or another process holding a core moved single rounds by more than tracing
-    // costs. A pair's two rounds ran on nearly the same machine, so the ratio is taken within each
-    // pair and the figure is the pairs' median, which the few pairs with a disturbance on one side
-    // only do not move; the quartiles of the pairs are printed beside it.
+    // on, off, …), in the time the eight rounds of 1.5 s took before. Those eight ranged 17k–25k
+    // calls/s with tracing off within one run: a major collection of the growing journals or
+    // another process holding a core moved single rounds by more than tracing costs. A pair's two
+    // rounds ran on nearly the same machine, so the ratio is taken within each pair and the figure
+    // is the pairs' median, which the few pairs with a disturbance on one side only do not move; the
+    // quartiles of the pairs are printed beside it. One forced GC before the rounds, none between
+    // them: a full collection taken while no call is in flight frees the maps of the call path's
+    // objects, and V8 throws away the optimized code that embeds them (~35–40 functions of the hot
+    // path at each, "weak objects"), so every round began by running them unoptimized and compiling
+    // them again on a helper thread, which a server under load never does (docs/decisions/bench.md).
     const ms = (cfg.throughputMs * 2) / PAIRS;
     const cpu = { on: [] as number[], off: [] as number[] };
-    const pr = await pairedRatio(PAIRS, gc, () => rate(on, sessions, ms, cpu.on), () => rate(off, sessions, ms, cpu.off));
+    gc();
+    const pr = await pairedRatio(PAIRS, () => undefined, () => rate(on, sessions, ms, cpu.on), () => rate(off, sessions, ms, cpu.off));
     const cost = pr.subject.map((s, i) => (1 / s - 1 / pr.baseline[i]!) * 1e6);
     const cpuCost = cpu.on.map((c, i) => c - cpu.off[i]!);
     const perSOn = quantile(pr.subject, 0.5);
     const perSOff = quantile(pr.baseline, 0.5);
-    section.notes.push(`throughput at ${sessions} sessions: ${PAIRS} pairs of rounds of ${round(ms, 0)} ms (off, on, on, off, …; a forced GC before each); calls/s per round, off: ${pr.baseline.map((r) => round(r, 0)).join(", ")}; on: ${pr.subject.map((r) => round(r, 0)).join(", ")}; on ÷ off per pair: ${pr.ratios.map((r) => round(r, 2)).join(", ")} (quartiles ${round(pr.q1, 3)}–${round(pr.q3, 3)}, the spread of the median figure); CPU on − off per pair, µs a call: ${cpuCost.map((c) => round(c, 1)).join(", ")} (quartiles ${round(quantile(cpuCost, 0.25), 1)}–${round(quantile(cpuCost, 0.75), 1)})`);
+    section.notes.push(`throughput at ${sessions} sessions: ${PAIRS} pairs of rounds of ${round(ms, 0)} ms (off, on, on, off, …; one forced GC before the first); calls/s per round, off: ${pr.baseline.map((r) => round(r, 0)).join(", ")}; on: ${pr.subject.map((r) => round(r, 0)).join(", ")}; on ÷ off per pair: ${pr.ratios.map((r) => round(r, 2)).join(", ")} (quartiles ${round(pr.q1, 3)}–${round(pr.q3, 3)}, the spread of the median figure); CPU on − off per pair, µs a call: ${cpuCost.map((c) => round(c, 1)).join(", ")} (quartiles ${round(quantile(cpuCost, 0.25), 1)}–${round(quantile(cpuCost, 0.75), 1)})`);
     section.figures.push(figure(`throughput, ${sessions} sessions, tracing on (median round)`, round(perSOn, 0), "calls/s", { name: "tracing off", value: round(perSOff, 0) }));
     section.figures.push(figure(`throughput on ÷ off, ${sessions} sessions (median of ${PAIRS} pairs)`, round(pr.median, 3), "×", undefined, { text: `tracing on ≥ 0.85× off at ${sessions} sessions (≤ 15 % cost)`, pass: pr.median >= 0.85 }));
     section.figures.push(figure(`cost per call at ${sessions} sessions (1/on − 1/off, median pair)`, round(quantile(cost, 0.5), 2), "µs"));
