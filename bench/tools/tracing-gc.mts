@@ -1,9 +1,17 @@
-// Section 15's throughput rounds (bench/src/tracing.ts) with what the collector did in each: two
-// fixtures in this process, tracing off and on (OTLP/HTTP to a receiver child), the latency blocks
-// first as the section runs them, then PAIRS pairs of rounds (off, on, on, off, …, a forced GC
-// before each); per round the calls/s, this process's CPU per call, the heap used after the forced
-// GC and at the end, and the collections in the round (count and ms, by kind).
-//   node --import tsx bench/tools/tracing-gc.mts      LAT=5000 PAIRS=12 MS=500 J=memory
+// Section 15's throughput rounds (bench/src/tracing.ts) with what V8 did in each: two fixtures in
+// this process, tracing off and on (OTLP/HTTP to the receiver child), the latency calls first as the
+// section makes them, then PAIRS pairs of rounds (off, on, on, off, …); per round the calls/s, this
+// process's CPU per call split into the main thread and the rest (V8's compiler and GC helpers),
+// the heap used at its start and end, the collections in it (count and ms, by kind) and calls per
+// loop turn; then the median pair. This is how the forced collections §15 took between rounds were
+// found to drop the call path's optimized code (docs/decisions/bench.md).
+//   node --import tsx bench/tools/tracing-gc.mts        LAT=5000 PAIRS=12 MS=500 J=memory
+//   NOGC=1   no forced GC before each round (§15 since 2026-12-07, late: one before the first only)
+//   WARM=ms  untimed calls for that long after each forced GC
+//   MODE=pair|swap|offoff|onon|off|on   which runtimes (swap: the traced one started first)
+//   PROFILE=1 / ALLOC=1   CPU (100 µs samples) / allocation (every 256 B) profile summed by mode, TOP=n rows
+//   BOUNDS=1  print each round's CLOCK_MONOTONIC bounds, for `perf record -k mono` split by round;
+//             with --trace-opt --trace-deopt, what is optimized or dropped between and inside rounds
 import { PerformanceObserver, constants } from "node:perf_hooks";
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -12,6 +20,7 @@ import { startFixture } from "../src/fixture.ts";
 import type { Fixture, JournalKind } from "../src/fixture.ts";
 import { gc } from "../src/force-gc.ts";
 import { Session } from "node:inspector/promises";
+import { readFileSync } from "node:fs";
 
 // PROFILE=1: a CPU profile of every round (100 µs samples), self time per call by function summed by mode, the largest differences printed.
 // ALLOC=1: V8's sampling heap profiler instead (every 256 bytes), bytes allocated per call by site, summed by mode.
@@ -22,7 +31,6 @@ if (ALLOC) session.connect();
 if (PROFILE) { session.connect(); await session.post("Profiler.enable"); await session.post("Profiler.setSamplingInterval", { interval: 100 }); }
 const selfUs: Record<string, Map<string, number>> = { on: new Map(), off: new Map() };
 const callsOf: Record<string, number> = { on: 0, off: 0 };
-
 
 const LAT = Number(process.env.LAT ?? 5000);
 const PAIRS = Number(process.env.PAIRS ?? 12);
@@ -48,14 +56,18 @@ const off = await traced(MODE === "pair" || MODE === "swap" ? false : MODE.start
 const on = swapped ?? (MODE === "off" || MODE === "on" ? off : await traced(MODE === "pair" ? true : MODE === "onon"));
 
 const gcs: { kind: number; ms: number }[] = [];
-new PerformanceObserver((l) => { for (const e of l.getEntries()) gcs.push({ kind: (e.detail as { kind: number }).kind, ms: e.duration }); }).observe({ entryTypes: ["gc"] });
+new PerformanceObserver((l) => { for (const e of l.getEntries()) gcs.push({ kind: (e as unknown as { detail: { kind: number } }).detail.kind, ms: e.duration }); }).observe({ entryTypes: ["gc"] });
 const KIND: Record<number, string> = { [constants.NODE_PERFORMANCE_GC_MINOR]: "minor", [constants.NODE_PERFORMANCE_GC_MAJOR]: "major", [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: "incr", [constants.NODE_PERFORMANCE_GC_WEAKCB]: "weak" };
 
 for (let i = 0; i < LAT; i++) { await on.call(0); if (on !== off) await off.call(0); }
 
-import { readFileSync } from "node:fs";
 /** The main thread's CPU time (µs) from /proc: the rest of cpuUsage is V8's helper threads (compiler, GC) and libuv's. */
-const mainCpu = () => { const f = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8").slice(readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8").lastIndexOf(")") + 2).split(" "); return (Number(f[11]) + Number(f[12])) * 1e4; };
+const mainCpu = () => {
+  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8");
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // utime and stime, in clock ticks of 10 ms.
+  return (Number(f[11]) + Number(f[12])) * 1e4;
+};
 const NOGC = process.env.NOGC !== undefined;
 const WARM = Number(process.env.WARM ?? 0);
 async function load(f: Fixture, ms: number) {
