@@ -98,7 +98,12 @@ export async function mcpEnvironment(cfg: BenchConfig, log: (s: string) => void)
       // Unmeasured: the concurrent path's first calls (V8 optimising it, pools filling) ran ~25 % slower.
       await callsPerSecond(() => direct.call(), CONCURRENCY, ms / 2);
       await callsPerSecond(() => through.call(), CONCURRENCY, ms / 2);
-      rate = await pairedRatio(PAIRS, gc, () => callsPerSecond(() => through.call(), CONCURRENCY, ms), () => callsPerSecond(() => direct.call(), CONCURRENCY, ms));
+      // One forced GC before the rounds, none between them, as §15 (bench/src/tracing.ts): a full
+      // collection while no call is in flight makes V8 drop the optimized code of the call path,
+      // so each round began by compiling it again, which a client under load never does; the side
+      // with more JavaScript a call (Brain's) paid more of it (docs/decisions/bench.md).
+      gc();
+      rate = await pairedRatio(PAIRS, () => undefined, () => callsPerSecond(() => through.call(), CONCURRENCY, ms), () => callsPerSecond(() => direct.call(), CONCURRENCY, ms));
     } finally {
       await direct.close();
       await through.close();
