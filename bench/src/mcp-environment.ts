@@ -49,13 +49,22 @@ export function mcpStdioServer(): { command: string; args: string[] } {
   return { command: process.execPath, args: ["--import", "tsx", fileURLToPath(new URL("./mcp/stdio-server.ts", import.meta.url))] };
 }
 
-/** Calls of the echo tool through Brain: CONCURRENCY sessions placing it from `server`, each call started as the Agentloop starts one. */
-export async function brainPeer(server: { command: string; args: string[] } | { url: string }): Promise<McpPeer> {
-  const brain = await startBrain({ dataDir: ":memory:", port: 0, maxEmittedBytes: 2 ** 40, mcpServers: { echo: server } });
+/** Brain as an MCP peer, with its journal's group commits so far and the records they held. */
+export interface BrainMcpPeer extends McpPeer {
+  commits(): { transactions: number; records: number };
+}
+
+/**
+ * Calls of the echo tool through Brain: `sessions` sessions placing it from `server`, each call
+ * started as the Agentloop starts one. `start` is another build's startBrain (bench/tools/ab-mcp.mts).
+ */
+export async function brainPeer(server: { command: string; args: string[] } | { url: string }, opts: { start?: typeof startBrain; sessions?: number } = {}): Promise<BrainMcpPeer> {
+  const n = opts.sessions ?? CONCURRENCY;
+  const brain = await (opts.start ?? startBrain)({ dataDir: ":memory:", port: 0, maxEmittedBytes: 2 ** 40, mcpServers: { echo: server } });
   const { internals } = brain;
   const listed = (await (await fetch(`${brain.url}/v1/mcp-servers/echo/tools`, { headers: { authorization: `Bearer ${brain.token}` } })).json()) as { tools: { tool: string; contract: PlacedTool["contract"] }[] };
   const placed: PlacedTool = { contract: listed.tools.find((t) => t.tool === "echo")!.contract, options: {}, placement: { kind: "mcp", server: "echo", tool: "echo" } };
-  const sessions = await Promise.all(Array.from({ length: CONCURRENCY }, () => createSession(brain.url, brain.token, [placed]).then((id) => internals.sessions.state(id))));
+  const sessions = await Promise.all(Array.from({ length: n }, () => createSession(brain.url, brain.token, [placed]).then((id) => internals.sessions.state(id))));
   const waiters = new Map<string, (status: string) => void>();
   for (const s of sessions) {
     s.onCommit((r) => {
@@ -68,12 +77,13 @@ export async function brainPeer(server: { command: string; args: string[] } | { 
   return {
     call() {
       // Round robin over the sessions: a session's calls share its activation 0 (no model turn).
-      const s = sessions[next++ % CONCURRENCY]!;
+      const s = sessions[next++ % n]!;
       return new Promise<void>((resolve, reject) => {
         const [c] = internals.dispatcher.start(s, 0, [{ modelCallId: "bench", tool: s.created.tools[0]!, input: { x: 1 }, deadlineAt: null }], internals.sessions.loopOf(s.id)!);
         waiters.set(c!.callId, (status) => (status === "ok" ? resolve() : reject(new Error(`echo through Brain ended ${status}`))));
       });
     },
+    commits: () => ({ transactions: internals.store.stats.transactions, records: internals.store.stats.records }),
     close: () => brain.close(),
   };
 }

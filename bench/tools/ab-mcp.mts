@@ -8,10 +8,9 @@
 //   package.json, e.g. runtime/.ab/main/, git-ignored: inside the repository so its imports resolve)
 //   PAIRS=12 MS=500 N=64 WARM=2000 (unmeasured first, each)
 import { resolve } from "node:path";
-import type { PlacedTool } from "@aexhq/brain-protocol";
 import type { startBrain as StartBrain } from "@aexhq/brain-runtime";
-import { createSession } from "../src/fixture.ts";
-import { mcpStdioServer } from "../src/mcp-environment.ts";
+import { brainPeer, mcpStdioServer } from "../src/mcp-environment.ts";
+import type { BrainMcpPeer } from "../src/mcp-environment.ts";
 
 const [dirA, dirB] = process.argv.slice(2);
 if (dirA === undefined || dirB === undefined) throw new Error("usage: ab-mcp.mts <runtime copy A> <runtime copy B>");
@@ -19,40 +18,10 @@ const pairs = Number(process.env.PAIRS ?? 12);
 const ms = Number(process.env.MS ?? 500);
 const n = Number(process.env.N ?? 64);
 
-interface Peer {
-  call(): Promise<void>;
-  /** The journal's group commits so far, and the records they held. */
-  commits(): { transactions: number; records: number };
-  close(): Promise<void>;
-}
-
-async function peer(dir: string): Promise<Peer> {
+/** One build's Brain: its startBrain from the copy's dist/, the same peer §17 measures. */
+async function peer(dir: string): Promise<BrainMcpPeer> {
   const { startBrain } = (await import(resolve(dir, "dist/index.js"))) as { startBrain: typeof StartBrain };
-  const brain = await startBrain({ dataDir: ":memory:", port: 0, maxEmittedBytes: 2 ** 40, mcpServers: { echo: mcpStdioServer() } });
-  const { internals } = brain;
-  const listed = (await (await fetch(`${brain.url}/v1/mcp-servers/echo/tools`, { headers: { authorization: `Bearer ${brain.token}` } })).json()) as { tools: { tool: string; contract: PlacedTool["contract"] }[] };
-  const placed: PlacedTool = { contract: listed.tools.find((t) => t.tool === "echo")!.contract, options: {}, placement: { kind: "mcp", server: "echo", tool: "echo" } };
-  const sessions = await Promise.all(Array.from({ length: n }, () => createSession(brain.url, brain.token, [placed]).then((id) => internals.sessions.state(id))));
-  const waiters = new Map<string, (status: string) => void>();
-  for (const s of sessions) {
-    s.onCommit((r) => {
-      if (r.type !== "tool.finished") return;
-      const w = waiters.get(r.data.callId);
-      if (w) waiters.delete(r.data.callId), w(r.data.status);
-    });
-  }
-  let next = 0;
-  return {
-    call() {
-      const s = sessions[next++ % n]!;
-      return new Promise<void>((ok, fail) => {
-        const [c] = internals.dispatcher.start(s, 0, [{ modelCallId: "bench", tool: s.created.tools[0]!, input: { x: 1 }, deadlineAt: null }], internals.sessions.loopOf(s.id)!);
-        waiters.set(c!.callId, (status) => (status === "ok" ? ok() : fail(new Error(`echo through Brain ended ${status}`))));
-      });
-    },
-    commits: () => ({ transactions: internals.store.stats.transactions, records: internals.store.stats.records }),
-    close: () => brain.close(),
-  };
+  return brainPeer(mcpStdioServer(), { start: startBrain, sessions: n });
 }
 
 interface Round {
@@ -62,7 +31,7 @@ interface Round {
   batch: number;
 }
 
-async function round(p: Peer, window: number): Promise<Round> {
+async function round(p: BrainMcpPeer, window: number): Promise<Round> {
   let done = 0;
   const c0 = p.commits();
   const cpu0 = process.cpuUsage();
