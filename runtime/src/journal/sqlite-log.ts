@@ -47,6 +47,7 @@ export class SqliteLog {
 
   /** Appends one batch as one line (one `write` call: a partial write is retried until done). */
   append(rows: readonly LoggedRow[]): void {
+    if (this.broken !== undefined) throw this.broken;
     let line = "[";
     for (let i = 0; i < rows.length; i++) {
       const r = rows[i]!;
@@ -54,7 +55,6 @@ export class SqliteLog {
     }
     line += "]\n";
     const bytes = Buffer.from(line);
-    if (this.broken !== undefined) throw this.broken;
     try {
       for (let off = 0; off < bytes.length; ) off += writeSync(this.fd, bytes, off);
       if (this.sync) fdatasyncSync(this.fd);

@@ -131,7 +131,7 @@ export class SqliteStore extends BatchingStore {
   private generation = 0;
   private lastId = 0;
   private checkpointer: Worker | undefined;
-  private directoryTimer: NodeJS.Timeout;
+  private directoryTimer: NodeJS.Timeout | undefined;
 
   constructor(
     readonly file: string,
@@ -140,89 +140,99 @@ export class SqliteStore extends BatchingStore {
     super();
     this.logger = opts.logger;
     this.lock = holdLock(`${file}-lock`);
-    this.db = new Database(file);
-    this.db.pragma("journal_mode = WAL");
-    this.db.pragma("synchronous = NORMAL");
-    // Reads of old sessions hit pages spread over the whole file: map it rather than copy each page in.
-    this.db.pragma("mmap_size = 268435456");
-    this.db.exec(`
-      CREATE TABLE IF NOT EXISTS journal (
-        id INTEGER PRIMARY KEY,
-        session_id TEXT NOT NULL,
-        sequence INTEGER NOT NULL,
-        at INTEGER NOT NULL,
-        type TEXT NOT NULL,
-        data TEXT NOT NULL,
-        prev INTEGER
-      );
-      CREATE TABLE IF NOT EXISTS marks (
-        session_id TEXT NOT NULL,
-        sequence INTEGER NOT NULL,
-        id INTEGER NOT NULL,
-        PRIMARY KEY (session_id, sequence)
-      ) WITHOUT ROWID;
-      CREATE TABLE IF NOT EXISTS sessions (
-        session_id TEXT PRIMARY KEY,
-        tail INTEGER NOT NULL,
-        created_at INTEGER NOT NULL,
-        last_sequence INTEGER NOT NULL,
-        activations INTEGER NOT NULL,
-        model_requests INTEGER NOT NULL,
-        open_calls INTEGER NOT NULL,
-        open_model_requests INTEGER NOT NULL,
-        turn_open INTEGER NOT NULL,
-        deleted INTEGER NOT NULL,
-        owner TEXT
-      );
-      CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS hosts (
-        host_id TEXT PRIMARY KEY,
-        salt TEXT NOT NULL,
-        hash TEXT NOT NULL,
-        contracts TEXT NOT NULL,
-        registered_at INTEGER NOT NULL,
-        owner TEXT
-      );
-      CREATE TABLE IF NOT EXISTS keys (
-        key_id TEXT PRIMARY KEY,
-        name TEXT NOT NULL,
-        hash TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        revoked_at INTEGER,
-        limits TEXT
-      );
-    `);
-    this.addColumns();
-    this.addListingIndexes();
-    this.migrate();
-    // After migrate (an old layout's rows are in `journal` by then): built once over the message rows.
-    this.db.exec("CREATE INDEX IF NOT EXISTS journal_message_keys ON journal (session_id, json_extract(data, '$.idempotencyKey')) WHERE type = 'message.user'");
-    this.lastId = (this.db.prepare("SELECT max(id) AS id FROM journal").get() as { id: number | null }).id ?? 0;
-    const insert = this.db.prepare("INSERT INTO journal (id, session_id, sequence, at, type, data, prev) VALUES (?, ?, ?, ?, ?, ?, ?)");
-    const mark = this.db.prepare("INSERT INTO marks (session_id, sequence, id) VALUES (?, ?, ?)");
-    this.selectRow = this.db.prepare("SELECT session_id, sequence, at, type, data, prev FROM journal WHERE id = ?");
-    this.selectMark = this.db.prepare("SELECT id FROM marks WHERE session_id = ? AND sequence >= ? ORDER BY sequence LIMIT 1");
-    this.selectDirectory = this.db.prepare("SELECT * FROM sessions WHERE session_id = ?");
-    // The same expression and condition as journal_message_keys, so the planner uses it.
-    this.selectKeyed = this.db.prepare("SELECT sequence, data FROM journal WHERE session_id = ? AND type = 'message.user' AND json_extract(data, '$.idempotencyKey') = ? LIMIT 1");
-    this.indexRows = this.db.transaction((rows: readonly LoggedRow[]) => {
-      for (const r of rows) {
-        insert.run(r.id, r.sessionId, r.sequence, r.at, r.type, r.data, r.prev);
-        if (marked(r.sequence)) mark.run(r.sessionId, r.sequence, r.id);
-      }
-    });
-    this.log = this.recoverLog(`${file}-log`, opts.sync ?? false);
-    this.replayAfterDirectory();
-    this.directoryTimer = setInterval(() => {
-      try {
-        this.writeDirectory();
-      } catch (e) {
-        // Recovery replays the rows after the directory's last write: a late directory costs only time at the next start.
-        this.logger?.error("journal: writing the session directory failed; retrying in 1 s", { error: e, file: this.file });
-      }
-    }, DIRECTORY_FLUSH_MS);
-    this.directoryTimer.unref();
-    this.startCheckpointer();
+    // Whatever fails from here on (a damaged log, a full disk) releases the lock and the connection:
+    // the process may open the journal again once the cause is mended.
+    let db: Database.Database | undefined;
+    try {
+      this.db = db = new Database(file);
+      this.db.pragma("journal_mode = WAL");
+      this.db.pragma("synchronous = NORMAL");
+      // Reads of old sessions hit pages spread over the whole file: map it rather than copy each page in.
+      this.db.pragma("mmap_size = 268435456");
+      this.db.exec(`
+        CREATE TABLE IF NOT EXISTS journal (
+          id INTEGER PRIMARY KEY,
+          session_id TEXT NOT NULL,
+          sequence INTEGER NOT NULL,
+          at INTEGER NOT NULL,
+          type TEXT NOT NULL,
+          data TEXT NOT NULL,
+          prev INTEGER
+        );
+        CREATE TABLE IF NOT EXISTS marks (
+          session_id TEXT NOT NULL,
+          sequence INTEGER NOT NULL,
+          id INTEGER NOT NULL,
+          PRIMARY KEY (session_id, sequence)
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS sessions (
+          session_id TEXT PRIMARY KEY,
+          tail INTEGER NOT NULL,
+          created_at INTEGER NOT NULL,
+          last_sequence INTEGER NOT NULL,
+          activations INTEGER NOT NULL,
+          model_requests INTEGER NOT NULL,
+          open_calls INTEGER NOT NULL,
+          open_model_requests INTEGER NOT NULL,
+          turn_open INTEGER NOT NULL,
+          deleted INTEGER NOT NULL,
+          owner TEXT
+        );
+        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+        CREATE TABLE IF NOT EXISTS hosts (
+          host_id TEXT PRIMARY KEY,
+          salt TEXT NOT NULL,
+          hash TEXT NOT NULL,
+          contracts TEXT NOT NULL,
+          registered_at INTEGER NOT NULL,
+          owner TEXT
+        );
+        CREATE TABLE IF NOT EXISTS keys (
+          key_id TEXT PRIMARY KEY,
+          name TEXT NOT NULL,
+          hash TEXT NOT NULL,
+          created_at INTEGER NOT NULL,
+          revoked_at INTEGER,
+          limits TEXT
+        );
+      `);
+      this.addColumns();
+      this.addListingIndexes();
+      this.migrate();
+      // After migrate (an old layout's rows are in `journal` by then): built once over the message rows.
+      this.db.exec("CREATE INDEX IF NOT EXISTS journal_message_keys ON journal (session_id, json_extract(data, '$.idempotencyKey')) WHERE type = 'message.user'");
+      this.lastId = (this.db.prepare("SELECT max(id) AS id FROM journal").get() as { id: number | null }).id ?? 0;
+      const insert = this.db.prepare("INSERT INTO journal (id, session_id, sequence, at, type, data, prev) VALUES (?, ?, ?, ?, ?, ?, ?)");
+      const mark = this.db.prepare("INSERT INTO marks (session_id, sequence, id) VALUES (?, ?, ?)");
+      this.selectRow = this.db.prepare("SELECT session_id, sequence, at, type, data, prev FROM journal WHERE id = ?");
+      this.selectMark = this.db.prepare("SELECT id FROM marks WHERE session_id = ? AND sequence >= ? ORDER BY sequence LIMIT 1");
+      this.selectDirectory = this.db.prepare("SELECT * FROM sessions WHERE session_id = ?");
+      // The same expression and condition as journal_message_keys, so the planner uses it.
+      this.selectKeyed = this.db.prepare("SELECT sequence, data FROM journal WHERE session_id = ? AND type = 'message.user' AND json_extract(data, '$.idempotencyKey') = ? LIMIT 1");
+      this.indexRows = this.db.transaction((rows: readonly LoggedRow[]) => {
+        for (const r of rows) {
+          insert.run(r.id, r.sessionId, r.sequence, r.at, r.type, r.data, r.prev);
+          if (marked(r.sequence)) mark.run(r.sessionId, r.sequence, r.id);
+        }
+      });
+      this.log = this.recoverLog(`${file}-log`, opts.sync ?? false);
+      this.replayAfterDirectory();
+      this.directoryTimer = setInterval(() => {
+        try {
+          this.writeDirectory();
+        } catch (e) {
+          // Recovery replays the rows after the directory's last write: a late directory costs only time at the next start.
+          this.logger?.error("journal: writing the session directory failed; retrying in 1 s", { error: e, file: this.file });
+        }
+      }, DIRECTORY_FLUSH_MS);
+      this.directoryTimer.unref();
+      this.startCheckpointer();
+    } catch (e) {
+      clearInterval(this.directoryTimer);
+      db?.close();
+      this.lock.close();
+      throw e;
+    }
   }
 
   /**
@@ -232,7 +242,8 @@ export class SqliteStore extends BatchingStore {
   private recoverLog(path: string, sync: boolean): SqliteLog {
     const rows = readLog(path, this.lastId);
     if (rows.length > 0) {
-      if (rows[0]!.id !== this.lastId + 1) throw new BrainRuntimeError("internal", `journal: the log ${path} starts at row ${rows[0]!.id} but the tables end at ${this.lastId}: rows are missing`);
+      // Rows missing between the tables and the log (a damaged data folder): nothing is linked over the hole.
+      if (rows[0]!.id !== this.lastId + 1) throw new BrainRuntimeError("conflict", `journal: the log ${path} starts at row ${rows[0]!.id} but the tables end at ${this.lastId}: rows are missing`);
       this.indexDurably(rows);
       this.lastId = rows[rows.length - 1]!.id;
     }

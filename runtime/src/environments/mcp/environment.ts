@@ -32,8 +32,12 @@ type McpPlacement = Extract<PlacedTool["placement"], { kind: "mcp" }>;
 export class McpEnvironment implements Environment {
   readonly kind = "mcp" as const;
   private readonly servers = new Map<string, McpServer>();
-  /** Set on server close: calls in flight are left to recovery then. */
-  closing = false;
+  private closed = false;
+
+  /** The server is closing: calls in flight are left to recovery then (McpCall reads it). */
+  get closing(): boolean {
+    return this.closed;
+  }
   // The contract (and digest: JCS + SHA-256 of the schemas) of a listed tool under a Brain name,
   // computed once per listing rather than at every call.
   private readonly contracts = new WeakMap<WireTool, Map<string, ReturnType<typeof contractOf>>>();
@@ -138,7 +142,7 @@ export class McpEnvironment implements Environment {
 
   async close(): Promise<void> {
     // Server shutdown: in-flight calls are left open (recovery ends them `unknown`), their servers stopped.
-    this.closing = true;
+    this.closed = true;
     for (const s of this.servers.values()) await s.close();
   }
 }
