@@ -200,7 +200,8 @@ export class Invocation {
     return guarded;
   }
 
-  private enqueue<T>(step: () => Promise<T>): Promise<T> {
+  /** `last`: no frame of this call follows (its finish), so nothing will wait for this one in the chain. */
+  private enqueue<T>(step: () => Promise<T>, last = false): Promise<T> {
     let next: Promise<T>;
     if (this.queued === 0) {
       // Nothing ahead to wait for: the step runs now (a finish leaves in this tick, not a microtask later).
@@ -209,6 +210,7 @@ export class Invocation {
       } catch (e) {
         next = Promise.reject(e);
       }
+      if (last) return next;
     } else next = this.chain.then(step);
     this.queued += 1;
     this.chain = next.then(this.dequeue, this.dequeue);
@@ -267,18 +269,25 @@ export class Invocation {
     await this.sendFinish(outcome, undefined).catch(() => undefined);
   }
 
-  private async sendFinish(outcome: Outcome | undefined, opts: { content?: string } | undefined): Promise<void> {
+  /**
+   * Sends the call's finish and settles with the runtime's answer. Not an async function, and the
+   * finish is the call's last frame (nothing is enqueued after it): on every call a promise and
+   * two microtasks less than awaiting it in the order chain.
+   */
+  private sendFinish(outcome: Outcome | undefined, opts: { content?: string } | undefined): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
+    return this.enqueue(() => this.channel.request(finishFrame(this.callId, outcome, opts)), true).then(this.onDone, this.finishRefused);
+  }
+
+  /** The finish was refused or lost: one refused here for size would leave the call open until its deadline, so it ends with a small one. */
+  private readonly finishRefused = async (e: unknown): Promise<never> => {
     try {
-      await this.enqueue(() => this.channel.request(finishFrame(this.callId, outcome, opts)));
-    } catch (e) {
-      // A finish refused here for size would leave the call open until its deadline: end it with a small one.
       if (tooLarge(e)) await this.enqueue(() => this.channel.request({ type: "finish", callId: this.callId, outcome: refusedLocally(e) })).catch(() => undefined);
       throw e;
     } finally {
       this.onDone();
     }
-  }
+  };
 
   private environments(): EnvironmentControl {
     const ask = (request: EnvironmentRequest) => this.environment(request);
