@@ -39,7 +39,7 @@ export function fromSource(): boolean {
 }
 
 export interface StoreLike {
-  append(r: JournalRecord): Promise<void>;
+  append(r: JournalRecord, onCommit?: (r: JournalRecord) => void): Promise<unknown>;
   flush(): Promise<void>;
   close(): Promise<void>;
   /** One session's records as stored: `read` (paged store) or `loadSession` (the store before issue 15). */

@@ -44,7 +44,7 @@ const deleted = (i: number) => i % 7 === 3;
 
 /** What writing the fixture needs of a store (SqliteStore and PostgresStore both have it). */
 export interface FixtureStore {
-  append(r: JournalRecord): Promise<void>;
+  append(r: JournalRecord, onCommit?: (r: JournalRecord) => void): Promise<unknown>;
   flush(): Promise<void>;
   saveKey(k: { keyId: string; name: string; hash: string; createdAt: number }): Promise<void> | void;
 }

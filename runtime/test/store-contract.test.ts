@@ -25,7 +25,7 @@ import type { PgCluster } from "./helpers/pg-cluster.ts";
 /** What the contract needs of a store, reads awaited (the SQLite and memory stores answer at once). */
 interface Store {
   readonly stats: StoreStats;
-  append(r: JournalRecord): Promise<void>;
+  append(r: JournalRecord, onCommit?: (r: JournalRecord) => void): Promise<unknown>;
   read(id: string, after?: number, through?: number): JournalRecord[] | Promise<JournalRecord[]>;
   head(id: string): SessionHead | undefined | Promise<SessionHead | undefined>;
   findMessage(id: string, key: string): Promise<KeyedMessage | undefined>;
@@ -138,6 +138,30 @@ for (const kind of KINDS) {
       const back = await store.read("ses_a");
       assert.equal(back.map((r) => r.sequence), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
       assert.ok(back.every((r) => validate.JournalRecord.Check(r)));
+    });
+  });
+
+  test(`${kind.name}: an append's hook sees its record at the commit, before the append resolves with it; a hook that throws rejects that append only`, async () => {
+    await withStore(async (store) => {
+      const seen: string[] = [];
+      const first = created("ses_k");
+      const second = rec("ses_k", 2);
+      const third = rec("ses_k", 3);
+      const appended = [
+        store.append(first, (r) => void seen.push(`hook ${r.sequence}`)).then((r) => (seen.push("resolved 1"), r)),
+        store.append(second, () => {
+          seen.push("hook 2");
+          throw new Error("a listener failed");
+        }),
+        store.append(third, (r) => void seen.push(`hook ${r.sequence}`)),
+      ];
+      assert.equal(seen, [], "no hook in the appending tick");
+      const [one, two, three] = await Promise.allSettled(appended);
+      assert.is((one as PromiseFulfilledResult<unknown>).value, first, "resolves with the record appended");
+      assert.is(((two as PromiseRejectedResult).reason as Error).message, "a listener failed");
+      assert.is((three as PromiseFulfilledResult<unknown>).value, third);
+      assert.equal(seen, ["hook 1", "hook 2", "hook 3", "resolved 1"], "every hook of the commit ran before any reaction to it");
+      assert.equal((await store.read("ses_k")).map((r) => r.sequence), [1, 2, 3], "the commit itself stands");
     });
   });
 
@@ -325,7 +349,7 @@ for (const kind of KINDS) {
       const visits: Array<{ heads: number; rows: number }> = [];
       let n = 0;
       for (const total of [30, 600]) {
-        const batch: Promise<void>[] = [];
+        const batch: Promise<unknown>[] = [];
         for (; n < total; n++) batch.push(store.append(createdAt(`ses_${String(n).padStart(4, "0")}`, T0 + n, n % 3 === 0 ? "k1" : undefined)));
         await Promise.all(batch);
         if (kind.durable) store = await reopen();
@@ -478,7 +502,7 @@ test("postgres: two writers commit a large tick's sessions side by side, each se
     // Ticks that overlap batches in flight: a session appended again while its batch commits waits
     // for it (no gap, no reordering, whatever commits first).
     const next = new Map(ids.map((id) => [id, 2]));
-    const acks: Promise<void>[] = [];
+    const acks: Promise<unknown>[] = [];
     let seed = 7;
     const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (let tick = 0; tick < 40; tick++) {

@@ -1,7 +1,7 @@
 import type { JournalRecord } from "@aexhq/brain-protocol";
 import type { SessionHead } from "../journal/head.ts";
 import type { PostgresStore } from "../journal/postgres.ts";
-import type { CommitObserver, HostRow, JournalStore, KeyRow, KeyedMessage, ListQuery, SessionPage, StoreStats } from "../journal/store.ts";
+import type { CommitHook, CommitObserver, HostRow, JournalStore, KeyRow, KeyedMessage, ListQuery, SessionPage, StoreStats } from "../journal/store.ts";
 import type { NodeFence } from "./fence.ts";
 import { messageOf, stderrLogger } from "../logger.ts";
 import type { Logger } from "../logger.ts";
@@ -103,7 +103,7 @@ export class NodeJournal implements JournalStore {
     this.pg.observer = observer;
   }
 
-  append(record: JournalRecord): Promise<void> {
+  append(record: JournalRecord, onCommit?: CommitHook): Promise<JournalRecord> {
     // A new session is held from its first record on; its lease row is created with token 1 in
     // the same transaction (journal/postgres.ts FENCED_COMMIT_SQL).
     if (record.sequence === 1 && record.type === "session.created" && !this.held.has(record.sessionId)) {
@@ -112,7 +112,7 @@ export class NodeJournal implements JournalStore {
     }
     // A failure is told to `lose` by the store (its `failed`, set above), with the token the record
     // was admitted under: no promise chained on every append.
-    return this.pg.append(record);
+    return this.pg.append(record, onCommit);
   }
 
   /** Committed records, from the database (any node's session: history is immutable once committed). */

@@ -146,18 +146,12 @@ export class Dispatcher {
       // The digest of the input as journaled (redacted), which is what a decider reads.
       if (req.tool.approval === "always") data.approval = { inputDigest: inputDigestOf(session.redact(req.input)) };
       const { sequence, committed } = session.append("tool.call_started", data);
-      const call = this.hold(session, owner, {
-        // The sequence just admitted is the one the call id was made with.
-        callId: data.callId,
-        sequence,
-        activation,
-        modelCallId: req.modelCallId,
-        ...(req.origin !== undefined ? { origin: req.origin } : {}),
-        tool: req.tool,
-        input: req.input,
-        deadlineAt: req.deadlineAt,
-        ...(data.approval !== undefined ? { approval: data.approval } : {}),
-      });
+      // The sequence just admitted is the one the call id was made with. (Optional fields set
+      // after, not spread into the literal: spreads made two objects more on every call.)
+      const info: CallInfo = { callId: data.callId, sequence, activation, modelCallId: req.modelCallId, tool: req.tool, input: req.input, deadlineAt: req.deadlineAt };
+      if (req.origin !== undefined) info.origin = req.origin;
+      if (data.approval !== undefined) info.approval = data.approval;
+      const call = this.hold(session, owner, info);
       // Over its key's calls-in-flight limit the call is journaled and ends error/limit_exceeded at
       // once, never reaching its tool: the model (and the journal's reader) learns why.
       const refused = this.admitCall(key, call.callId);

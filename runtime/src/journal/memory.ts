@@ -35,12 +35,7 @@ export class MemoryStore extends BatchingStore {
 
   protected commitBatch(records: JournalRecord[]): void {
     // Check order first, so a bad batch writes nothing (what SQLite's transaction guarantees).
-    const last = new Map<string, number>();
-    for (const r of records) {
-      const before = last.get(r.sessionId) ?? this.heads.get(r.sessionId)?.lastSequence ?? 0;
-      if (r.sequence <= before) throw new BrainRuntimeError("internal", `journal: sequence ${r.sequence} of ${r.sessionId} is not after ${before}`);
-      last.set(r.sessionId, r.sequence);
-    }
+    if (!this.followsInOrder(records)) this.checkOrder(records);
     for (const r of records) {
       let head = this.heads.get(r.sessionId);
       const fresh = head === undefined;
@@ -67,6 +62,27 @@ export class MemoryStore extends BatchingStore {
       }
     }
   }
+  /** One session's records, each following the one before (a call's commits): nothing to check further. */
+  private followsInOrder(records: JournalRecord[]): boolean {
+    const only = records[0]!.sessionId;
+    let expected = (this.heads.get(only)?.lastSequence ?? 0) + 1;
+    for (const r of records) {
+      if (r.sessionId !== only || r.sequence !== expected) return false;
+      expected += 1;
+    }
+    return true;
+  }
+
+  /** Throws `internal` when a record of the batch is not after its session's last one. */
+  private checkOrder(records: JournalRecord[]): void {
+    const last = new Map<string, number>();
+    for (const r of records) {
+      const before = last.get(r.sessionId) ?? this.heads.get(r.sessionId)?.lastSequence ?? 0;
+      if (r.sequence <= before) throw new BrainRuntimeError("internal", `journal: sequence ${r.sequence} of ${r.sessionId} is not after ${before}`);
+      last.set(r.sessionId, r.sequence);
+    }
+  }
+
   protected closeStorage(): void {}
 
   async read(sessionId: string, after = 0, through = Infinity): Promise<JournalRecord[]> {

@@ -14,6 +14,15 @@ export function outOfStepSessions(records: JournalRecord[], lastSequenceOf: (ses
     const r = records[0]!;
     return r.sequence === lastSequenceOf(r.sessionId) + 1 ? NONE : new Set([r.sessionId]);
   }
+  // One session's records in order (a call's result and finish): one pass, no map.
+  const only = records[0]!.sessionId;
+  let expected = lastSequenceOf(only) + 1;
+  let i = 0;
+  for (; i < records.length; i++, expected++) {
+    const r = records[i]!;
+    if (r.sessionId !== only || r.sequence !== expected) break;
+  }
+  if (i === records.length) return NONE;
   // The next sequence expected of each session in the batch; -1 once it is out of step.
   const next = new Map<string, number>();
   let out: Set<string> | undefined;

@@ -6,11 +6,11 @@ import { outOfStep } from "./out-of-step.ts";
 import { deepFreeze } from "./freeze.ts";
 import { advanceHead, copyHead, hasOpenWork, headStatus, newHead } from "./head.ts";
 import type { HeadStatus, SessionHead } from "./head.ts";
-import { pageOf } from "./store.ts";
+import { pageOf, settleCommitted } from "./store.ts";
 import { PgSharedFiles, SHARED_FILES_MIGRATION } from "./shared-files.ts";
 import { Int4Column, Int8Column, textArrayBytes } from "./pg-binary-arrays.ts";
 import { BatchQuery, BindMessage } from "./pg-batch-query.ts";
-import type { CommitObserver, HostRow, KeyRow, KeyedMessage, ListQuery, SessionPage, StoreStats } from "./store.ts";
+import type { CommitHook, CommitObserver, HostRow, KeyRow, KeyedMessage, ListQuery, PendingRecord, SessionPage, StoreStats } from "./store.ts";
 
 /** Schema versions, applied in order inside one transaction each, recorded in brain_meta. */
 const MIGRATIONS: string[] = [
@@ -161,12 +161,9 @@ export interface PostgresStoreOptions {
   settleMs?: number;
 }
 
-interface Pending {
-  record: JournalRecord;
+interface Pending extends PendingRecord {
   /** The session's fencing token when the record was appended (with a fence); -1: none held. */
   token: number;
-  resolve: () => void;
-  reject: (e: unknown) => void;
 }
 
 /**
@@ -497,15 +494,15 @@ export class PostgresStore {
    */
   failed: ((sessionId: string, token: number | undefined) => void) | undefined;
 
-  append(record: JournalRecord): Promise<void> {
+  append(record: JournalRecord, onCommit?: CommitHook): Promise<JournalRecord> {
     const token = this.fence?.tokenOf(record.sessionId) ?? -1;
     if (this.closed) {
-      const closed = new Promise<void>((resolve, reject) => this.refuse({ record, token, resolve, reject }, new BrainRuntimeError("unavailable", "the journal is closed: the runtime is shutting down", undefined, true)));
+      const closed = new Promise<JournalRecord>((resolve, reject) => this.refuse({ record, token, resolve, reject, onCommit }, new BrainRuntimeError("unavailable", "the journal is closed: the runtime is shutting down", undefined, true)));
       return closed;
     }
     deepFreeze(record);
     return new Promise((resolve, reject) => {
-      this.pending.push({ record, token, resolve, reject });
+      this.pending.push({ record, token, resolve, reject, onCommit });
       this.schedule();
     });
   }
@@ -628,13 +625,13 @@ export class PostgresStore {
       this.stats.records += refusedIds === undefined ? batch.length : batch.filter((p) => written(p.record.sessionId)).length;
       this.observer?.(records, startedAt, (performance.now() - startedAt) / 1000);
       if (refusedIds === undefined) {
-        for (const p of batch) p.resolve();
+        for (const p of batch) settleCommitted(p);
         return;
       }
       const refused = new Map<string, { sessionId: string; token: number }>();
       for (const p of batch) {
         if (written(p.record.sessionId)) {
-          p.resolve();
+          settleCommitted(p);
           continue;
         }
         refused.set(`${p.record.sessionId} ${p.token}`, { sessionId: p.record.sessionId, token: p.token });

@@ -180,10 +180,9 @@ export class SessionState {
     if (type === "session.deleted") this.deletedAdmitted = true;
     // session.created carries the creation time the session shows (its view and its listing order agree).
     const record = { sessionId: this.id, sequence: this.seq++, at: type === "session.created" ? this.createdAt : Date.now(), type, data: this.redact(data) } as unknown as RecordOf<T>;
-    const committed = this.store.append(record).then(() => {
-      this.observe(record);
-      return record;
-    });
+    // The session's view advances at the commit itself (observe, the store's hook), before anything
+    // awaiting `committed` runs: no promise chained on every record for it.
+    const committed = this.store.append(record, this.observed) as Promise<RecordOf<T>>;
     // Handled: whoever awaits `committed` sees the failure (ToolCall logs its own records'); this
     // only keeps a fire-and-forget append from becoming an unhandled rejection (e.g. at shutdown).
     committed.catch(handled);
@@ -254,6 +253,8 @@ export class SessionState {
   after(sequence: number, through = this.committedThrough): Promise<JournalRecord[]> {
     return this.store.read(this.id, sequence, Math.min(through, this.committedThrough));
   }
+
+  private readonly observed = (r: JournalRecord): void => this.observe(r);
 
   private observe(r: JournalRecord): void {
     this.committedThrough = r.sequence;

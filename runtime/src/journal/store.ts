@@ -90,7 +90,12 @@ export interface KeyedMessage {
 export interface RecordStore {
   readonly kind: "sqlite" | "memory" | "postgres";
   readonly stats: StoreStats;
-  append(record: JournalRecord): Promise<void>;
+  /**
+   * Resolves with `record` once its transaction committed. `onCommit`, when given, is called with
+   * it at the commit, before anything awaiting the promise runs (a throw there rejects the append),
+   * so a caller that must see every commit first (SessionState) needs no promise chained on each record.
+   */
+  append(record: JournalRecord, onCommit?: CommitHook): Promise<JournalRecord>;
   /** Committed records of one session with `after < sequence <= through`, in sequence order. */
   read(sessionId: string, after?: number, through?: number): Promise<JournalRecord[]>;
   /** The session's head as of its last committed record; undefined for a session never written. */
@@ -171,10 +176,27 @@ function microtask(fn: () => void): void {
 /** Told of each group commit: its records, when it began (performance.now()), how long it took, and its error if it failed. */
 export type CommitObserver = (records: readonly JournalRecord[], startedAt: number, seconds: number, error?: unknown) => void;
 
-interface Pending {
+/** Called with a record at its commit (RecordStore.append). */
+export type CommitHook = (record: JournalRecord) => void;
+
+/** A record appended and not yet committed: its append's promise, and the caller's hook. */
+export interface PendingRecord {
   record: JournalRecord;
-  resolve: () => void;
+  resolve: (record: JournalRecord) => void;
   reject: (e: unknown) => void;
+  onCommit: CommitHook | undefined;
+}
+
+/** A committed record's append settles: its hook first (a throw there rejects the append, as a throwing reaction to it would have), then its promise. */
+export function settleCommitted(p: PendingRecord): void {
+  if (p.onCommit !== undefined) {
+    try {
+      p.onCommit(p.record);
+    } catch (e) {
+      return p.reject(e);
+    }
+  }
+  p.resolve(p.record);
 }
 
 /**
@@ -192,7 +214,7 @@ interface Pending {
 export abstract class BatchingStore implements JournalStore {
   abstract readonly kind: "sqlite" | "memory";
   readonly stats: StoreStats = { transactions: 0, records: 0, rowsRead: 0, headsLoaded: 0, headsListed: 0 };
-  private pending: Pending[] = [];
+  private pending: PendingRecord[] = [];
   private scheduled: NodeJS.Immediate | undefined;
   /** A setImmediate commit's waiters are running: the first append among them queues the follow-up commit. */
   private settling = false;
@@ -206,11 +228,11 @@ export abstract class BatchingStore implements JournalStore {
     this.observer = observer;
   }
 
-  append(record: JournalRecord): Promise<void> {
+  append(record: JournalRecord, onCommit?: CommitHook): Promise<JournalRecord> {
     if (this.closed) return Promise.reject(new BrainRuntimeError("unavailable", "the journal is closed: the runtime is shutting down", undefined, true));
     deepFreeze(record);
     return new Promise((resolve, reject) => {
-      this.pending.push({ record, resolve, reject });
+      this.pending.push({ record, resolve, reject, onCommit });
       if (this.scheduled !== undefined || this.following) return;
       if (this.settling) {
         // Queued behind the continuations already running, so the ones that append next join it.
@@ -275,7 +297,7 @@ export abstract class BatchingStore implements JournalStore {
         this.stats.transactions += 1;
         this.stats.records += batch.length;
         this.observer?.(records, startedAt, (performance.now() - startedAt) / 1000);
-        for (const p of batch) p.resolve();
+        for (const p of batch) settleCommitted(p);
       } catch (e) {
         this.observer?.(records, startedAt, (performance.now() - startedAt) / 1000, e);
         for (const p of batch) p.reject(e);
