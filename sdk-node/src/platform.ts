@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import WebSocket from "ws";
 import type { Platform, WebSocketLike } from "@aexhq/brain-core";
 import { corkSendsPerTick } from "./tick-cork.ts";
+import { plainMessages } from "./plain-messages.ts";
 import { packInstalled } from "./packages.ts";
 
 /** Callbacks of open clients, run once when the process is about to exit on its own. */
@@ -11,7 +12,7 @@ let listening = false;
 
 /** Node's Platform: `ws` for the WebSocket (Node 20 has no global one), process.env, node:fs. */
 export const nodePlatform: Platform = {
-  connectWebSocket: (url) => corkSendsPerTick(new WebSocket(url, { maxPayload: 8 * 1024 * 1024 })) as unknown as WebSocketLike,
+  connectWebSocket: (url) => plainMessages(corkSendsPerTick(new WebSocket(url, { maxPayload: 8 * 1024 * 1024 }))) as unknown as WebSocketLike,
   env: (name) => process.env[name],
   readFile: async (url) => new Uint8Array(await readFile(url.protocol === "file:" ? fileURLToPath(url) : url.pathname)),
   // The installed package of a packaged tool, for a Brain-managed host (brainEnv({ runtime })).
