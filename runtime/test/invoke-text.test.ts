@@ -28,6 +28,25 @@ test("invoke text is JSON.stringify's text of the frame, across sessions, tools,
   }
 });
 
+test("a tool's options are written once while the same frozen object comes back; options not frozen are written every time", () => {
+  const text = new InvokeText();
+  const frozen = tool("echo", "d", Object.freeze({ mode: "fast" }));
+  const open = tool("echo", "d", { mode: "slow" });
+  const call = (t: PlacedTool, sequence: number): CallInvocation => ({ callId: `ses_a:${sequence}`, sessionId: "ses_a", sequence, tool: t, input: { x: sequence }, deadlineAt: null });
+  for (let i = 1; i <= 3; i++) assert.is(text.of(invokeFrame(call(frozen, i))), JSON.stringify(invokeFrame(call(frozen, i))));
+  assert.is(text.of(invokeFrame(call(open, 4))), JSON.stringify(invokeFrame(call(open, 4))));
+  // The same object, changed since it was written: what goes out is what it holds now.
+  (open.options as Record<string, unknown>).mode = "changed";
+  const changed = text.of(invokeFrame(call(open, 5)));
+  assert.is(changed, JSON.stringify(invokeFrame(call(open, 5))));
+  assert.ok(changed.includes('"mode":"changed"'));
+  // Numbers as JSON.stringify writes them, the ones it cannot (not finite) included.
+  for (const deadlineAt of [0, -0, 1e21, 1_780_000_000_123.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+    const frame = invokeFrame({ ...call(frozen, 6), deadlineAt });
+    assert.is(text.of(frame), JSON.stringify(frame), String(deadlineAt));
+  }
+});
+
 test("a traceparent is written as is when it has a traceparent's length, and as JSON.stringify writes it otherwise", () => {
   const text = new InvokeText();
   for (const traceparent of ["00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", `00-"odd\\${"0".repeat(10)}`, "", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-extra\n"]) {

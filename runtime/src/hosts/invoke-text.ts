@@ -17,6 +17,8 @@ export class InvokeText {
   private tool: string | undefined;
   private digest: string | undefined;
   private toolJson = "";
+  private options: unknown;
+  private optionsJson = "";
 
   of(frame: InvokeFrame): string {
     // Not JSON values (never so from invokeFrame): JSON.stringify would leave the key out.
@@ -30,8 +32,14 @@ export class InvokeText {
       this.digest = frame.digest;
       this.toolJson = `,"tool":${JSON.stringify(frame.tool)},"digest":${JSON.stringify(frame.digest)}`;
     }
-    // Written as JSON.stringify writes them: a number's own text, null, and every string escaped.
-    const text = `{"type":"invoke","callId":${JSON.stringify(frame.callId)},"sessionId":${this.sessionJson},"sequence":${JSON.stringify(frame.sequence)}${this.toolJson},"input":${JSON.stringify(frame.input)},"options":${JSON.stringify(frame.options)},"deadlineAt":${JSON.stringify(frame.deadlineAt)}`;
+    // The placed tool's options are one frozen object for all its calls: written once while they last.
+    if (frame.options !== this.options || !Object.isFrozen(frame.options)) {
+      this.options = frame.options;
+      this.optionsJson = JSON.stringify(frame.options);
+    }
+    // Written as JSON.stringify writes them: a finite number's own text (what a template gives),
+    // null, and every string escaped.
+    const text = `{"type":"invoke","callId":${JSON.stringify(frame.callId)},"sessionId":${this.sessionJson},"sequence":${numberJson(frame.sequence)}${this.toolJson},"input":${JSON.stringify(frame.input)},"options":${this.optionsJson},"deadlineAt":${frame.deadlineAt === null ? "null" : numberJson(frame.deadlineAt)}`;
     const tp = frame.traceparent;
     if (tp === undefined) return `${text}}`;
     // A traceparent of the contract's pattern (55 characters, hex digits and dashes: all that
@@ -40,4 +48,9 @@ export class InvokeText {
     // length goes through JSON.stringify (its length is known without reading the characters).
     return tp.length === TRACEPARENT_LENGTH ? `${text},"traceparent":"${tp}"}` : `${text},"traceparent":${JSON.stringify(tp)}}`;
   }
+}
+
+/** JSON.stringify's text of a number, without its call for a finite one. */
+function numberJson(n: number): string {
+  return Number.isFinite(n) ? `${n}` : JSON.stringify(n);
 }

@@ -179,7 +179,9 @@ export class SessionState {
     }
     if (type === "session.deleted") this.deletedAdmitted = true;
     // session.created carries the creation time the session shows (its view and its listing order agree).
-    const record = { sessionId: this.id, sequence: this.seq++, at: type === "session.created" ? this.createdAt : Date.now(), type, data: this.redact(data) } as unknown as RecordOf<T>;
+    // Redacted and frozen in one walk (the store's freeze then finds the data frozen).
+    const clean = this.redactor?.redactFrozen(data) ?? data;
+    const record = { sessionId: this.id, sequence: this.seq++, at: type === "session.created" ? this.createdAt : Date.now(), type, data: clean } as unknown as RecordOf<T>;
     // The session's view advances at the commit itself (observe, the store's hook), before anything
     // awaiting `committed` runs: no promise chained on every record for it.
     const committed = this.store.append(record, this.observed) as Promise<RecordOf<T>>;
