@@ -6,6 +6,7 @@
 //   B=/path/to/other/checkout [A=this checkout] J=memory|sqlite-normal H=sdk|raw N=2000 R=20 node --import tsx bench/tools/ab-checkouts.mts
 // (build both first: `npx turbo run build` in each)
 import { fileURLToPath } from "node:url";
+import { quantile } from "../src/paired-rounds.ts";
 // A: this checkout unless named; B: the other one, always named.
 const A = process.env.A ?? fileURLToPath(new URL("../..", import.meta.url));
 const B = process.env.B;
@@ -31,7 +32,7 @@ for (let r = 0; r < R; r++) {
   const a = x ?? await block(fa, N);
   ratios.push(y.p50 / a.p50); cr.push(y.cpu / a.cpu); pa.push(a.p50); pb.push(y.p50);
 }
-const med = (v: number[]) => [...v].sort((p, q) => p - q)[v.length >> 1]!;
-console.log(`${journal}/${host}: p50 A ${med(pa).toFixed(1)} µs, B ${med(pb).toFixed(1)} µs; B/A p50 median ${med(ratios).toFixed(3)} (q1 ${[...ratios].sort((p, q) => p - q)[R >> 2]!.toFixed(3)}, q3 ${[...ratios].sort((p, q) => p - q)[(3 * R) >> 2]!.toFixed(3)}); CPU B/A median ${med(cr).toFixed(3)}`);
+const med = (v: number[]) => quantile(v, 0.5);
+console.log(`${journal}/${host}: p50 A ${med(pa).toFixed(1)} µs, B ${med(pb).toFixed(1)} µs; B/A p50 median ${med(ratios).toFixed(3)} (q1 ${quantile(ratios, 0.25).toFixed(3)}, q3 ${quantile(ratios, 0.75).toFixed(3)}); CPU B/A median ${med(cr).toFixed(3)}`);
 await fa.close(); await fb.close();
 process.exit(0);

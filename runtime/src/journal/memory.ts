@@ -1,6 +1,7 @@
 import type { JournalRecord, SessionCreatedRecord } from "@aexhq/brain-protocol";
 import { BrainRuntimeError } from "../errors.ts";
 import { BatchingStore, dataBytes, pageOf } from "./store.ts";
+import { oneSessionInStep } from "./out-of-step.ts";
 import type { HostRow, KeyRow, KeyedMessage, ListPosition, ListQuery, ListedSession, SessionPage } from "./store.ts";
 import { advanceHead, copyHead, hasOpenWork, headStatus, listingOrder, newHead } from "./head.ts";
 import type { SessionHead } from "./head.ts";
@@ -35,7 +36,7 @@ export class MemoryStore extends BatchingStore {
 
   protected commitBatch(records: JournalRecord[]): void {
     // Check order first, so a bad batch writes nothing (what SQLite's transaction guarantees).
-    if (!this.followsInOrder(records)) this.checkOrder(records);
+    if (!oneSessionInStep(records, this.lastSequence)) this.checkOrder(records);
     for (const r of records) {
       let head = this.heads.get(r.sessionId);
       const fresh = head === undefined;
@@ -62,17 +63,6 @@ export class MemoryStore extends BatchingStore {
       }
     }
   }
-  /** One session's records, each following the one before (a call's commits): nothing to check further. */
-  private followsInOrder(records: JournalRecord[]): boolean {
-    const only = records[0]!.sessionId;
-    let expected = (this.heads.get(only)?.lastSequence ?? 0) + 1;
-    for (const r of records) {
-      if (r.sessionId !== only || r.sequence !== expected) return false;
-      expected += 1;
-    }
-    return true;
-  }
-
   /** Throws `internal` when a record of the batch is not after its session's last one. */
   private checkOrder(records: JournalRecord[]): void {
     const last = new Map<string, number>();

@@ -15,14 +15,7 @@ export function outOfStepSessions(records: JournalRecord[], lastSequenceOf: (ses
     return r.sequence === lastSequenceOf(r.sessionId) + 1 ? NONE : new Set([r.sessionId]);
   }
   // One session's records in order (a call's result and finish): one pass, no map.
-  const only = records[0]!.sessionId;
-  let expected = lastSequenceOf(only) + 1;
-  let i = 0;
-  for (; i < records.length; i++, expected++) {
-    const r = records[i]!;
-    if (r.sessionId !== only || r.sequence !== expected) break;
-  }
-  if (i === records.length) return NONE;
+  if (oneSessionInStep(records, lastSequenceOf)) return NONE;
   // The next sequence expected of each session in the batch; -1 once it is out of step.
   const next = new Map<string, number>();
   let out: Set<string> | undefined;
@@ -39,6 +32,17 @@ export function outOfStepSessions(records: JournalRecord[], lastSequenceOf: (ses
 }
 
 const NONE: ReadonlySet<string> = new Set();
+
+/** Whether the batch is one session's records, each following the one before from its last committed sequence. */
+export function oneSessionInStep(records: JournalRecord[], lastSequenceOf: (sessionId: string) => number): boolean {
+  const only = records[0]!.sessionId;
+  let expected = lastSequenceOf(only) + 1;
+  for (const r of records) {
+    if (r.sessionId !== only || r.sequence !== expected) return false;
+    expected += 1;
+  }
+  return true;
+}
 
 /** The refusal of a record of a session out of step: `unavailable` (the session is read again; the client retries). */
 export function outOfStep(record: JournalRecord): BrainRuntimeError {

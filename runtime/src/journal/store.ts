@@ -246,7 +246,7 @@ export abstract class BatchingStore implements JournalStore {
     });
   }
 
-  private readonly lastSequence = (sessionId: string): number => this.lastSequenceOf(sessionId);
+  protected readonly lastSequence = (sessionId: string): number => this.lastSequenceOf(sessionId);
 
   private readonly commitScheduled = (): void => {
     this.scheduled = undefined;
